@@ -1,0 +1,211 @@
+"""The device: feature levels, operator creation and compilation, binding, execution."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Sequence
+
+from .binding import BindingProperties, BindingTable, Buffer
+from .codegen import KernelPlan
+from .errors import DeviceRemovedError, InvalidArgumentError, UnsupportedError
+from .schema import OperatorDesc
+from .shader_compiler import compile_glsl, shader_source
+from .types import (DATA_TYPES, RUNTIME_FEATURE_LEVEL, ExecutionFlags, Feature, FeatureLevel,
+                    TensorDataType)
+from .vulkan_info import AdapterInfo, default_adapter, list_adapters
+
+
+def _as_feature_level(value, what: str) -> FeatureLevel:
+    try:
+        return FeatureLevel(value)
+    except (ValueError, TypeError):
+        raise InvalidArgumentError(f"{what} {value!r} is not a FeatureLevel (LEVEL_1_0 .. LEVEL_6_4)") from None
+
+
+@dataclass(frozen=True)
+class FeatureDataTensorDataTypeSupport:
+    is_supported: bool
+
+
+@dataclass(frozen=True)
+class FeatureDataFeatureLevels:
+    max_supported_feature_level: FeatureLevel | None
+
+
+class Operator:
+    """IDMLOperator: a validated desc, accepted by this device's feature level."""
+
+    def __init__(self, device: "Device", desc: OperatorDesc):
+        self.device = device
+        self.desc = desc
+
+
+@dataclass(frozen=True)
+class CompiledOperator:
+    """IDMLCompiledOperator: the desc's shader compiled for this device."""
+
+    device: "Device"
+    desc: OperatorDesc
+    flags: ExecutionFlags
+    plan: KernelPlan
+    source: str  # the exact GLSL that was compiled
+    spirv: bytes
+    cache_hit: bool  # True when the SPIR-V came from the on-disk cache
+
+    @property
+    def binding_properties(self) -> BindingProperties:
+        return BindingProperties(required_descriptor_count=len(self.desc.schema.tensors),
+                                 temporary_resource_size=0, persistent_resource_size=0)
+
+
+class Device:
+    """IDMLDevice on one Vulkan adapter. Create it with `create_device`."""
+
+    def __init__(self, adapter: AdapterInfo, feature_level: FeatureLevel, strict_directml: bool):
+        from .kompute import GpuContext  # deferred: importing kp is only needed once a device exists
+
+        self.adapter = adapter
+        self.feature_level = feature_level
+        self.strict_directml = strict_directml
+        self._context = GpuContext(adapter.index)
+        self._closed = False
+
+    @property
+    def adapter_name(self) -> str:
+        return self.adapter.name
+
+    @property
+    def max_storage_buffer_range(self) -> int:
+        return self.adapter.max_storage_buffer_range
+
+    def __repr__(self) -> str:
+        return f"<dmlpy.Device {self.adapter_name!r} {self.feature_level}>"
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise DeviceRemovedError("the device was closed")
+
+    def _check_owned(self, obj, kind: type, what: str) -> None:
+        if not isinstance(obj, kind):
+            raise InvalidArgumentError(f"{what} must be a {kind.__name__}, not {type(obj).__name__}")
+        if obj.device is not self:
+            raise InvalidArgumentError(f"{what} belongs to another device")
+
+    def check_feature_support(self, feature: Feature, query):
+        """DirectML's CheckFeatureSupport for TENSOR_DATA_TYPE_SUPPORT and FEATURE_LEVELS."""
+        self._check_open()
+        if feature == Feature.TENSOR_DATA_TYPE_SUPPORT:
+            try:
+                data_type = TensorDataType(query)
+            except (ValueError, TypeError):
+                raise InvalidArgumentError(f"query {query!r} is not a TensorDataType") from None
+            info = DATA_TYPES.get(data_type)
+            return FeatureDataTensorDataTypeSupport(
+                info is not None and info.device_supported and info.introduced <= self.feature_level)
+        if feature == Feature.FEATURE_LEVELS:
+            if not isinstance(query, Sequence) or not query:
+                raise InvalidArgumentError("query must be a non-empty list of FeatureLevels")
+            levels = [_as_feature_level(level, "query item") for level in query]
+            supported = [level for level in levels if level <= self.feature_level]
+            return FeatureDataFeatureLevels(max(supported) if supported else None)
+        raise InvalidArgumentError(f"feature {feature!r} is not a Feature this device answers")
+
+    def create_operator(self, desc: OperatorDesc) -> Operator:
+        self._check_open()
+        if not isinstance(desc, OperatorDesc):
+            raise InvalidArgumentError(f"desc must be an operator desc, not {type(desc).__name__}")
+        desc.schema.validate(desc)
+        desc.schema.check_feature_level(desc, self.feature_level)
+        return Operator(self, desc)
+
+    def compile_operator(self, op: Operator, flags: ExecutionFlags = ExecutionFlags.NONE) -> CompiledOperator:
+        """Specialise the operator's shader for its descs and this device, and compile it.
+
+        The flags are accepted and recorded; none changes the result of these operators.
+        """
+        self._check_open()
+        self._check_owned(op, Operator, "op")
+        try:
+            flags = ExecutionFlags(flags)
+        except (ValueError, TypeError):
+            raise InvalidArgumentError(f"flags {flags!r} is not a combination of ExecutionFlags") from None
+        if int(flags) & ~int(ExecutionFlags.ALLOW_HALF_PRECISION_COMPUTATION | ExecutionFlags.DISABLE_META_COMMANDS
+                             | ExecutionFlags.DESCRIPTORS_VOLATILE):
+            raise InvalidArgumentError(f"flags 0x{int(flags):X} has bits that are not ExecutionFlags")
+        plan = op.desc.schema.kernel(op.desc, self.adapter)
+        shader = compile_glsl(shader_source(plan.shader, plan.defines))
+        return CompiledOperator(self, op.desc, flags, plan, shader.source, shader.spirv, shader.cache_hit)
+
+    def create_buffer(self, size_in_bytes: int) -> Buffer:
+        self._check_open()
+        return Buffer(self, size_in_bytes)
+
+    def create_binding_table(self, compiled: CompiledOperator, inputs, outputs,
+                             temporary=None, persistent=None) -> BindingTable:
+        """Bind buffers to the compiled operator's tensors; every binding rule is checked here."""
+        self._check_open()
+        self._check_owned(compiled, CompiledOperator, "compiled")
+        return BindingTable(self, compiled, inputs, outputs, temporary, persistent)
+
+    def execute(self, table: BindingTable) -> None:
+        """Run the bound operator and wait for it to finish."""
+        self._check_open()
+        self._check_owned(table, BindingTable, "table")
+        table._check_usable()
+        self._context.run(table._dispatch)
+
+    def close(self) -> None:
+        """Release the Vulkan device; every object made from it becomes unusable."""
+        if not self._closed:
+            self._closed = True
+            self._context.close()
+
+    def __enter__(self) -> "Device":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def create_device(min_feature_level: FeatureLevel | None = None, max_feature_level: FeatureLevel | None = None,
+                  adapter: int | None = None, strict_directml: bool = False) -> Device:
+    """Open a device on a Vulkan adapter.
+
+    adapter: index into `list_adapters()`; default `DMLPY_ADAPTER`, else the first discrete
+    or integrated GPU, else the CPU device. min_feature_level: fail with UnsupportedError
+    unless the device offers at least this level. max_feature_level: cap the device, to
+    check a program against an older DirectML. strict_directml: accept only what DirectML
+    itself accepts (no dmlpy extensions).
+    """
+    ceiling = RUNTIME_FEATURE_LEVEL
+    if max_feature_level is not None:
+        ceiling = min(ceiling, _as_feature_level(max_feature_level, "max_feature_level"))
+    if min_feature_level is not None:
+        floor = _as_feature_level(min_feature_level, "min_feature_level")
+        if floor > RUNTIME_FEATURE_LEVEL:
+            raise UnsupportedError(f"min_feature_level {floor} is above the {RUNTIME_FEATURE_LEVEL} dmlpy offers")
+        if floor > ceiling:
+            raise InvalidArgumentError(f"min_feature_level {floor} is above max_feature_level {ceiling}")
+    if not isinstance(strict_directml, bool):
+        raise InvalidArgumentError(f"strict_directml {strict_directml!r} must be a bool")
+    adapters = list_adapters()
+    if not adapters:
+        raise UnsupportedError("no Vulkan adapter was found: install mesa-vulkan-drivers for the CPU device")
+    if adapter is None and os.environ.get("DMLPY_ADAPTER"):
+        adapter = os.environ["DMLPY_ADAPTER"]
+        what = "DMLPY_ADAPTER"
+    else:
+        what = "adapter"
+    if adapter is None:
+        chosen = default_adapter(adapters)
+    else:
+        try:
+            index = int(adapter)
+        except (TypeError, ValueError):
+            index = -1
+        if isinstance(adapter, bool) or not 0 <= index < len(adapters):
+            names = ", ".join(f"{a.index}: {a.name}" for a in adapters)
+            raise InvalidArgumentError(f"{what} {adapter!r} is not an adapter index; the adapters are {names}")
+        chosen = adapters[index]
+    return Device(chosen, ceiling, strict_directml)

@@ -1,0 +1,43 @@
+"""The error model: every rejected input raises a DmlError carrying DirectML's HRESULT."""
+
+E_INVALIDARG = 0x80070057
+DXGI_ERROR_UNSUPPORTED = 0x887A0004
+E_FAIL = 0x80004005
+DXGI_ERROR_DEVICE_REMOVED = 0x887A0005
+
+
+class DmlError(Exception):
+    """Base of every error dmlpy raises on purpose; `hresult` is DirectML's code for it."""
+
+    hresult = E_FAIL
+
+    def __init__(self, message: str):
+        super().__init__(message)
+        self.message = message
+
+    def __str__(self) -> str:
+        return f"{self.message} (HRESULT 0x{self.hresult:08X})"
+
+
+class InvalidArgumentError(DmlError, ValueError):
+    """A desc, binding or argument breaks a rule (DirectML returns E_INVALIDARG)."""
+
+    hresult = E_INVALIDARG
+
+
+class UnsupportedError(DmlError):
+    """Valid, but beyond this device, its feature level or a dmlpy limit (DXGI_ERROR_UNSUPPORTED)."""
+
+    hresult = DXGI_ERROR_UNSUPPORTED
+
+
+class ShaderCompilationError(DmlError):
+    """glslang rejected a generated shader or could not be run; the message has its log."""
+
+    hresult = E_FAIL
+
+
+class DeviceRemovedError(DmlError):
+    """The object's device was closed, or the object was destroyed, before this use."""
+
+    hresult = DXGI_ERROR_DEVICE_REMOVED

@@ -1,0 +1,85 @@
+"""The one module that touches Kompute (`kp`): buffers, pipelines, submission.
+
+Everything else in dmlpy speaks in descs, compiled operators and binding tables; every
+kp workaround lives here with the reason for it.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+
+import numpy as np
+
+# kp enables VK_LAYER_KHRONOS_validation by itself whenever the layer is installed, which
+# slows every submission; it is loaded only when asked for (DMLPY_VALIDATION=1).
+if os.environ.get("DMLPY_VALIDATION") != "1":
+    os.environ.setdefault("VK_LOADER_LAYERS_DISABLE", "VK_LAYER_KHRONOS_validation")
+
+import kp  # noqa: E402
+
+# kp's `algorithm` has a float-list overload that pybind11 picks when given Python lists,
+# which turns uint32 push constants into float bits: always pass uint32 NumPy arrays.
+_NO_SPECIALIZATION = np.array([], dtype=np.uint32)
+
+
+class GpuContext:
+    """A kp Manager on one adapter; `lock` serialises queue submissions from many threads."""
+
+    def __init__(self, adapter_index: int):
+        self.manager = kp.Manager(adapter_index)
+        self.lock = threading.RLock()
+
+    def close(self) -> None:
+        with self.lock:
+            self.manager.destroy()
+
+    def create_words(self, word_count: int) -> "kp.Tensor":
+        """A zero-filled device buffer of `word_count` 32-bit words.
+
+        `tensor_t` keeps uint32 data as is (`tensor` would convert to float32). The device
+        copy is not initialised by kp until a sync, so zeroes are synced at once.
+        """
+        with self.lock:
+            words = self.manager.tensor_t(np.zeros(word_count, dtype=np.uint32))
+            self.manager.sequence().eval(kp.OpTensorSyncDevice([words]))
+        return words
+
+    def write(self, words: "kp.Tensor", byte_offset: int, data: np.ndarray) -> None:
+        """Copy raw bytes into the device buffer at byte_offset."""
+        with self.lock:
+            staging = words.data().view(np.uint8)  # a view of kp's mapped staging memory
+            if data.nbytes != staging.nbytes:
+                # The staging copy may be older than what a shader wrote: refresh it so the
+                # sync below does not put stale bytes back around the written range.
+                self.manager.sequence().eval(kp.OpTensorSyncLocal([words]))
+            staging[byte_offset:byte_offset + data.nbytes] = data.reshape(-1).view(np.uint8)
+            self.manager.sequence().eval(kp.OpTensorSyncDevice([words]))
+
+    def read(self, words: "kp.Tensor", byte_offset: int, byte_count: int) -> np.ndarray:
+        """A copy of `byte_count` bytes of the device buffer from byte_offset."""
+        with self.lock:
+            self.manager.sequence().eval(kp.OpTensorSyncLocal([words]))
+            return words.data().view(np.uint8)[byte_offset:byte_offset + byte_count].copy()
+
+    def create_dispatch(self, buffers: list, spirv: bytes, workgroups: tuple[int, int, int],
+                        push_constants: np.ndarray) -> "Dispatch":
+        with self.lock:
+            algorithm = self.manager.algorithm(buffers, spirv, list(workgroups), _NO_SPECIALIZATION,
+                                               np.ascontiguousarray(push_constants, dtype=np.uint32))
+            sequence = self.manager.sequence()
+            sequence.record(kp.OpAlgoDispatch(algorithm))
+        return Dispatch(algorithm, sequence)
+
+    def run(self, dispatch: "Dispatch") -> None:
+        """Submit the recorded dispatch and wait for it; re-submitting re-records nothing."""
+        with self.lock:
+            dispatch.sequence.eval()
+
+
+class Dispatch:
+    """A pipeline bound to its buffers, recorded once into a command buffer."""
+
+    def __init__(self, algorithm, sequence):
+        self.algorithm = algorithm
+        self.sequence = sequence

@@ -1,0 +1,176 @@
+"""The operator declaration: one schema per operator drives validation, codegen, the CLI and docs.
+
+An operator desc is a frozen dataclass decorated with `@operator(...)`. Its fields are
+tensors (`tensor_field`) or scalars (`scalar_field`); the decorator records the feature
+levels, data types and dimension counts DirectML documents for it, the constraints that
+tie its tensors together, and the shader that implements it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+from dataclasses import dataclass
+from typing import Callable
+
+from .errors import InvalidArgumentError, UnsupportedError
+from .tensor_desc import BufferTensorDesc
+from .types import FeatureLevel, TensorDataType
+
+
+class TensorRole(enum.Enum):
+    INPUT = "input"
+    OUTPUT = "output"
+
+
+@dataclass(frozen=True)
+class TensorField:
+    name: str  # the Python field name, e.g. "input_gradient_tensor"
+    dml_name: str  # DirectML's member name, e.g. "InputGradientTensor"
+    role: TensorRole
+
+
+@dataclass(frozen=True)
+class Support:
+    """From `level` on, these data types and dimension counts are accepted."""
+
+    level: FeatureLevel
+    data_types: tuple[TensorDataType, ...]
+    dimension_counts: range = range(1, 9)
+
+
+# Constraint names a schema may list in `same`, with DirectML's words for them.
+SAME_ATTRIBUTES = {"data_type": "DataType", "dimension_count": "DimensionCount", "sizes": "Sizes"}
+
+
+@dataclass(frozen=True)
+class OperatorSchema:
+    dml_name: str  # "ACTIVATION_RELU_GRAD": the DML_OPERATOR_TYPE without its prefix
+    name: str  # "relu_grad": the name on the CLI, in the docs and in the NumPy front end
+    formula: str
+    support: tuple[Support, ...]
+    same: tuple[str, ...]
+    shader: str  # file in shaders/
+    kernel: Callable  # builds the shader's defines and dispatch for a desc (see codegen)
+    extension: bool = False
+    desc_class: type | None = None
+    tensors: tuple[TensorField, ...] = ()
+
+    @property
+    def introduced(self) -> FeatureLevel:
+        return min(row.level for row in self.support)
+
+    @property
+    def inputs(self) -> tuple[TensorField, ...]:
+        return tuple(t for t in self.tensors if t.role is TensorRole.INPUT)
+
+    @property
+    def outputs(self) -> tuple[TensorField, ...]:
+        return tuple(t for t in self.tensors if t.role is TensorRole.OUTPUT)
+
+    def validate(self, desc) -> None:
+        """Every device-independent rule; raises InvalidArgumentError naming the field."""
+        owner = type(desc).__name__
+        for field in self.tensors:
+            value = getattr(desc, field.name)
+            if not isinstance(value, BufferTensorDesc):
+                raise InvalidArgumentError(
+                    f"{owner}.{field.name} must be a BufferTensorDesc, not {type(value).__name__}")
+        first = self.tensors[0]
+        first_desc = getattr(desc, first.name)
+        for attribute in self.same:
+            expected = getattr(first_desc, attribute)
+            for field in self.tensors[1:]:
+                actual = getattr(getattr(desc, field.name), attribute)
+                if actual != expected:
+                    raise InvalidArgumentError(
+                        f"{owner}.{field.name}.{attribute} {_show(actual)} != {first.name}.{attribute} "
+                        f"{_show(expected)}: {self.same_rule(attribute)}")
+        for field in self.tensors:
+            tensor = getattr(desc, field.name)
+            where = f"{owner}.{field.name}"
+            if not any(tensor.data_type in row.data_types for row in self.support):
+                raise InvalidArgumentError(
+                    f"{where}.data_type {tensor.data_type.name} is not supported: {self.dml_name} "
+                    f"accepts {self.describe_data_types()}")
+            if not any(tensor.dimension_count in row.dimension_counts for row in self.support):
+                raise InvalidArgumentError(
+                    f"{where} has {tensor.dimension_count} dimensions: {self.dml_name} accepts "
+                    f"{self.describe_dimension_counts()}")
+            if self.required_level(tensor) is None:
+                raise InvalidArgumentError(
+                    f"{where}: {tensor.data_type.name} with {tensor.dimension_count} dimensions is not "
+                    f"a supported combination for {self.dml_name}")
+            if field.role is TensorRole.OUTPUT and not tensor.writes_each_element_once():
+                raise InvalidArgumentError(
+                    f"{where}.strides {_show(tensor.strides)} with sizes {_show(tensor.sizes)} make two "
+                    "indices share an element: an output must not write any element twice")
+
+    def required_level(self, tensor: BufferTensorDesc) -> FeatureLevel | None:
+        """The lowest feature level that accepts this tensor's data type and dimension count."""
+        levels = [row.level for row in self.support
+                  if tensor.data_type in row.data_types and tensor.dimension_count in row.dimension_counts]
+        return min(levels) if levels else None
+
+    def check_feature_level(self, desc, device_level: FeatureLevel) -> None:
+        """Raise UnsupportedError when the desc needs more than the device's feature level."""
+        owner = type(desc).__name__
+        if self.introduced > device_level:
+            raise UnsupportedError(
+                f"{self.dml_name} needs {self.introduced} but the device is capped at {device_level}")
+        for field in self.tensors:
+            tensor = getattr(desc, field.name)
+            level = self.required_level(tensor)
+            if level > device_level:
+                raise UnsupportedError(
+                    f"{owner}.{field.name}: {tensor.data_type.name} with {tensor.dimension_count} "
+                    f"dimensions needs {level} but the device is capped at {device_level}")
+
+    def same_rule(self, attribute: str) -> str:
+        roles = [t.dml_name for t in self.tensors]
+        listed = ", ".join(roles[:-1]) + f", and {roles[-1]}" if len(roles) > 2 else " and ".join(roles)
+        return f"{listed} must have the same {SAME_ATTRIBUTES[attribute]}"
+
+    def describe_data_types(self) -> str:
+        return "; ".join(f"{', '.join(t.name for t in row.data_types)} from {row.level}" for row in self.support)
+
+    def describe_dimension_counts(self) -> str:
+        return "; ".join(f"{row.dimension_counts.start} to {row.dimension_counts.stop - 1} dimensions "
+                         f"from {row.level}" for row in self.support)
+
+
+def _show(value) -> str:
+    return "None" if value is None else str(tuple(value)) if isinstance(value, tuple) else str(value)
+
+
+def tensor_field(role: TensorRole, dml_name: str):
+    return dataclasses.field(metadata={"tensor": TensorField("", dml_name, role)})
+
+
+OPERATORS: dict[str, OperatorSchema] = {}
+
+
+class OperatorDesc:
+    """Base of every operator desc; validation runs when the desc is constructed."""
+
+    schema: OperatorSchema
+
+    def __post_init__(self):
+        self.schema.validate(self)
+
+
+def operator(**schema_fields):
+    """Class decorator: turn an OperatorDesc subclass into a frozen dataclass with a schema."""
+
+    def declare(cls):
+        cls = dataclass(frozen=True)(cls)
+        tensors = tuple(TensorField(f.name, f.metadata["tensor"].dml_name, f.metadata["tensor"].role)
+                        for f in dataclasses.fields(cls) if "tensor" in f.metadata)
+        schema = OperatorSchema(**schema_fields, desc_class=cls, tensors=tensors)
+        cls.schema = schema
+        OPERATORS[schema.name] = schema
+        return cls
+
+    return declare
+
+

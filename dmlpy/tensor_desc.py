@@ -1,0 +1,178 @@
+"""DML_BUFFER_TENSOR_DESC: data type, 1-8 sizes, element strides, total size, base alignment."""
+
+from __future__ import annotations
+
+import math
+import operator
+from dataclasses import dataclass
+from typing import Sequence
+
+from .errors import InvalidArgumentError
+from .types import TensorDataType, TensorFlags, data_type_info
+
+MAX_DIMENSION_COUNT = 8
+UINT32_MAX = 2**32 - 1
+UINT64_MAX = 2**64 - 1
+
+
+def _as_uint(value, what: str, maximum: int) -> int:
+    """`value` as a Python int in [0, maximum]; bools and floats are not integers here."""
+    if isinstance(value, bool):
+        raise InvalidArgumentError(f"{what} {value!r} must be an integer, not a bool")
+    try:
+        number = operator.index(value)
+    except TypeError:
+        raise InvalidArgumentError(f"{what} {value!r} must be an integer") from None
+    if not 0 <= number <= maximum:
+        raise InvalidArgumentError(f"{what} {number} is out of range: it must be in [0, {maximum}]")
+    return number
+
+
+def _as_data_type(value, what: str) -> TensorDataType:
+    try:
+        data_type = TensorDataType(value)
+    except (ValueError, TypeError):
+        raise InvalidArgumentError(f"{what} {value!r} is not a TensorDataType") from None
+    if data_type == TensorDataType.UNKNOWN:
+        raise InvalidArgumentError(f"{what} UNKNOWN is never a valid data type")
+    return data_type
+
+
+def _as_dims(values, what: str, minimum: int) -> tuple[int, ...]:
+    if isinstance(values, (str, bytes)) or not isinstance(values, Sequence):
+        raise InvalidArgumentError(f"{what} {values!r} must be a sequence of integers")
+    dims = tuple(_as_uint(v, f"{what}[{i}]", UINT32_MAX) for i, v in enumerate(values))
+    if not 1 <= len(dims) <= MAX_DIMENSION_COUNT:
+        raise InvalidArgumentError(
+            f"{what} has {len(dims)} dimensions: DimensionCount must be 1 to {MAX_DIMENSION_COUNT}")
+    for i, size in enumerate(dims):
+        if size < minimum:
+            raise InvalidArgumentError(f"{what}[{i}] is {size}: every size must be at least {minimum}")
+    return dims
+
+
+def _check_sizes_and_strides(data_type, sizes, strides, what: str):
+    data_type = _as_data_type(data_type, f"{what}.data_type")
+    sizes = _as_dims(sizes, f"{what}.sizes", 1)
+    if strides is not None:
+        strides = _as_dims(strides, f"{what}.strides", 0)
+        if len(strides) != len(sizes):
+            raise InvalidArgumentError(
+                f"{what}.strides has {len(strides)} entries but sizes has {len(sizes)}: "
+                "there must be one stride per dimension")
+    return data_type, sizes, strides
+
+
+def _implied_size(data_type: TensorDataType, sizes, strides) -> int:
+    if strides is None:
+        element_span = math.prod(sizes)
+    else:
+        element_span = sum((s - 1) * t for s, t in zip(sizes, strides)) + 1
+    return (element_span * data_type_info(data_type).element_size + 3) & ~3
+
+
+def calc_buffer_tensor_size(data_type: TensorDataType, sizes: Sequence[int],
+                            strides: Sequence[int] | None = None) -> int:
+    """DMLCalcBufferTensorSize: bytes from the first to the last element, rounded up to 4."""
+    data_type, sizes, strides = _check_sizes_and_strides(data_type, sizes, strides, "calc_buffer_tensor_size")
+    return _implied_size(data_type, sizes, strides)
+
+
+def packed_strides(sizes: Sequence[int]) -> tuple[int, ...]:
+    """Row-major element strides of a packed tensor."""
+    strides, step = [], 1
+    for size in reversed(sizes):
+        strides.append(step)
+        step *= size
+    return tuple(reversed(strides))
+
+
+@dataclass(frozen=True)
+class BufferTensorDesc:
+    """A tensor laid out in a buffer, exactly as DML_BUFFER_TENSOR_DESC describes it.
+
+    `strides` are in elements; None means packed row-major. A stride of 0 broadcasts a
+    dimension. `total_tensor_size_in_bytes` defaults to `calc_buffer_tensor_size`.
+    """
+
+    data_type: TensorDataType
+    sizes: tuple[int, ...]
+    strides: tuple[int, ...] | None = None
+    flags: TensorFlags = TensorFlags.NONE
+    total_tensor_size_in_bytes: int | None = None
+    guaranteed_base_offset_alignment: int = 0
+
+    def __post_init__(self):
+        what = "BufferTensorDesc"
+        data_type, sizes, strides = _check_sizes_and_strides(self.data_type, self.sizes, self.strides, what)
+        element_count = math.prod(sizes)
+        if element_count > UINT32_MAX:
+            raise InvalidArgumentError(
+                f"{what}.sizes {sizes} hold {element_count} elements: at most {UINT32_MAX} are allowed")
+        flags_value = _as_uint(self.flags, f"{what}.flags", UINT32_MAX)
+        if flags_value & ~int(TensorFlags.OWNED_BY_DML):
+            raise InvalidArgumentError(f"{what}.flags 0x{flags_value:X} has bits that are not TensorFlags")
+        implied = _implied_size(data_type, sizes, strides)
+        if self.total_tensor_size_in_bytes is None:
+            total = implied
+        else:
+            total = _as_uint(self.total_tensor_size_in_bytes, f"{what}.total_tensor_size_in_bytes", UINT64_MAX)
+            if total < implied:
+                raise InvalidArgumentError(
+                    f"{what}.total_tensor_size_in_bytes {total} is smaller than the {implied} bytes "
+                    "that calc_buffer_tensor_size gives for these sizes and strides")
+        alignment = _as_uint(self.guaranteed_base_offset_alignment,
+                             f"{what}.guaranteed_base_offset_alignment", UINT32_MAX)
+        element_size = data_type_info(data_type).element_size
+        if alignment and (alignment & (alignment - 1) or alignment < element_size):
+            raise InvalidArgumentError(
+                f"{what}.guaranteed_base_offset_alignment {alignment} must be 0 or a power of two "
+                f"at least the element size ({element_size} bytes for {data_type.name})")
+        for name, value in (("data_type", data_type), ("sizes", sizes), ("strides", strides),
+                            ("flags", TensorFlags(flags_value)), ("total_tensor_size_in_bytes", total),
+                            ("guaranteed_base_offset_alignment", alignment)):
+            object.__setattr__(self, name, value)
+
+    @property
+    def dimension_count(self) -> int:
+        return len(self.sizes)
+
+    @property
+    def element_count(self) -> int:
+        return math.prod(self.sizes)
+
+    @property
+    def element_size(self) -> int:
+        return data_type_info(self.data_type).element_size
+
+    @property
+    def element_strides(self) -> tuple[int, ...]:
+        """The strides in elements, packed ones filled in when `strides` is None."""
+        return self.strides if self.strides is not None else packed_strides(self.sizes)
+
+    def writes_each_element_once(self) -> bool:
+        """True when no two indices share an element (required of an output).
+
+        Dims sorted by stride, each stride must step past everything the smaller dims
+        reach; when that quick proof fails the offsets are counted exactly.
+        """
+        dims = sorted((t, s) for s, t in zip(self.sizes, self.element_strides) if s > 1)
+        reach = 0
+        for stride, size in dims:
+            if stride <= reach:
+                return _offsets_are_distinct(dims)
+            reach += (size - 1) * stride
+        return True
+
+
+def _offsets_are_distinct(dims) -> bool:
+    import numpy as np
+
+    if any(stride == 0 for stride, _ in dims):
+        return False
+    offsets = np.zeros(1, dtype=np.int64)
+    for stride, size in dims:
+        offsets = (offsets[:, None] + np.arange(size, dtype=np.int64) * stride).ravel()
+        if offsets.size > 1 << 26:
+            return False  # too many to count: treated as overlapping, reported as such
+    return np.unique(offsets).size == offsets.size

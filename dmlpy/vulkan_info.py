@@ -1,0 +1,204 @@
+"""Vulkan adapters and their limits, read from the loader with ctypes.
+
+Kompute reports neither the device type nor limits such as maxStorageBufferRange, and
+dmlpy must choose an adapter and respect its limits before creating anything on it.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import enum
+import functools
+from dataclasses import dataclass
+
+from .errors import UnsupportedError
+
+VK_SUCCESS = 0
+VK_STRUCTURE_TYPE_APPLICATION_INFO = 0
+VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO = 1
+VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2 = 1000059001
+VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES = 1000094000
+VK_API_VERSION_1_1 = (1 << 22) | (1 << 12)
+
+
+class AdapterType(enum.IntEnum):
+    """VkPhysicalDeviceType."""
+
+    OTHER = 0
+    INTEGRATED_GPU = 1
+    DISCRETE_GPU = 2
+    VIRTUAL_GPU = 3
+    CPU = 4
+
+
+u32, i32, f32, u64, size_t = ctypes.c_uint32, ctypes.c_int32, ctypes.c_float, ctypes.c_uint64, ctypes.c_size_t
+
+# VkPhysicalDeviceLimits, field for field (vulkan_core.h).
+_LIMITS = [
+    ("maxImageDimension1D", u32), ("maxImageDimension2D", u32), ("maxImageDimension3D", u32),
+    ("maxImageDimensionCube", u32), ("maxImageArrayLayers", u32), ("maxTexelBufferElements", u32),
+    ("maxUniformBufferRange", u32), ("maxStorageBufferRange", u32), ("maxPushConstantsSize", u32),
+    ("maxMemoryAllocationCount", u32), ("maxSamplerAllocationCount", u32),
+    ("bufferImageGranularity", u64), ("sparseAddressSpaceSize", u64), ("maxBoundDescriptorSets", u32),
+    ("maxPerStageDescriptorSamplers", u32), ("maxPerStageDescriptorUniformBuffers", u32),
+    ("maxPerStageDescriptorStorageBuffers", u32), ("maxPerStageDescriptorSampledImages", u32),
+    ("maxPerStageDescriptorStorageImages", u32), ("maxPerStageDescriptorInputAttachments", u32),
+    ("maxPerStageResources", u32), ("maxDescriptorSetSamplers", u32),
+    ("maxDescriptorSetUniformBuffers", u32), ("maxDescriptorSetUniformBuffersDynamic", u32),
+    ("maxDescriptorSetStorageBuffers", u32), ("maxDescriptorSetStorageBuffersDynamic", u32),
+    ("maxDescriptorSetSampledImages", u32), ("maxDescriptorSetStorageImages", u32),
+    ("maxDescriptorSetInputAttachments", u32), ("maxVertexInputAttributes", u32),
+    ("maxVertexInputBindings", u32), ("maxVertexInputAttributeOffset", u32),
+    ("maxVertexInputBindingStride", u32), ("maxVertexOutputComponents", u32),
+    ("maxTessellationGenerationLevel", u32), ("maxTessellationPatchSize", u32),
+    ("maxTessellationControlPerVertexInputComponents", u32),
+    ("maxTessellationControlPerVertexOutputComponents", u32),
+    ("maxTessellationControlPerPatchOutputComponents", u32),
+    ("maxTessellationControlTotalOutputComponents", u32),
+    ("maxTessellationEvaluationInputComponents", u32), ("maxTessellationEvaluationOutputComponents", u32),
+    ("maxGeometryShaderInvocations", u32), ("maxGeometryInputComponents", u32),
+    ("maxGeometryOutputComponents", u32), ("maxGeometryOutputVertices", u32),
+    ("maxGeometryTotalOutputComponents", u32), ("maxFragmentInputComponents", u32),
+    ("maxFragmentOutputAttachments", u32), ("maxFragmentDualSrcAttachments", u32),
+    ("maxFragmentCombinedOutputResources", u32), ("maxComputeSharedMemorySize", u32),
+    ("maxComputeWorkGroupCount", u32 * 3), ("maxComputeWorkGroupInvocations", u32),
+    ("maxComputeWorkGroupSize", u32 * 3), ("subPixelPrecisionBits", u32), ("subTexelPrecisionBits", u32),
+    ("mipmapPrecisionBits", u32), ("maxDrawIndexedIndexValue", u32), ("maxDrawIndirectCount", u32),
+    ("maxSamplerLodBias", f32), ("maxSamplerAnisotropy", f32), ("maxViewports", u32),
+    ("maxViewportDimensions", u32 * 2), ("viewportBoundsRange", f32 * 2), ("viewportSubPixelBits", u32),
+    ("minMemoryMapAlignment", size_t), ("minTexelBufferOffsetAlignment", u64),
+    ("minUniformBufferOffsetAlignment", u64), ("minStorageBufferOffsetAlignment", u64),
+    ("minTexelOffset", i32), ("maxTexelOffset", u32), ("minTexelGatherOffset", i32),
+    ("maxTexelGatherOffset", u32), ("minInterpolationOffset", f32), ("maxInterpolationOffset", f32),
+    ("subPixelInterpolationOffsetBits", u32), ("maxFramebufferWidth", u32), ("maxFramebufferHeight", u32),
+    ("maxFramebufferLayers", u32), ("framebufferColorSampleCounts", u32),
+    ("framebufferDepthSampleCounts", u32), ("framebufferStencilSampleCounts", u32),
+    ("framebufferNoAttachmentsSampleCounts", u32), ("maxColorAttachments", u32),
+    ("sampledImageColorSampleCounts", u32), ("sampledImageIntegerSampleCounts", u32),
+    ("sampledImageDepthSampleCounts", u32), ("sampledImageStencilSampleCounts", u32),
+    ("storageImageSampleCounts", u32), ("maxSampleMaskWords", u32), ("timestampComputeAndGraphics", u32),
+    ("timestampPeriod", f32), ("maxClipDistances", u32), ("maxCullDistances", u32),
+    ("maxCombinedClipAndCullDistances", u32), ("discreteQueuePriorities", u32),
+    ("pointSizeRange", f32 * 2), ("lineWidthRange", f32 * 2), ("pointSizeGranularity", f32),
+    ("lineWidthGranularity", f32), ("strictLines", u32), ("standardSampleLocations", u32),
+    ("optimalBufferCopyOffsetAlignment", u64), ("optimalBufferCopyRowPitchAlignment", u64),
+    ("nonCoherentAtomSize", u64),
+]
+
+
+class _Limits(ctypes.Structure):
+    _fields_ = _LIMITS
+
+
+class _Properties(ctypes.Structure):
+    _fields_ = [("apiVersion", u32), ("driverVersion", u32), ("vendorID", u32), ("deviceID", u32),
+                ("deviceType", u32), ("deviceName", ctypes.c_char * 256), ("pipelineCacheUUID", ctypes.c_ubyte * 16),
+                ("limits", _Limits), ("sparseProperties", u32 * 5)]
+
+
+class _SubgroupProperties(ctypes.Structure):
+    _fields_ = [("sType", u32), ("pNext", ctypes.c_void_p), ("subgroupSize", u32),
+                ("supportedStages", u32), ("supportedOperations", u32), ("quadOperationsInAllStages", u32)]
+
+
+class _Properties2(ctypes.Structure):
+    # Room to spare after the struct: a driver never writes past what the header declares,
+    # but a mistake in this transcription must not become a heap overwrite.
+    _fields_ = [("sType", u32), ("pNext", ctypes.c_void_p), ("properties", _Properties),
+                ("_spare", ctypes.c_ubyte * 1024)]
+
+
+class _ApplicationInfo(ctypes.Structure):
+    _fields_ = [("sType", u32), ("pNext", ctypes.c_void_p), ("pApplicationName", ctypes.c_char_p),
+                ("applicationVersion", u32), ("pEngineName", ctypes.c_char_p), ("engineVersion", u32),
+                ("apiVersion", u32)]
+
+
+class _InstanceCreateInfo(ctypes.Structure):
+    _fields_ = [("sType", u32), ("pNext", ctypes.c_void_p), ("flags", u32),
+                ("pApplicationInfo", ctypes.POINTER(_ApplicationInfo)), ("enabledLayerCount", u32),
+                ("ppEnabledLayerNames", ctypes.c_void_p), ("enabledExtensionCount", u32),
+                ("ppEnabledExtensionNames", ctypes.c_void_p)]
+
+
+@dataclass(frozen=True)
+class AdapterInfo:
+    """One Vulkan physical device, in the loader's enumeration order (kp's device index)."""
+
+    index: int
+    name: str
+    adapter_type: AdapterType
+    api_version: str
+    vendor_id: int
+    max_storage_buffer_range: int
+    max_compute_work_group_count: tuple[int, int, int]
+    max_compute_work_group_invocations: int
+    max_compute_work_group_size: tuple[int, int, int]
+    max_push_constants_size: int
+    min_storage_buffer_offset_alignment: int
+    timestamp_period_ns: float
+    subgroup_size: int
+
+
+def _load_vulkan():
+    name = ctypes.util.find_library("vulkan") or "libvulkan.so.1"
+    try:
+        return ctypes.CDLL(name)
+    except OSError:
+        raise UnsupportedError(
+            "the Vulkan loader (libvulkan.so.1) is not installed: run `make demo` or "
+            "apt-get install mesa-vulkan-drivers") from None
+
+
+@functools.cache
+def list_adapters() -> tuple[AdapterInfo, ...]:
+    """Every Vulkan adapter the loader sees, read once per process."""
+    vk = _load_vulkan()
+    app = _ApplicationInfo(VK_STRUCTURE_TYPE_APPLICATION_INFO, None, b"dmlpy", 1, b"dmlpy", 1, VK_API_VERSION_1_1)
+    create_info = _InstanceCreateInfo(VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO, None, 0, ctypes.pointer(app),
+                                      0, None, 0, None)
+    instance = ctypes.c_void_p()
+    result = vk.vkCreateInstance(ctypes.byref(create_info), None, ctypes.byref(instance))
+    if result != VK_SUCCESS:
+        raise UnsupportedError(f"vkCreateInstance failed with VkResult {result}: no usable Vulkan driver")
+    try:
+        count = u32(0)
+        vk.vkEnumeratePhysicalDevices(instance, ctypes.byref(count), None)
+        handles = (ctypes.c_void_p * count.value)()
+        vk.vkEnumeratePhysicalDevices(instance, ctypes.byref(count), handles)
+        get_properties2 = vk.vkGetPhysicalDeviceProperties2
+        adapters = []
+        for index, handle in enumerate(handles[: count.value]):
+            subgroup = _SubgroupProperties(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES, None)
+            properties2 = _Properties2(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2,
+                                       ctypes.cast(ctypes.pointer(subgroup), ctypes.c_void_p))
+            get_properties2(ctypes.c_void_p(handle), ctypes.byref(properties2))
+            p, limits = properties2.properties, properties2.properties.limits
+            adapters.append(AdapterInfo(
+                index=index,
+                name=p.deviceName.decode(errors="replace"),
+                adapter_type=AdapterType(p.deviceType) if p.deviceType <= 4 else AdapterType.OTHER,
+                api_version=f"{p.apiVersion >> 22}.{(p.apiVersion >> 12) & 0x3FF}.{p.apiVersion & 0xFFF}",
+                vendor_id=p.vendorID,
+                max_storage_buffer_range=limits.maxStorageBufferRange,
+                max_compute_work_group_count=tuple(limits.maxComputeWorkGroupCount),
+                max_compute_work_group_invocations=limits.maxComputeWorkGroupInvocations,
+                max_compute_work_group_size=tuple(limits.maxComputeWorkGroupSize),
+                max_push_constants_size=limits.maxPushConstantsSize,
+                min_storage_buffer_offset_alignment=limits.minStorageBufferOffsetAlignment,
+                timestamp_period_ns=limits.timestampPeriod,
+                subgroup_size=subgroup.subgroupSize,
+            ))
+        return tuple(adapters)
+    finally:
+        vk.vkDestroyInstance(instance, None)
+
+
+def default_adapter(adapters: tuple[AdapterInfo, ...]) -> AdapterInfo:
+    """The first discrete or integrated GPU, else the first CPU device, else the first adapter."""
+    for wanted in ((AdapterType.DISCRETE_GPU, AdapterType.INTEGRATED_GPU), (AdapterType.CPU,)):
+        for adapter in adapters:
+            if adapter.adapter_type in wanted:
+                return adapter
+    return adapters[0]

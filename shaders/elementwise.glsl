@@ -1,0 +1,86 @@
+// Element-wise kernel over two inputs and one output: output = apply_op(input0, input1).
+// The operator's .comp file includes this and defines apply_op on raw element bits.
+//
+// One mechanism, three layouts chosen at compile time from the descs:
+//   PATH_PACKED   all tensors share one dense layout: each invocation maps a whole word of
+//                 every tensor, in memory order, so nothing is indexed or shared.
+//   PATH_GATHER   the output is packed row-major: each invocation owns one output word and
+//                 gathers its elements from the strided inputs.
+//   PATH_STRIDED  anything else: each invocation maps one element; sub-word outputs are
+//                 merged atomically (see tensor_storage.glsl).
+//
+// Defines: ELEMENT_BITS, DTYPE_*, WORKGROUP_SIZE, GROUP_COUNT, ITEM_COUNT, ELEMENT_COUNT,
+// one PATH_*, and for PATH_GATHER/PATH_STRIDED: RANK, SIZES and STRIDES (one uvec3 per dim:
+// input0, input1, output0 element strides), the descs' dims after merging contiguous ones.
+#extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
+
+#include "tensor_storage.glsl"
+#include "numeric.glsl"
+
+layout(local_size_x = WORKGROUP_SIZE) in;
+
+TENSOR_INPUT(0, input0)
+TENSOR_INPUT(1, input1)
+TENSOR_OUTPUT(2, output0)
+
+// Where each binding's tensor starts, in elements (binding offsets are 16-byte aligned,
+// so they are whole words for every data type).
+layout(push_constant) uniform BaseOffsets {
+    uint input0;
+    uint input1;
+    uint output0;
+} base;
+
+uint apply_op(uint input0_bits, uint input1_bits);
+
+#if !defined(PATH_PACKED)
+const uint TENSOR_SIZES[RANK] = uint[RANK](SIZES);
+const uvec3 TENSOR_STRIDES[RANK] = uvec3[RANK](STRIDES);
+
+// Element offsets of logical element e (row-major over SIZES) in input0, input1, output0.
+uvec3 element_offsets(uint e) {
+    uvec3 offsets = uvec3(0u);
+    [[unroll]] for (int d = RANK - 1; d >= 0; --d) {
+        offsets += (e % TENSOR_SIZES[d]) * TENSOR_STRIDES[d];
+        e /= TENSOR_SIZES[d];
+    }
+    return offsets;
+}
+
+uint apply_at(uint e) {
+    uvec3 offsets = element_offsets(e);
+    return apply_op(input0_load(base.input0 + offsets.x), input1_load(base.input1 + offsets.y));
+}
+#endif
+
+void main() {
+    // A 2-D grid reaches past maxComputeWorkGroupCount[0]; groups beyond GROUP_COUNT idle.
+    uint group = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
+    if (group >= GROUP_COUNT) return;
+    uint item = group * WORKGROUP_SIZE + gl_LocalInvocationID.x;
+    if (item >= ITEM_COUNT) return;
+
+#if defined(PATH_STRIDED)
+    output0_store(base.output0 + element_offsets(item).z, apply_at(item));
+#else
+    // item is a word: lanes [first, first + lanes) are this tensor's, the rest (only in the
+    // last word) are padding that must keep its bits.
+    uint first = item * ELEMENTS_PER_WORD;
+    uint lanes = min(ELEMENTS_PER_WORD, ELEMENT_COUNT - first);
+    uint out_word = base.output0 / ELEMENTS_PER_WORD + item;
+    uint result = lanes < ELEMENTS_PER_WORD ? output0[out_word] : 0u;
+#if defined(PATH_PACKED)
+    uint a = input0[base.input0 / ELEMENTS_PER_WORD + item];
+    uint b = input1[base.input1 / ELEMENTS_PER_WORD + item];
+    [[unroll]] for (uint lane = 0u; lane < ELEMENTS_PER_WORD; ++lane) {
+        if (lane < lanes) result = with_lane_bits(result, lane, apply_op(lane_bits(a, lane), lane_bits(b, lane)));
+    }
+#else
+    [[unroll]] for (uint lane = 0u; lane < ELEMENTS_PER_WORD; ++lane) {
+        if (lane < lanes) result = with_lane_bits(result, lane, apply_at(first + lane));
+    }
+#endif
+    output0[out_word] = result;
+#endif
+}

