@@ -100,3 +100,11 @@ def plan_elementwise(shader: str, inputs: list[BufferTensorDesc], output: Buffer
         defines["STRIDES"] = ", ".join(
             "uvec3(" + ", ".join(f"{s[d]}u" for s in strides) + ")" for d in range(len(sizes)))
     return KernelPlan(shader, path, defines, workgroups)
+
+
+def compile_desc(desc, adapter: AdapterInfo):
+    """The kernel plan for a validated desc on `adapter`, and its compiled shader."""
+    from .shader_compiler import compile_glsl, shader_source
+
+    plan = desc.schema.kernel(desc, adapter)
+    return plan, compile_glsl(shader_source(plan.shader, plan.defines))

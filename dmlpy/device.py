@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
+import operator
 import os
 from dataclasses import dataclass
 from typing import Sequence
 
 from .binding import BindingProperties, BindingTable, Buffer
-from .codegen import KernelPlan
+from .codegen import KernelPlan, compile_desc
 from .errors import DeviceRemovedError, InvalidArgumentError, UnsupportedError
 from .schema import OperatorDesc
-from .shader_compiler import compile_glsl, shader_source
 from .types import (DATA_TYPES, RUNTIME_FEATURE_LEVEL, ExecutionFlags, Feature, FeatureLevel,
                     TensorDataType)
 from .vulkan_info import AdapterInfo, default_adapter, list_adapters
@@ -20,7 +20,11 @@ def _as_feature_level(value, what: str) -> FeatureLevel:
     try:
         return FeatureLevel(value)
     except (ValueError, TypeError):
-        raise InvalidArgumentError(f"{what} {value!r} is not a FeatureLevel (LEVEL_1_0 .. LEVEL_6_4)") from None
+        pass
+    if isinstance(value, int) and not isinstance(value, bool) and value > RUNTIME_FEATURE_LEVEL:
+        # A level from a newer DirectML: well-formed, but more than this runtime offers.
+        raise UnsupportedError(f"{what} 0x{value:X} is above {RUNTIME_FEATURE_LEVEL}, the highest dmlpy offers")
+    raise InvalidArgumentError(f"{what} {value!r} is not a FeatureLevel (LEVEL_1_0 .. LEVEL_6_4)")
 
 
 @dataclass(frozen=True)
@@ -133,8 +137,7 @@ class Device:
         if int(flags) & ~int(ExecutionFlags.ALLOW_HALF_PRECISION_COMPUTATION | ExecutionFlags.DISABLE_META_COMMANDS
                              | ExecutionFlags.DESCRIPTORS_VOLATILE):
             raise InvalidArgumentError(f"flags 0x{int(flags):X} has bits that are not ExecutionFlags")
-        plan = op.desc.schema.kernel(op.desc, self.adapter)
-        shader = compile_glsl(shader_source(plan.shader, plan.defines))
+        plan, shader = compile_desc(op.desc, self.adapter)
         return CompiledOperator(self, op.desc, flags, plan, shader.source, shader.spirv, shader.cache_hit)
 
     def create_buffer(self, size_in_bytes: int) -> Buffer:
@@ -183,10 +186,8 @@ def create_device(min_feature_level: FeatureLevel | None = None, max_feature_lev
         ceiling = min(ceiling, _as_feature_level(max_feature_level, "max_feature_level"))
     if min_feature_level is not None:
         floor = _as_feature_level(min_feature_level, "min_feature_level")
-        if floor > RUNTIME_FEATURE_LEVEL:
-            raise UnsupportedError(f"min_feature_level {floor} is above the {RUNTIME_FEATURE_LEVEL} dmlpy offers")
         if floor > ceiling:
-            raise InvalidArgumentError(f"min_feature_level {floor} is above max_feature_level {ceiling}")
+            raise UnsupportedError(f"min_feature_level {floor} is above the device's cap, max_feature_level {ceiling}")
     if not isinstance(strict_directml, bool):
         raise InvalidArgumentError(f"strict_directml {strict_directml!r} must be a bool")
     adapters = list_adapters()
@@ -201,7 +202,7 @@ def create_device(min_feature_level: FeatureLevel | None = None, max_feature_lev
         chosen = default_adapter(adapters)
     else:
         try:
-            index = int(adapter)
+            index = int(adapter) if isinstance(adapter, str) else operator.index(adapter)
         except (TypeError, ValueError):
             index = -1
         if isinstance(adapter, bool) or not 0 <= index < len(adapters):

