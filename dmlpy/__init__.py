@@ -1,10 +1,15 @@
 """dmlpy: DirectML's operator-descriptor model on any Vulkan device."""
 
 from .binding import BindingProperties, BindingTable, Buffer, BufferBinding
-from .device import (CompiledOperator, Device, FeatureDataFeatureLevels, FeatureDataTensorDataTypeSupport,
-                     Operator, create_device)
-from .errors import (DeviceRemovedError, DmlError, InvalidArgumentError, ShaderCompilationError,
-                     UnsupportedError)
+from .device import (
+                     CompiledOperator,
+                     Device,
+                     FeatureDataFeatureLevels,
+                     FeatureDataTensorDataTypeSupport,
+                     Operator,
+                     create_device,
+)
+from .errors import DeviceRemovedError, DmlError, InvalidArgumentError, ShaderCompilationError, UnsupportedError
 from .numpy_api import default_device, relu_grad
 from .operators import ActivationReluGradOperatorDesc
 from .schema import OPERATORS

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import operator
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -34,7 +35,7 @@ def _as_count(value, what: str) -> int:
 class Buffer:
     """A range of device memory (an ID3D12Resource buffer in DirectML)."""
 
-    def __init__(self, device: "Device", size_in_bytes: int):
+    def __init__(self, device: Device, size_in_bytes: int):
         size = _as_count(size_in_bytes, "size_in_bytes")
         if size == 0:
             raise InvalidArgumentError("size_in_bytes 0: a buffer must hold at least one byte")
@@ -120,7 +121,7 @@ class BoundTensor:
         return self.offset + self.desc.total_tensor_size_in_bytes
 
 
-def bind_tensor(device: "Device", name: str, desc: BufferTensorDesc, item) -> BoundTensor:
+def bind_tensor(device: Device, name: str, desc: BufferTensorDesc, item) -> BoundTensor:
     """Check one binding against DirectML's rules and the device's limits."""
     binding = BufferBinding(item) if isinstance(item, Buffer) else item
     if binding is None:
@@ -183,7 +184,7 @@ def check_aliasing(inputs: Sequence[BoundTensor], outputs: Sequence[BoundTensor]
 class BindingTable:
     """The buffers a compiled operator reads and writes, validated and recorded for dispatch."""
 
-    def __init__(self, device: "Device", compiled: "CompiledOperator", inputs, outputs, temporary, persistent):
+    def __init__(self, device: Device, compiled: CompiledOperator, inputs, outputs, temporary, persistent):
         schema = compiled.desc.schema
         bound = []
         for role, fields, items in (("inputs", schema.inputs, inputs), ("outputs", schema.outputs, outputs)):

@@ -77,9 +77,11 @@ def plan_elementwise(shader: str, inputs: list[BufferTensorDesc], output: Buffer
     tensors = [*inputs, output]
     sizes, strides = merge_dims(output.sizes, [t.element_strides for t in tensors])
     element_count = output.element_count
+    output_sizes, (output_strides,) = merge_dims(output.sizes, [output.element_strides])
+    output_row_major = len(output_sizes) == 1 and (output_sizes[0] == 1 or output_strides == (1,))
     if all(s == strides[0] for s in strides) and _is_dense(sizes, strides[0]):
         path = "packed"
-    elif elements_per_word > 1 and len(sizes) == 1 and strides[-1] == (1,):
+    elif elements_per_word > 1 and output_row_major:
         path = "gather"
     else:
         path = "strided"

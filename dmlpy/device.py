@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import operator
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from .binding import BindingProperties, BindingTable, Buffer
 from .codegen import KernelPlan, compile_desc
 from .errors import DeviceRemovedError, InvalidArgumentError, UnsupportedError
 from .schema import OperatorDesc
-from .types import (DATA_TYPES, RUNTIME_FEATURE_LEVEL, ExecutionFlags, Feature, FeatureLevel,
-                    TensorDataType)
+from .types import DATA_TYPES, RUNTIME_FEATURE_LEVEL, ExecutionFlags, Feature, FeatureLevel, TensorDataType
 from .vulkan_info import AdapterInfo, default_adapter, list_adapters
 
 
@@ -40,7 +39,7 @@ class FeatureDataFeatureLevels:
 class Operator:
     """IDMLOperator: a validated desc, accepted by this device's feature level."""
 
-    def __init__(self, device: "Device", desc: OperatorDesc):
+    def __init__(self, device: Device, desc: OperatorDesc):
         self.device = device
         self.desc = desc
 
@@ -49,7 +48,7 @@ class Operator:
 class CompiledOperator:
     """IDMLCompiledOperator: the desc's shader compiled for this device."""
 
-    device: "Device"
+    device: Device
     desc: OperatorDesc
     flags: ExecutionFlags
     plan: KernelPlan
@@ -92,7 +91,8 @@ class Device:
 
     def _check_owned(self, obj, kind: type, what: str) -> None:
         if not isinstance(obj, kind):
-            raise InvalidArgumentError(f"{what} must be a {kind.__name__}, not {type(obj).__name__}")
+            article = "an" if kind.__name__[0] in "AEIOU" else "a"
+            raise InvalidArgumentError(f"{what} must be {article} {kind.__name__}, not {type(obj).__name__}")
         if obj.device is not self:
             raise InvalidArgumentError(f"{what} belongs to another device")
 
@@ -164,7 +164,7 @@ class Device:
             self._closed = True
             self._context.close()
 
-    def __enter__(self) -> "Device":
+    def __enter__(self) -> Device:
         return self
 
     def __exit__(self, *exc) -> None:

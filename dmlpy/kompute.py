@@ -16,7 +16,7 @@ import numpy as np
 if os.environ.get("DMLPY_VALIDATION") != "1":
     os.environ.setdefault("VK_LOADER_LAYERS_DISABLE", "VK_LAYER_KHRONOS_validation")
 
-import kp  # noqa: E402
+import kp
 
 # kp's `algorithm` has a float-list overload that pybind11 picks when given Python lists,
 # which turns uint32 push constants into float bits: always pass uint32 NumPy arrays.
@@ -34,7 +34,7 @@ class GpuContext:
         with self.lock:
             self.manager.destroy()
 
-    def create_words(self, word_count: int) -> "kp.Tensor":
+    def create_words(self, word_count: int) -> kp.Tensor:
         """A zero-filled device buffer of `word_count` 32-bit words.
 
         `tensor_t` keeps uint32 data as is (`tensor` would convert to float32). The device
@@ -45,7 +45,7 @@ class GpuContext:
             self.manager.sequence().eval(kp.OpTensorSyncDevice([words]))
         return words
 
-    def write(self, words: "kp.Tensor", byte_offset: int, data: np.ndarray) -> None:
+    def write(self, words: kp.Tensor, byte_offset: int, data: np.ndarray) -> None:
         """Copy raw bytes into the device buffer at byte_offset."""
         with self.lock:
             staging = words.data().view(np.uint8)  # a view of kp's mapped staging memory
@@ -56,14 +56,14 @@ class GpuContext:
             staging[byte_offset:byte_offset + data.nbytes] = data.reshape(-1).view(np.uint8)
             self.manager.sequence().eval(kp.OpTensorSyncDevice([words]))
 
-    def read(self, words: "kp.Tensor", byte_offset: int, byte_count: int) -> np.ndarray:
+    def read(self, words: kp.Tensor, byte_offset: int, byte_count: int) -> np.ndarray:
         """A copy of `byte_count` bytes of the device buffer from byte_offset."""
         with self.lock:
             self.manager.sequence().eval(kp.OpTensorSyncLocal([words]))
             return words.data().view(np.uint8)[byte_offset:byte_offset + byte_count].copy()
 
     def create_dispatch(self, buffers: list, spirv: bytes, workgroups: tuple[int, int, int],
-                        push_constants: np.ndarray) -> "Dispatch":
+                        push_constants: np.ndarray) -> Dispatch:
         with self.lock:
             algorithm = self.manager.algorithm(buffers, spirv, list(workgroups), _NO_SPECIALIZATION,
                                                np.ascontiguousarray(push_constants, dtype=np.uint32))
@@ -71,7 +71,7 @@ class GpuContext:
             sequence.record(kp.OpAlgoDispatch(algorithm))
         return Dispatch(algorithm, sequence)
 
-    def run(self, dispatch: "Dispatch") -> None:
+    def run(self, dispatch: Dispatch) -> None:
         """Submit the recorded dispatch and wait for it; re-submitting re-records nothing."""
         with self.lock:
             dispatch.sequence.eval()

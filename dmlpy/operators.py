@@ -5,7 +5,8 @@ from __future__ import annotations
 from .codegen import plan_elementwise
 from .schema import OperatorDesc, Support, TensorRole, operator, tensor_field
 from .tensor_desc import BufferTensorDesc
-from .types import FeatureLevel, TensorDataType as T
+from .types import FeatureLevel
+from .types import TensorDataType as T
 
 
 def _plan_x_dy_to_dx(desc, adapter):

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import math
 import operator
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from .errors import InvalidArgumentError
 from .types import TensorDataType, TensorFlags, data_type_info

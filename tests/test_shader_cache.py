@@ -1,0 +1,72 @@
+"""The on-disk SPIR-V cache and the compiler's failures."""
+
+import pytest
+
+import dmlpy as dml
+from dmlpy import shader_compiler
+from dmlpy.shader_compiler import SPIRV_MAGIC, compile_glsl
+
+
+@pytest.fixture
+def fresh_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("DMLPY_CACHE_DIR", str(tmp_path))
+    return tmp_path
+
+
+def compile_relu_grad(device, sizes=(3, 7)):
+    tensor = dml.BufferTensorDesc(dml.TensorDataType.FLOAT16, sizes)
+    return device.compile_operator(device.create_operator(dml.ActivationReluGradOperatorDesc(tensor, tensor, tensor)))
+
+
+def test_second_compile_of_a_desc_is_a_cache_hit(device, fresh_cache, monkeypatch):
+    first = compile_relu_grad(device)
+    assert not first.cache_hit and len(list(fresh_cache.glob("*.spv"))) == 1
+
+    def no_glslang(*args, **kwargs):
+        raise AssertionError("glslang ran although the cache holds this shader")
+
+    monkeypatch.setattr(shader_compiler.subprocess, "run", no_glslang)
+    second = compile_relu_grad(device)
+    assert second.cache_hit and second.spirv == first.spirv
+
+
+def test_other_desc_misses(device, fresh_cache):
+    compile_relu_grad(device)
+    assert not compile_relu_grad(device, sizes=(4, 7)).cache_hit
+
+
+@pytest.mark.parametrize("damage", [
+    lambda blob: blob[:-4],  # truncated
+    lambda blob: blob[:40] + bytes([blob[40] ^ 1]) + blob[41:],  # one bit flipped in the SPIR-V
+    lambda blob: b"",  # empty
+    lambda blob: blob[:32] + b"junk",  # digest of other bytes
+])
+def test_a_damaged_entry_is_rebuilt_not_used(device, fresh_cache, damage):
+    good = compile_relu_grad(device)
+    (entry,) = fresh_cache.glob("*.spv")
+    entry.write_bytes(damage(entry.read_bytes()))
+    rebuilt = compile_relu_grad(device)
+    assert not rebuilt.cache_hit and rebuilt.spirv == good.spirv and rebuilt.spirv.startswith(SPIRV_MAGIC)
+    assert compile_relu_grad(device).cache_hit
+
+
+def test_compile_error_carries_the_log_and_the_kept_source(fresh_cache):
+    with pytest.raises(dml.ShaderCompilationError) as error:
+        compile_glsl("#version 450\nlayout(local_size_x = 1) in;\nvoid main() { undeclared = 1; }\n")
+    message = str(error.value)
+    assert "undeclared" in message and "source kept at" in message
+    kept = message.split("source kept at ")[1].split(")")[0]
+    assert "undeclared" in open(kept).read()
+
+
+def test_missing_glslang_is_a_dml_error(device, fresh_cache, monkeypatch):
+    monkeypatch.setenv("DMLPY_GLSLANG", str(fresh_cache / "no-such-glslangValidator"))
+    with pytest.raises(dml.ShaderCompilationError, match="could not run"):
+        compile_relu_grad(device)
+
+
+def test_unwritable_cache_still_compiles(device, tmp_path, monkeypatch):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    monkeypatch.setenv("DMLPY_CACHE_DIR", str(blocker / "cache"))
+    assert not compile_relu_grad(device).cache_hit
