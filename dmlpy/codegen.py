@@ -110,3 +110,10 @@ def compile_desc(desc, adapter: AdapterInfo):
 
     plan = desc.schema.kernel(desc, adapter)
     return plan, compile_glsl(shader_source(plan.shader, plan.defines))
+
+
+def plan_copy(word_count: int, adapter: AdapterInfo) -> KernelPlan:
+    """A word-for-word copy with the operators' dispatch shape (the benchmark's yardstick)."""
+    workgroup_size, workgroups, group_count = dispatch_grid(word_count, adapter)
+    defines = {"WORKGROUP_SIZE": workgroup_size, "GROUP_COUNT": f"{group_count}u", "ITEM_COUNT": f"{word_count}u"}
+    return KernelPlan("copy.comp", "copy", defines, workgroups)
