@@ -10,8 +10,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .errors import DeviceRemovedError, InvalidArgumentError, UnsupportedError
+from .kompute import Launch
 from .tensor_desc import BufferTensorDesc
 from .types import TensorDataType, data_type_info
+from .windows import plan_windows
 
 if TYPE_CHECKING:
     from .device import CompiledOperator, Device
@@ -33,7 +35,11 @@ def _as_count(value, what: str) -> int:
 
 
 class Buffer:
-    """A range of device memory (an ID3D12Resource buffer in DirectML)."""
+    """A range of device memory (an ID3D12Resource buffer in DirectML).
+
+    Vulkan binds at most maxStorageBufferRange bytes at once, so a larger buffer is made of
+    segments of `segment_size` bytes, each its own kp tensor (see windows.py).
+    """
 
     def __init__(self, device: Device, size_in_bytes: int):
         size = _as_count(size_in_bytes, "size_in_bytes")
@@ -41,12 +47,27 @@ class Buffer:
             raise InvalidArgumentError("size_in_bytes 0: a buffer must hold at least one byte")
         self.device = device
         self.size_in_bytes = size
-        self._words = device._context.create_words((size + 3) // 4)
+        self.segment_size = device.segment_size
+        starts = range(0, size, self.segment_size)
+        try:
+            self._segments = [device._context.create_words((min(self.segment_size, size - start) + 3) // 4)
+                              for start in starts]
+        except (MemoryError, RuntimeError) as error:
+            raise UnsupportedError(f"size_in_bytes {size}: the device could not allocate it ({error})") from None
 
     def _check_usable(self) -> None:
         self.device._check_open()
-        if self._words is None:
+        if self._segments is None:
             raise DeviceRemovedError("this Buffer was destroyed")
+
+    def _pieces(self, offset: int, byte_count: int):
+        """(segment, offset in segment, offset in the data, length) covering a byte range."""
+        position = offset
+        while position < offset + byte_count:
+            index, start = divmod(position, self.segment_size)
+            length = min(self.segment_size - start, offset + byte_count - position)
+            yield self._segments[index], start, position - offset, length
+            position += length
 
     def _check_range(self, offset, byte_count: int, what: str) -> int:
         offset = _as_count(offset, f"{what} offset")
@@ -62,8 +83,9 @@ class Buffer:
         data = np.frombuffer(array, dtype=np.uint8) if isinstance(array, (bytes, bytearray, memoryview)) \
             else np.ascontiguousarray(array)
         offset = self._check_range(offset, data.nbytes, "write")
-        if data.nbytes:
-            self.device._context.write(self._words, offset, data)
+        raw = data.reshape(-1).view(np.uint8)
+        for segment, start, position, length in self._pieces(offset, data.nbytes):
+            self.device._context.write(segment, start, raw[position:position + length])
 
     def read(self, dtype, count: int, offset: int = 0) -> np.ndarray:
         """`count` elements of `dtype` (a NumPy dtype or a TensorDataType) from `offset`."""
@@ -79,14 +101,17 @@ class Buffer:
                 raise InvalidArgumentError(f"dtype {dtype!r} is not a NumPy dtype") from None
         count = _as_count(count, "count")
         offset = self._check_range(offset, count * numpy_dtype.itemsize, "read")
-        raw = self.device._context.read(self._words, offset, count * numpy_dtype.itemsize)
+        raw = np.empty(count * numpy_dtype.itemsize, np.uint8)
+        for segment, start, position, length in self._pieces(offset, raw.nbytes):
+            raw[position:position + length] = self.device._context.read(segment, start, length)
         return raw.view(numpy_dtype)
 
     def destroy(self) -> None:
         """Free the memory now; later use raises DeviceRemovedError."""
-        if self._words is not None:
-            self._words.destroy()
-            self._words = None
+        if self._segments is not None:
+            for segment in self._segments:
+                segment.destroy()
+            self._segments = None
 
 
 @dataclass(frozen=True)
@@ -133,11 +158,11 @@ def bind_tensor(device: Device, name: str, desc: BufferTensorDesc, item) -> Boun
         raise InvalidArgumentError(f"{name} is bound to a buffer of another device")
     buffer._check_usable()
     offset = _as_count(binding.offset, f"{name}.offset")
-    alignment = max(MINIMUM_BUFFER_TENSOR_ALIGNMENT, desc.guaranteed_base_offset_alignment)
+    alignment = desc.guaranteed_base_offset_alignment or MINIMUM_BUFFER_TENSOR_ALIGNMENT
     if offset % alignment:
         raise InvalidArgumentError(
-            f"{name}.offset {offset} is not a multiple of {alignment}: bound tensors start on "
-            f"{MINIMUM_BUFFER_TENSOR_ALIGNMENT}-byte boundaries, or the desc's guaranteed_base_offset_alignment")
+            f"{name}.offset {offset} is not a multiple of {alignment}: a bound tensor starts on a multiple of its "
+            f"desc's guaranteed_base_offset_alignment, or of {MINIMUM_BUFFER_TENSOR_ALIGNMENT} bytes when that is 0")
     if offset > buffer.size_in_bytes:
         raise InvalidArgumentError(f"{name}.offset {offset} is past the end of the {buffer.size_in_bytes}-byte buffer")
     size = buffer.size_in_bytes - offset if binding.size_in_bytes is None \
@@ -149,10 +174,6 @@ def bind_tensor(device: Device, name: str, desc: BufferTensorDesc, item) -> Boun
         raise InvalidArgumentError(
             f"{name}.size_in_bytes {size} is smaller than the tensor's total_tensor_size_in_bytes "
             f"{desc.total_tensor_size_in_bytes}")
-    if buffer.size_in_bytes > device.max_storage_buffer_range:
-        raise UnsupportedError(
-            f"{name}: a {buffer.size_in_bytes}-byte buffer is larger than this device's "
-            f"maxStorageBufferRange ({device.max_storage_buffer_range} bytes) and cannot be bound")
     return BoundTensor(name, desc, buffer, offset)
 
 
@@ -205,9 +226,14 @@ class BindingTable:
         self.device = device
         self.compiled = compiled
         tensors = [*self.inputs, *self.outputs]
-        base_elements = np.array([t.offset // t.desc.element_size for t in tensors], dtype=np.uint32)
-        self._dispatch = device._context.create_dispatch(
-            [t.buffer._words for t in tensors], compiled.spirv, compiled.plan.workgroups, base_elements)
+        plan = compiled.plan
+        self.windows = plan_windows(tensors, plan.element_count, plan.path == "packed",
+                                    device.max_storage_buffer_range)
+        launches = [Launch([t.buffer._segments[s] for t, s in zip(tensors, window.segments)],
+                           plan.workgroups(device.adapter, window.element_count),
+                           np.array([*window.base_elements, window.element_count], dtype=np.uint32))
+                    for window in self.windows]
+        self._dispatch = device._context.create_dispatch(compiled.spirv, launches)
 
     def _check_usable(self) -> None:
         for tensor in (*self.inputs, *self.outputs):

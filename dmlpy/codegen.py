@@ -2,6 +2,8 @@
 
 Shapes and strides are known when an operator is compiled (DirectML's model), so they
 become `#define`s: the driver sees constant sizes and strength-reduces the index math.
+Element counts and binding offsets are push constants, so one compiled shader serves every
+window of a tensor that is split across bindings.
 """
 
 from __future__ import annotations
@@ -22,7 +24,31 @@ class KernelPlan:
     shader: str
     path: str  # "packed", "gather" or "strided": which specialisation the desc took
     defines: dict[str, object]
-    workgroups: tuple[int, int, int]
+    workgroup_size: int
+    elements_per_item: int  # elements one invocation maps
+    element_count: int
+
+    def workgroups(self, adapter: AdapterInfo, element_count: int | None = None) -> tuple[int, int, int]:
+        """The grid for `element_count` elements (default: the whole tensor)."""
+        count = self.element_count if element_count is None else element_count
+        return dispatch_grid(math.ceil(count / self.elements_per_item), self.workgroup_size, adapter)
+
+
+def workgroup_size_for(adapter: AdapterInfo) -> int:
+    return min(PREFERRED_WORKGROUP_SIZE, adapter.max_compute_work_group_invocations,
+               adapter.max_compute_work_group_size[0])
+
+
+def dispatch_grid(item_count: int, workgroup_size: int, adapter: AdapterInfo) -> tuple[int, int, int]:
+    """A 2-D grid of at least item_count invocations within maxComputeWorkGroupCount."""
+    group_count = max(1, math.ceil(item_count / workgroup_size))
+    groups_x = min(group_count, adapter.max_compute_work_group_count[0])
+    groups_y = math.ceil(group_count / groups_x)
+    if groups_y > adapter.max_compute_work_group_count[1]:
+        raise UnsupportedError(
+            f"{item_count} work items need {group_count} workgroups of {workgroup_size}: more than "
+            f"maxComputeWorkGroupCount {adapter.max_compute_work_group_count[:2]} allows")
+    return groups_x, groups_y, 1
 
 
 def merge_dims(sizes: tuple[int, ...], strides: list[tuple[int, ...]]):
@@ -45,7 +71,7 @@ def merge_dims(sizes: tuple[int, ...], strides: list[tuple[int, ...]]):
     return tuple(m[0] for m in merged), [tuple(m[1][t] for m in merged) for t in range(len(strides))]
 
 
-def _is_dense(sizes: tuple[int, ...], strides: tuple[int, ...]) -> bool:
+def is_dense(sizes: tuple[int, ...], strides: tuple[int, ...]) -> bool:
     """True when the elements fill [0, count) with no gap or repeat, in some dim order."""
     expected = 1
     for stride, size in sorted(zip(strides, sizes)):
@@ -55,18 +81,10 @@ def _is_dense(sizes: tuple[int, ...], strides: tuple[int, ...]) -> bool:
     return True
 
 
-def dispatch_grid(item_count: int, adapter: AdapterInfo) -> tuple[int, tuple[int, int, int], int]:
-    """Workgroup size, 2-D grid within the device's limits, and the number of real groups."""
-    workgroup_size = min(PREFERRED_WORKGROUP_SIZE, adapter.max_compute_work_group_invocations,
-                         adapter.max_compute_work_group_size[0])
-    group_count = max(1, math.ceil(item_count / workgroup_size))
-    groups_x = min(group_count, adapter.max_compute_work_group_count[0])
-    groups_y = math.ceil(group_count / groups_x)
-    if groups_y > adapter.max_compute_work_group_count[1]:
-        raise UnsupportedError(
-            f"{item_count} work items need {group_count} workgroups of {workgroup_size}: more than "
-            f"maxComputeWorkGroupCount {adapter.max_compute_work_group_count[:2]} allows")
-    return workgroup_size, (groups_x, groups_y, 1), group_count
+def starts_on_a_word(tensor: BufferTensorDesc) -> bool:
+    """Whether every binding of this desc starts on a 32-bit word (see binding rules)."""
+    alignment = tensor.guaranteed_base_offset_alignment
+    return alignment == 0 or alignment >= 4
 
 
 def plan_elementwise(shader: str, inputs: list[BufferTensorDesc], output: BufferTensorDesc,
@@ -76,32 +94,33 @@ def plan_elementwise(shader: str, inputs: list[BufferTensorDesc], output: Buffer
     elements_per_word = 32 // info.bits
     tensors = [*inputs, output]
     sizes, strides = merge_dims(output.sizes, [t.element_strides for t in tensors])
-    element_count = output.element_count
     output_sizes, (output_strides,) = merge_dims(output.sizes, [output.element_strides])
     output_row_major = len(output_sizes) == 1 and (output_sizes[0] == 1 or output_strides == (1,))
-    if all(s == strides[0] for s in strides) and _is_dense(sizes, strides[0]):
+    if all(s == strides[0] for s in strides) and is_dense(sizes, strides[0]) and all(map(starts_on_a_word, tensors)):
         path = "packed"
-    elif elements_per_word > 1 and output_row_major:
+    elif elements_per_word > 1 and output_row_major and starts_on_a_word(output):
         path = "gather"
     else:
         path = "strided"
-    item_count = element_count if path == "strided" else math.ceil(element_count / elements_per_word)
-    workgroup_size, workgroups, group_count = dispatch_grid(item_count, adapter)
     defines: dict[str, object] = {
         f"DTYPE_{output.data_type.name}": "",
         "ELEMENT_BITS": info.bits,
         f"PATH_{path.upper()}": "",
-        "WORKGROUP_SIZE": workgroup_size,
-        "GROUP_COUNT": f"{group_count}u",
-        "ITEM_COUNT": f"{item_count}u",
-        "ELEMENT_COUNT": f"{element_count}u",
+        "WORKGROUP_SIZE": workgroup_size_for(adapter),
     }
     if path != "packed":
         defines["RANK"] = len(sizes)
         defines["SIZES"] = ", ".join(f"{s}u" for s in sizes)
         defines["STRIDES"] = ", ".join(
             "uvec3(" + ", ".join(f"{s[d]}u" for s in strides) + ")" for d in range(len(sizes)))
-    return KernelPlan(shader, path, defines, workgroups)
+    return KernelPlan(shader, path, defines, workgroup_size_for(adapter),
+                      1 if path == "strided" else elements_per_word, output.element_count)
+
+
+def plan_copy(word_count: int, adapter: AdapterInfo) -> KernelPlan:
+    """A word-for-word copy with the operators' dispatch shape (the benchmark's yardstick)."""
+    workgroup_size = workgroup_size_for(adapter)
+    return KernelPlan("copy.comp", "copy", {"WORKGROUP_SIZE": workgroup_size}, workgroup_size, 1, word_count)
 
 
 def compile_desc(desc, adapter: AdapterInfo):
@@ -110,10 +129,3 @@ def compile_desc(desc, adapter: AdapterInfo):
 
     plan = desc.schema.kernel(desc, adapter)
     return plan, compile_glsl(shader_source(plan.shader, plan.defines))
-
-
-def plan_copy(word_count: int, adapter: AdapterInfo) -> KernelPlan:
-    """A word-for-word copy with the operators' dispatch shape (the benchmark's yardstick)."""
-    workgroup_size, workgroups, group_count = dispatch_grid(word_count, adapter)
-    defines = {"WORKGROUP_SIZE": workgroup_size, "GROUP_COUNT": f"{group_count}u", "ITEM_COUNT": f"{word_count}u"}
-    return KernelPlan("copy.comp", "copy", defines, workgroups)

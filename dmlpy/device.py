@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from .binding import BindingProperties, BindingTable, Buffer
 from .codegen import KernelPlan, compile_desc
 from .errors import DeviceRemovedError, InvalidArgumentError, UnsupportedError
+from .kompute import GpuContext
 from .schema import OperatorDesc
 from .types import DATA_TYPES, RUNTIME_FEATURE_LEVEL, ExecutionFlags, Feature, FeatureLevel, TensorDataType
 from .vulkan_info import AdapterInfo, default_adapter, list_adapters
@@ -66,13 +67,13 @@ class Device:
     """IDMLDevice on one Vulkan adapter. Create it with `create_device`."""
 
     def __init__(self, adapter: AdapterInfo, feature_level: FeatureLevel, strict_directml: bool):
-        from .kompute import GpuContext  # deferred: importing kp is only needed once a device exists
-
         self.adapter = adapter
         self.feature_level = feature_level
         self.strict_directml = strict_directml
         self._context = GpuContext(adapter.index)
         self._closed = False
+        # Bytes per buffer segment: the most one binding can cover, in whole 16-byte units.
+        self.segment_size = adapter.max_storage_buffer_range // 16 * 16
 
     @property
     def adapter_name(self) -> str:
@@ -106,7 +107,8 @@ class Device:
                 raise InvalidArgumentError(f"query {query!r} is not a TensorDataType") from None
             info = DATA_TYPES.get(data_type)
             return FeatureDataTensorDataTypeSupport(
-                info is not None and info.device_supported and info.introduced <= self.feature_level)
+                info is not None and info.device_supported and info.introduced <= self.feature_level
+                and not (info.extension and self.strict_directml))
         if feature == Feature.FEATURE_LEVELS:
             if not isinstance(query, Sequence) or not query:
                 raise InvalidArgumentError("query must be a non-empty list of FeatureLevels")
@@ -120,7 +122,7 @@ class Device:
         if not isinstance(desc, OperatorDesc):
             raise InvalidArgumentError(f"desc must be an operator desc, not {type(desc).__name__}")
         desc.schema.validate(desc)
-        desc.schema.check_feature_level(desc, self.feature_level)
+        desc.schema.check_device(desc, self.feature_level, self.strict_directml)
         return Operator(self, desc)
 
     def compile_operator(self, op: Operator, flags: ExecutionFlags = ExecutionFlags.NONE) -> CompiledOperator:

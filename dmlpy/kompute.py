@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import threading
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -16,11 +17,28 @@ import numpy as np
 if os.environ.get("DMLPY_VALIDATION") != "1":
     os.environ.setdefault("VK_LOADER_LAYERS_DISABLE", "VK_LAYER_KHRONOS_validation")
 
-import kp
+import kp  # noqa: E402
 
 # kp's `algorithm` has a float-list overload that pybind11 picks when given Python lists,
 # which turns uint32 push constants into float bits: always pass uint32 NumPy arrays.
 _NO_SPECIALIZATION = np.array([], dtype=np.uint32)
+
+
+@dataclass(frozen=True)
+class Launch:
+    """One vkCmdDispatch: the kp tensors bound in binding order, the grid, the push constants."""
+
+    buffers: list
+    workgroups: tuple[int, int, int]
+    push_constants: np.ndarray
+
+
+class Dispatch:
+    """Pipelines bound to their buffers, recorded once into a command buffer."""
+
+    def __init__(self, algorithms, sequence):
+        self.algorithms = algorithms
+        self.sequence = sequence
 
 
 class GpuContext:
@@ -62,24 +80,22 @@ class GpuContext:
             self.manager.sequence().eval(kp.OpTensorSyncLocal([words]))
             return words.data().view(np.uint8)[byte_offset:byte_offset + byte_count].copy()
 
-    def create_dispatch(self, buffers: list, spirv: bytes, workgroups: tuple[int, int, int],
-                        push_constants: np.ndarray) -> Dispatch:
+    def create_dispatch(self, spirv: bytes, launches: list[Launch]) -> Dispatch:
+        """Record every launch of `spirv` into one command buffer.
+
+        A kp Algorithm is tied to the buffers it was created with, so each launch gets its
+        own; the launches of one dispatch touch disjoint elements and need no barrier.
+        """
         with self.lock:
-            algorithm = self.manager.algorithm(buffers, spirv, list(workgroups), _NO_SPECIALIZATION,
-                                               np.ascontiguousarray(push_constants, dtype=np.uint32))
+            algorithms = [self.manager.algorithm(launch.buffers, spirv, list(launch.workgroups), _NO_SPECIALIZATION,
+                                                 np.ascontiguousarray(launch.push_constants, dtype=np.uint32))
+                          for launch in launches]
             sequence = self.manager.sequence()
-            sequence.record(kp.OpAlgoDispatch(algorithm))
-        return Dispatch(algorithm, sequence)
+            for algorithm in algorithms:
+                sequence.record(kp.OpAlgoDispatch(algorithm))
+        return Dispatch(algorithms, sequence)
 
     def run(self, dispatch: Dispatch) -> None:
         """Submit the recorded dispatch and wait for it; re-submitting re-records nothing."""
         with self.lock:
             dispatch.sequence.eval()
-
-
-class Dispatch:
-    """A pipeline bound to its buffers, recorded once into a command buffer."""
-
-    def __init__(self, algorithm, sequence):
-        self.algorithm = algorithm
-        self.sequence = sequence

@@ -21,6 +21,7 @@ def _plan_x_dy_to_dx(desc, adapter):
     support=(
         Support(FeatureLevel.LEVEL_3_0, (T.FLOAT32, T.FLOAT16)),
         Support(FeatureLevel.LEVEL_5_1, (T.INT32, T.INT16, T.INT8)),
+        Support(FeatureLevel.LEVEL_3_0, (T.BFLOAT16,)),  # dmlpy extension (oneDNN, InfiniCore list BF16)
     ),
     same=("data_type", "dimension_count", "sizes"),
     shader="relu_grad.comp",

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from .errors import InvalidArgumentError, UnsupportedError
 from .tensor_desc import BufferTensorDesc
-from .types import FeatureLevel, TensorDataType
+from .types import FeatureLevel, TensorDataType, data_type_info
 
 
 class TensorRole(enum.Enum):
@@ -112,9 +112,16 @@ class OperatorSchema:
                   if tensor.data_type in row.data_types and tensor.dimension_count in row.dimension_counts]
         return min(levels) if levels else None
 
-    def check_feature_level(self, desc, device_level: FeatureLevel) -> None:
-        """Raise UnsupportedError when the desc needs more than the device's feature level."""
+    def check_device(self, desc, device_level: FeatureLevel, strict_directml: bool) -> None:
+        """Raise UnsupportedError when the desc needs more than the device offers."""
         owner = type(desc).__name__
+        if strict_directml:
+            for field in self.tensors:
+                data_type = getattr(desc, field.name).data_type
+                if data_type_info(data_type).extension:
+                    raise UnsupportedError(
+                        f"{owner}.{field.name}.data_type {data_type.name} is a dmlpy extension: a device "
+                        "created with strict_directml=True accepts only what DirectML accepts")
         if self.introduced > device_level:
             raise UnsupportedError(
                 f"{self.dml_name} needs {self.introduced} but the device is capped at {device_level}")

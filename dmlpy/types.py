@@ -5,6 +5,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
+import ml_dtypes
 import numpy as np
 
 
@@ -23,6 +24,8 @@ class TensorDataType(enum.IntEnum):
     INT64 = 11
     UINT4 = 12
     INT4 = 13
+    # dmlpy extensions live from 0x10000 up, far from any value DirectML will assign.
+    BFLOAT16 = 0x10001
 
 
 class TensorFlags(enum.IntFlag):
@@ -78,6 +81,8 @@ class DataTypeInfo:
     introduced: FeatureLevel
     # False for types whose storage needs device features that are never enabled here.
     device_supported: bool
+    # A dmlpy extension: refused by a device created with strict_directml=True.
+    extension: bool = False
 
     @property
     def element_size(self) -> int:
@@ -100,6 +105,8 @@ DATA_TYPES: dict[TensorDataType, DataTypeInfo] = {
     TensorDataType.INT64: DataTypeInfo(64, np.dtype(np.int64), FeatureLevel.LEVEL_4_1, False),
     TensorDataType.UINT4: DataTypeInfo(4, None, FeatureLevel.LEVEL_6_3, False),
     TensorDataType.INT4: DataTypeInfo(4, None, FeatureLevel.LEVEL_6_3, False),
+    TensorDataType.BFLOAT16: DataTypeInfo(16, np.dtype(ml_dtypes.bfloat16), FeatureLevel.LEVEL_1_0, True,
+                                          extension=True),
 }
 
 

@@ -9,9 +9,11 @@
 //   PATH_STRIDED  anything else: each invocation maps one element; sub-word outputs are
 //                 merged atomically (see tensor_storage.glsl).
 //
-// Defines: ELEMENT_BITS, DTYPE_*, WORKGROUP_SIZE, GROUP_COUNT, ITEM_COUNT, ELEMENT_COUNT,
-// one PATH_*, and for PATH_GATHER/PATH_STRIDED: RANK, SIZES and STRIDES (one uvec3 per dim:
-// input0, input1, output0 element strides), the descs' dims after merging contiguous ones.
+// Defines: ELEMENT_BITS, DTYPE_*, WORKGROUP_SIZE, one PATH_*, and for PATH_GATHER and
+// PATH_STRIDED: RANK, SIZES and STRIDES (one uvec3 per dim: input0, input1, output0 element
+// strides), the descs' dims after merging contiguous ones. The element count is a push
+// constant: a packed tensor in a buffer larger than one binding can cover is run as
+// several windows of the same shader.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
 
@@ -24,13 +26,25 @@ TENSOR_INPUT(0, input0)
 TENSOR_INPUT(1, input1)
 TENSOR_OUTPUT(2, output0)
 
-// Where each binding's tensor starts, in elements (binding offsets are 16-byte aligned,
-// so they are whole words for every data type).
-layout(push_constant) uniform BaseOffsets {
+layout(push_constant) uniform Params {
+    // Where each tensor's first element of this dispatch lies in its binding, in elements.
+    // Whole words on PATH_PACKED, and for the output on PATH_GATHER (the planner checks the
+    // descs' guaranteed_base_offset_alignment); any element on PATH_STRIDED.
     uint input0;
     uint input1;
     uint output0;
-} base;
+    uint element_count;
+} params;
+
+#if defined(PATH_STRIDED)
+#define ELEMENTS_PER_ITEM 1u
+#else
+#define ELEMENTS_PER_ITEM ELEMENTS_PER_WORD
+#endif
+
+uint ceil_div(uint a, uint b) {
+    return a / b + (a % b != 0u ? 1u : 0u);  // no a + b - 1: a may be near 2^32
+}
 
 uint apply_op(uint input0_bits, uint input1_bits);
 
@@ -50,29 +64,31 @@ uvec3 element_offsets(uint e) {
 
 uint apply_at(uint e) {
     uvec3 offsets = element_offsets(e);
-    return apply_op(input0_load(base.input0 + offsets.x), input1_load(base.input1 + offsets.y));
+    return apply_op(input0_load(params.input0 + offsets.x), input1_load(params.input1 + offsets.y));
 }
 #endif
 
 void main() {
-    // A 2-D grid reaches past maxComputeWorkGroupCount[0]; groups beyond GROUP_COUNT idle.
+    // A 2-D grid reaches past maxComputeWorkGroupCount[0]; the groups past the last one
+    // needed idle, before `item` could wrap around 2^32.
+    uint item_count = ceil_div(params.element_count, ELEMENTS_PER_ITEM);
     uint group = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
-    if (group >= GROUP_COUNT) return;
+    if (group >= ceil_div(item_count, WORKGROUP_SIZE)) return;
     uint item = group * WORKGROUP_SIZE + gl_LocalInvocationID.x;
-    if (item >= ITEM_COUNT) return;
+    if (item >= item_count) return;
 
 #if defined(PATH_STRIDED)
-    output0_store(base.output0 + element_offsets(item).z, apply_at(item));
+    output0_store(params.output0 + element_offsets(item).z, apply_at(item));
 #else
     // item is a word: lanes [first, first + lanes) are this tensor's, the rest (only in the
     // last word) are padding that must keep its bits.
     uint first = item * ELEMENTS_PER_WORD;
-    uint lanes = min(ELEMENTS_PER_WORD, ELEMENT_COUNT - first);
-    uint out_word = base.output0 / ELEMENTS_PER_WORD + item;
+    uint lanes = min(ELEMENTS_PER_WORD, params.element_count - first);
+    uint out_word = params.output0 / ELEMENTS_PER_WORD + item;
     uint result = lanes < ELEMENTS_PER_WORD ? output0[out_word] : 0u;
 #if defined(PATH_PACKED)
-    uint a = input0[base.input0 / ELEMENTS_PER_WORD + item];
-    uint b = input1[base.input1 / ELEMENTS_PER_WORD + item];
+    uint a = input0[params.input0 / ELEMENTS_PER_WORD + item];
+    uint b = input1[params.input1 / ELEMENTS_PER_WORD + item];
     [[unroll]] for (uint lane = 0u; lane < ELEMENTS_PER_WORD; ++lane) {
         if (lane < lanes) result = with_lane_bits(result, lane, apply_op(lane_bits(a, lane), lane_bits(b, lane)));
     }

@@ -1,13 +1,15 @@
 // What a stored bit pattern means, per data type. Comparisons work on bits, so they are
 // exact on every device, including devices that flush subnormals to zero.
 //
-// Defines: one of DTYPE_FLOAT32, DTYPE_FLOAT16, DTYPE_INT32, DTYPE_INT16, DTYPE_INT8,
-// DTYPE_UINT32, DTYPE_UINT16, DTYPE_UINT8.
+// Defines: one of DTYPE_FLOAT32, DTYPE_FLOAT16, DTYPE_BFLOAT16, DTYPE_INT32, DTYPE_INT16,
+// DTYPE_INT8, DTYPE_UINT32, DTYPE_UINT16, DTYPE_UINT8.
 
 #if defined(DTYPE_FLOAT32)
 #define POSITIVE_INFINITY_BITS 0x7F800000u
 #elif defined(DTYPE_FLOAT16)
 #define POSITIVE_INFINITY_BITS 0x7C00u
+#elif defined(DTYPE_BFLOAT16)
+#define POSITIVE_INFINITY_BITS 0x7F80u
 #endif
 
 // value > 0

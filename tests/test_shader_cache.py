@@ -13,8 +13,8 @@ def fresh_cache(tmp_path, monkeypatch):
     return tmp_path
 
 
-def compile_relu_grad(device, sizes=(3, 7)):
-    tensor = dml.BufferTensorDesc(dml.TensorDataType.FLOAT16, sizes)
+def compile_relu_grad(device, sizes=(3, 7), data_type=dml.TensorDataType.FLOAT16):
+    tensor = dml.BufferTensorDesc(data_type, sizes)
     return device.compile_operator(device.create_operator(dml.ActivationReluGradOperatorDesc(tensor, tensor, tensor)))
 
 
@@ -30,9 +30,15 @@ def test_second_compile_of_a_desc_is_a_cache_hit(device, fresh_cache, monkeypatc
     assert second.cache_hit and second.spirv == first.spirv
 
 
-def test_other_desc_misses(device, fresh_cache):
+def test_a_desc_that_needs_other_code_misses(device, fresh_cache):
     compile_relu_grad(device)
-    assert not compile_relu_grad(device, sizes=(4, 7)).cache_hit
+    assert not compile_relu_grad(device, data_type=dml.TensorDataType.FLOAT32).cache_hit
+
+
+def test_packed_descs_of_any_size_share_one_shader(device, fresh_cache):
+    # Element counts are push constants, so only the layout and the data type specialise.
+    first = compile_relu_grad(device, sizes=(3, 7))
+    assert compile_relu_grad(device, sizes=(1000, 3)).spirv == first.spirv
 
 
 @pytest.mark.parametrize("damage", [

@@ -10,7 +10,7 @@ import dmlpy as dml
 
 T = dml.TensorDataType
 ELEMENT_SIZE = {T.FLOAT32: 4, T.FLOAT16: 2, T.UINT32: 4, T.UINT16: 2, T.UINT8: 1, T.INT32: 4, T.INT16: 2,
-                T.INT8: 1, T.FLOAT64: 8, T.UINT64: 8, T.INT64: 8, T.UINT4: 1, T.INT4: 1}
+                T.INT8: 1, T.FLOAT64: 8, T.UINT64: 8, T.INT64: 8, T.UINT4: 1, T.INT4: 1, T.BFLOAT16: 2}
 
 
 def test_enumerations_carry_directml_values():

@@ -23,6 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import dmlpy as dml
 from dmlpy.codegen import plan_copy
+from dmlpy.kompute import Launch
 from dmlpy.shader_compiler import compile_glsl, shader_source
 
 T = dml.TensorDataType
@@ -79,8 +80,9 @@ def copy_table(device, byte_count):
     plan = plan_copy(words, device.adapter)
     spirv = compile_glsl(shader_source(plan.shader, plan.defines)).spirv
     source, destination = device.create_buffer(words * 4), device.create_buffer(words * 4)
-    dispatch = device._context.create_dispatch([source._words, destination._words], spirv, plan.workgroups,
-                                               np.zeros(0, np.uint32))
+    launch = Launch([source._segments[0], destination._segments[0]], plan.workgroups(device.adapter),
+                    np.array([words], np.uint32))
+    dispatch = device._context.create_dispatch(spirv, [launch])
     return (lambda: device._context.run(dispatch)), (source, destination)
 
 

