@@ -17,7 +17,7 @@ import numpy as np
 if os.environ.get("DMLPY_VALIDATION") != "1":
     os.environ.setdefault("VK_LOADER_LAYERS_DISABLE", "VK_LAYER_KHRONOS_validation")
 
-import kp  # noqa: E402
+import kp
 
 # kp's `algorithm` has a float-list overload that pybind11 picks when given Python lists,
 # which turns uint32 push constants into float bits: always pass uint32 NumPy arrays.

@@ -8,8 +8,8 @@ boundary. Other layouts touch elements in no contiguous order and cannot be wind
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from .errors import UnsupportedError
 
@@ -44,9 +44,9 @@ def plan_windows(tensors: Sequence, element_count: int, packed: bool, max_storag
     if not packed:
         t = crossing[0]
         raise UnsupportedError(
-            f"{t.name}: bytes [{t.offset}, {t.end}) cross a {t.buffer.segment_size}-byte segment boundary of a "
-            f"buffer larger than maxStorageBufferRange ({max_storage_buffer_range} bytes); only packed layouts "
-            "are split into windows: bind this tensor inside one segment")
+            f"{t.name}: bytes [{t.offset}, {t.end}) cross a boundary between the {t.buffer.segment_size}-byte "
+            f"segments a buffer is bound in (maxStorageBufferRange is {max_storage_buffer_range} bytes); only "
+            "packed layouts are split into windows: bind this tensor inside one segment")
     # Packed: element i of every tensor lies at offset + i * element_size, so cuts at each
     # segment boundary any tensor meets give windows that stay inside one segment each.
     cuts = {0, element_count}

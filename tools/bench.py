@@ -133,7 +133,7 @@ def main(argv=None) -> int:
     rows = []
     for name, data_type, layout in CASES:
         table, elements, moved, _buffers = relu_grad_case(device, data_type, args.elements, layout)
-        median, minimum = timed(lambda: device.execute(table), args.repeats)
+        median, minimum = timed(lambda table=table: device.execute(table), args.repeats)
         copy_run, _copy_buffers = copy_table(device, moved)
         copy_median, _ = timed(copy_run, args.repeats)
         dtype = dml.types.data_type_info(data_type).numpy_dtype

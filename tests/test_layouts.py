@@ -1,0 +1,253 @@
+"""Every layout a desc can express: interleaved sub-word outputs, alignment, segments and
+windows beyond maxStorageBufferRange, BFLOAT16, and NumPy views mapped without copies."""
+
+import ml_dtypes
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from layout import assert_bytes_equal, run_and_expect
+from reference import relu_grad as reference
+
+import dmlpy as dml
+from dmlpy import numpy_api
+from dmlpy.types import data_type_info
+
+T = dml.TensorDataType
+SUB_WORD = [T.FLOAT16, T.BFLOAT16, T.INT16, T.INT8]
+NAMES = ("input_tensor", "input_gradient_tensor", "output_gradient_tensor")
+
+
+def desc_for(data_type, sizes, strides=(None, None, None), alignments=(0, 0, 0)):
+    return dml.ActivationReluGradOperatorDesc(*[
+        dml.BufferTensorDesc(data_type, sizes, s, guaranteed_base_offset_alignment=a)
+        for s, a in zip(strides, alignments)])
+
+
+def bits(array):
+    return array.view({1: np.uint8, 2: np.uint16, 4: np.uint32}[array.itemsize])
+
+
+def random_array(rng, dtype, shape):
+    return rng.integers(0, 2 ** (8 * dtype.itemsize), size=shape, dtype=bits(np.zeros(1, dtype)).dtype).view(dtype)
+
+
+@pytest.mark.parametrize("data_type", SUB_WORD, ids=lambda t: t.name)
+def test_interleaved_outputs_of_separate_dispatches_keep_each_other(device, data_type):
+    """Each dispatch writes every k-th element of one buffer, starting at element j: the
+    others' elements share its words and must survive."""
+    info = data_type_info(data_type)
+    per_word = 4 // info.element_size
+    count = 37
+    rng = np.random.default_rng(4)
+    x = random_array(rng, info.numpy_dtype, (per_word, count))
+    dy = random_array(rng, info.numpy_dtype, (per_word, count))
+    desc = desc_for(data_type, (count,), (None, None, (per_word,)), (0, 0, info.element_size))
+    compiled = device.compile_operator(device.create_operator(desc))
+    assert compiled.plan.path == "strided"
+    output = device.create_buffer(per_word * count * info.element_size + 4)
+    for lane in range(per_word):
+        inputs = [device.create_buffer(count * info.element_size + 4) for _ in range(2)]
+        inputs[0].write(x[lane])
+        inputs[1].write(dy[lane])
+        table = device.create_binding_table(compiled, inputs=inputs,
+                                            outputs=[dml.BufferBinding(output, lane * info.element_size)])
+        device.execute(table)
+    result = output.read(info.numpy_dtype, per_word * count).reshape(count, per_word).T
+    assert np.array_equal(bits(result), bits(reference(x, dy)))
+
+
+@pytest.mark.parametrize("data_type", SUB_WORD, ids=lambda t: t.name)
+def test_word_neighbours_written_by_different_invocations_in_one_dispatch(device, data_type):
+    # The output is transposed: the elements sharing a word are far apart in invocation order.
+    per_word = 4 // data_type_info(data_type).element_size
+    desc = desc_for(data_type, (per_word, 101), (None, None, (1, per_word)))
+    compiled, actual, expected = run_and_expect(device, desc, np.random.default_rng(8))
+    assert compiled.plan.path == "strided"
+    assert_bytes_equal(actual["output_gradient_tensor"], expected["output_gradient_tensor"], 4 // per_word)
+
+
+@pytest.mark.parametrize("data_type, element_offset", [
+    (t, k) for t in SUB_WORD for k in range(1, 4 // data_type_info(t).element_size)], ids=str)
+def test_odd_base_offsets_within_a_word(device, data_type, element_offset):
+    info = data_type_info(data_type)
+    alignment = info.element_size
+    desc = desc_for(data_type, (3, 11), alignments=(alignment,) * 3)
+    lanes = 4 // info.element_size
+    offsets = {name: (element_offset + i) % lanes * info.element_size for i, name in enumerate(NAMES)}
+    compiled, actual, expected = run_and_expect(device, desc, np.random.default_rng(element_offset), offsets=offsets)
+    assert compiled.plan.path == "strided"  # mid-word starts rule out whole-word paths
+    assert_bytes_equal(actual["output_gradient_tensor"], expected["output_gradient_tensor"], info.element_size)
+
+
+def test_word_aligned_alignment_keeps_the_packed_path(device):
+    desc = desc_for(T.FLOAT16, (3, 11), alignments=(4, 8, 16))
+    assert device.compile_operator(device.create_operator(desc)).plan.path == "packed"
+    with pytest.raises(dml.InvalidArgumentError, match="offset 4 is not a multiple of 16"):
+        buffers = [device.create_buffer(128) for _ in range(3)]
+        device.create_binding_table(device.compile_operator(device.create_operator(desc)), inputs=buffers[:2],
+                                    outputs=[dml.BufferBinding(buffers[2], 4)])
+
+
+def test_packed_float32_tensor_larger_than_max_storage_buffer_range(device):
+    count = device.max_storage_buffer_range // 4 + 12345
+    rng = np.random.default_rng(12)
+    x = rng.standard_normal(count, dtype=np.float32)
+    dy = rng.standard_normal(count, dtype=np.float32)
+    desc = desc_for(T.FLOAT32, (count,))
+    compiled = device.compile_operator(device.create_operator(desc))
+    buffers = [device.create_buffer(count * 4 + 64) for _ in range(3)]
+    buffers[0].write(x, offset=16)
+    buffers[1].write(dy, offset=48)
+    table = device.create_binding_table(compiled, inputs=[dml.BufferBinding(buffers[0], 16),
+                                                          dml.BufferBinding(buffers[1], 48)],
+                                        outputs=[dml.BufferBinding(buffers[2], 32)])
+    assert len(table.windows) >= 2
+    device.execute(table)
+    result = buffers[2].read(np.float32, count, offset=32)
+    assert np.array_equal(bits(result), bits(reference(x, dy)))
+    for buffer in buffers:
+        buffer.destroy()
+
+
+@pytest.fixture(scope="module")
+def small_segments():
+    """A device whose buffers are cut into 4 KiB segments, so windows are cheap to test."""
+    with dml.create_device() as device:
+        device.segment_size = 4096
+        yield device
+
+
+@settings(max_examples=60)
+@given(data_type=st.sampled_from([T.FLOAT32, *SUB_WORD]), count=st.integers(1, 6000),
+       offsets=st.tuples(*[st.integers(0, 300).map(lambda k: 16 * k)] * 3), seed=st.integers(0, 2**32 - 1))
+def test_packed_tensors_crossing_segments_run_in_windows(small_segments, data_type, count, offsets, seed):
+    desc = desc_for(data_type, (count,))
+    compiled, actual, expected = run_and_expect(small_segments, desc, np.random.default_rng(seed),
+                                                offsets=dict(zip(NAMES, offsets)))
+    assert compiled.plan.path == "packed"
+    assert_bytes_equal(actual["output_gradient_tensor"], expected["output_gradient_tensor"],
+                       data_type_info(data_type).element_size)
+
+
+def test_strided_tensor_across_a_segment_is_unsupported(small_segments):
+    device = small_segments
+    desc = desc_for(T.FLOAT32, (64, 64), (None, None, (1, 64)))
+    compiled = device.compile_operator(device.create_operator(desc))
+    buffers = [device.create_buffer(5 * 4096) for _ in range(3)]
+    before = buffers[2].read(np.uint8, 5 * 4096)
+    with pytest.raises(dml.UnsupportedError, match="maxStorageBufferRange") as error:
+        device.create_binding_table(compiled, inputs=buffers[:2], outputs=buffers[2:])
+    assert "inputs[0] (InputTensor): bytes [0, 16384)" in str(error.value)
+    assert np.array_equal(buffers[2].read(np.uint8, 5 * 4096), before)
+
+
+def test_strided_tensor_inside_one_segment_of_a_large_buffer_runs(small_segments):
+    desc = desc_for(T.FLOAT16, (8, 16), (None, (1, 8), (1, 8)))
+    _, actual, expected = run_and_expect(small_segments, desc, np.random.default_rng(6),
+                                         offsets=dict(zip(NAMES, (4096 * 3 + 32, 4096 + 16, 4096 * 2 + 64))))
+    assert_bytes_equal(actual["output_gradient_tensor"], expected["output_gradient_tensor"], 2)
+
+
+def test_bfloat16_is_an_extension(device):
+    bf16 = dml.BufferTensorDesc(T.BFLOAT16, (4,))
+    desc = dml.ActivationReluGradOperatorDesc(bf16, bf16, bf16)
+    assert T.BFLOAT16.value > 0xFFFF and data_type_info(T.BFLOAT16).extension
+    assert device.check_feature_support(dml.Feature.TENSOR_DATA_TYPE_SUPPORT, T.BFLOAT16).is_supported
+    device.create_operator(desc)
+    with dml.create_device(strict_directml=True) as strict:
+        assert not strict.check_feature_support(dml.Feature.TENSOR_DATA_TYPE_SUPPORT, T.BFLOAT16).is_supported
+        assert strict.check_feature_support(dml.Feature.TENSOR_DATA_TYPE_SUPPORT, T.FLOAT16).is_supported
+        with pytest.raises(dml.UnsupportedError, match="BFLOAT16 is a dmlpy extension"):
+            strict.create_operator(desc)
+        strict.create_operator(desc_for(T.FLOAT16, (4,)))
+
+
+def test_bfloat16_front_end_keeps_nan_and_bits(device):
+    x = np.array([1, -1, 0, -0.0, np.nan, np.inf, 1e-40, 3], dtype=ml_dtypes.bfloat16)
+    dy = np.array([np.nan, 2, 3, 4, 5, -0.0, 7, np.inf], dtype=ml_dtypes.bfloat16)
+    dx = dml.relu_grad(x, dy, device=device)
+    assert dx.dtype == ml_dtypes.bfloat16 and np.isnan(dx[0])
+    assert np.array_equal(bits(dx), bits(reference(x, dy)))
+
+
+# ---- NumPy views onto descs
+
+def views(rng, dtype):
+    base = random_array(rng, np.dtype(dtype), (6, 10))
+    other = random_array(rng, np.dtype(dtype), (10, 6))
+    row = random_array(rng, np.dtype(dtype), (10,))
+    return {
+        "transpose": (base, other.T),
+        "steps": (base[::2, 1::3], other.T[1::2, 2::3]),
+        "broadcast dy": (base, np.broadcast_to(row, (6, 10))),
+        "negative x": (base[::-1, ::-2], other.T[:, ::2]),
+        "negative both": (base[::-1], other.T[::-1, ::-1]),
+        "zero-d": (base[2, 3], other[1, 1]),
+    }
+
+
+VIEW_NAMES = list(views(np.random.default_rng(0), np.float32))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, ml_dtypes.bfloat16, np.int8], ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("view", VIEW_NAMES)
+def test_numpy_views_match_reference(device, dtype, view):
+    x, dy = views(np.random.default_rng(1), dtype)[view]
+    assert np.array_equal(bits(dml.relu_grad(x, dy, device=device)), bits(reference(x, dy)))
+
+
+def test_views_are_uploaded_once_without_a_contiguous_copy(device, monkeypatch):
+    writes = []
+    real_write = dml.Buffer.write
+    monkeypatch.setattr(dml.Buffer, "write", lambda self, array, offset=0: (writes.append(array.size),
+                                                                             real_write(self, array, offset)))
+    real_contiguous = np.ascontiguousarray
+
+    def no_copy(array, *args, **kwargs):
+        if not np.asarray(array).flags.c_contiguous:
+            pytest.fail("a view was copied")
+        return real_contiguous(array, *args, **kwargs)
+
+    monkeypatch.setattr(numpy_api.np, "ascontiguousarray", no_copy)
+    rng = np.random.default_rng(2)
+    base = random_array(rng, np.dtype(np.float32), (64, 64))
+    x, dy = base.T[::2], np.broadcast_to(base[0], (32, 64))
+    dx = dml.relu_grad(x, dy, device=device)
+    monkeypatch.undo()
+    assert np.array_equal(bits(dx), bits(reference(x, dy)))
+    # x = base.T[::2] has element strides (2, 64): its span is 31*2 + 63*64 + 1 elements;
+    # the broadcast dy is one row.
+    assert writes == [31 * 2 + 63 * 64 + 1, 64]
+
+
+def test_out_may_be_a_strided_view_and_keeps_its_gaps(device):
+    rng = np.random.default_rng(3)
+    x, dy = random_array(rng, np.dtype(np.float16), (2, 5, 7)), random_array(rng, np.dtype(np.float16), (2, 5, 7))
+    backing = random_array(rng, np.dtype(np.float16), (2, 10, 15))
+    before = backing.copy()
+    out = backing[:, ::2, 1::2][:, :, ::-1]
+    assert dml.relu_grad(x, dy, out=out, device=device) is out
+    assert np.array_equal(bits(out), bits(reference(x, dy)))
+    untouched = np.ones(backing.shape, bool)
+    untouched[:, ::2, 1::2] = False
+    assert np.array_equal(bits(backing[untouched]), bits(before[untouched]))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int8], ids=lambda d: np.dtype(d).name)
+def test_out_is_dy_in_place_also_on_a_strided_view(device, dtype):
+    rng = np.random.default_rng(5)
+    x = random_array(rng, np.dtype(dtype), (4, 9))
+    for dy in (random_array(rng, np.dtype(dtype), (4, 9)), random_array(rng, np.dtype(dtype), (8, 9))[::2]):
+        expected = reference(x, dy.copy())
+        assert dml.relu_grad(x, dy, out=dy, device=device) is dy
+        assert np.array_equal(bits(dy), bits(expected))
+
+
+def test_out_overlapping_an_input_reads_the_input_first(device):
+    rng = np.random.default_rng(6)
+    memory = random_array(rng, np.dtype(np.float32), (12,))
+    x, dy, out = memory[:8], memory[2:10], memory[4:12]
+    expected = reference(x.copy(), dy.copy())
+    dml.relu_grad(x, dy, out=out, device=device)
+    assert np.array_equal(bits(out), bits(expected))
