@@ -134,20 +134,26 @@ class BindingProperties:
 
 @dataclass(frozen=True)
 class BoundTensor:
-    """A validated binding of one tensor: its buffer and where its bytes lie."""
+    """A validated binding of one tensor, or of the temporary resource (desc None, FP32 words)."""
 
     name: str
-    desc: BufferTensorDesc
+    desc: BufferTensorDesc | None
     buffer: Buffer
     offset: int
+    size: int  # the bytes the operator may touch
 
     @property
     def end(self) -> int:
-        return self.offset + self.desc.total_tensor_size_in_bytes
+        return self.offset + self.size
+
+    @property
+    def element_size(self) -> int:
+        return self.desc.element_size if self.desc is not None else 4
 
 
-def bind_tensor(device: Device, name: str, desc: BufferTensorDesc, item) -> BoundTensor:
-    """Check one binding against DirectML's rules and the device's limits."""
+def bind_tensor(device: Device, name: str, desc: BufferTensorDesc | None, item, required_size: int | None = None,
+                ) -> BoundTensor:
+    """Check one binding against DirectML's rules; `desc` None binds `required_size` raw bytes."""
     binding = BufferBinding(item) if isinstance(item, Buffer) else item
     if binding is None:
         raise InvalidArgumentError(f"{name} is None: this tensor is required")
@@ -158,7 +164,7 @@ def bind_tensor(device: Device, name: str, desc: BufferTensorDesc, item) -> Boun
         raise InvalidArgumentError(f"{name} is bound to a buffer of another device")
     buffer._check_usable()
     offset = _as_count(binding.offset, f"{name}.offset")
-    alignment = desc.guaranteed_base_offset_alignment or MINIMUM_BUFFER_TENSOR_ALIGNMENT
+    alignment = (desc.guaranteed_base_offset_alignment if desc else 0) or MINIMUM_BUFFER_TENSOR_ALIGNMENT
     if offset % alignment:
         raise InvalidArgumentError(
             f"{name}.offset {offset} is not a multiple of {alignment}: a bound tensor starts on a multiple of its "
@@ -170,15 +176,17 @@ def bind_tensor(device: Device, name: str, desc: BufferTensorDesc, item) -> Boun
     if offset + size > buffer.size_in_bytes:
         raise InvalidArgumentError(
             f"{name}: offset {offset} + size_in_bytes {size} ends past the buffer's {buffer.size_in_bytes} bytes")
-    if size < desc.total_tensor_size_in_bytes:
-        raise InvalidArgumentError(
-            f"{name}.size_in_bytes {size} is smaller than the tensor's total_tensor_size_in_bytes "
-            f"{desc.total_tensor_size_in_bytes}")
-    return BoundTensor(name, desc, buffer, offset)
+    needed = desc.total_tensor_size_in_bytes if desc is not None else required_size
+    if size < needed:
+        what = "the tensor's total_tensor_size_in_bytes" if desc is not None else "temporary_resource_size"
+        raise InvalidArgumentError(f"{name}.size_in_bytes {size} is smaller than {what} {needed}")
+    return BoundTensor(name, desc, buffer, offset, needed)
 
 
 def check_aliasing(inputs: Sequence[BoundTensor], outputs: Sequence[BoundTensor]) -> None:
-    """Outputs may alias an input exactly (in place) but may not otherwise overlap anything."""
+    """Outputs may alias an input exactly (in place) but may not otherwise overlap anything.
+
+    The temporary resource, when bound, counts as an output here."""
 
     def overlap(a: BoundTensor, b: BoundTensor) -> bool:
         return a.buffer is b.buffer and a.offset < b.end and b.offset < a.end
@@ -191,7 +199,7 @@ def check_aliasing(inputs: Sequence[BoundTensor], outputs: Sequence[BoundTensor]
             if not overlap(out, tensor):
                 continue
             same_range = out.offset == tensor.offset and out.end == tensor.end
-            if not same_range:
+            if not same_range or out.desc is None:
                 raise InvalidArgumentError(
                     f"{out.name} [{out.offset}, {out.end}) partially overlaps {tensor.name} "
                     f"[{tensor.offset}, {tensor.end}): an output may share an input's bytes only "
@@ -219,22 +227,30 @@ class BindingTable:
                                       getattr(compiled.desc, field.name), item)
                           for i, (field, item) in enumerate(zip(fields, items))])
         self.inputs, self.outputs = bound
-        check_aliasing(self.inputs, self.outputs)
         for role, item in (("temporary", temporary), ("persistent", persistent)):
             if item is not None and not isinstance(item, (Buffer, BufferBinding)):
                 raise InvalidArgumentError(f"{role} must be None, a Buffer or a BufferBinding")
+        plan = compiled.plan
+        scratch = []
+        if plan.temporary_size:
+            if temporary is None:
+                raise InvalidArgumentError(
+                    f"temporary is None: {schema.dml_name} needs a temporary resource of "
+                    f"binding_properties.temporary_resource_size = {plan.temporary_size} bytes")
+            scratch = [bind_tensor(device, "temporary", None, temporary, plan.temporary_size)]
+        check_aliasing(self.inputs, [*self.outputs, *scratch])
         self.device = device
         self.compiled = compiled
-        tensors = [*self.inputs, *self.outputs]
-        plan = compiled.plan
-        self.windows = plan_windows(tensors, plan.element_count, plan.path == "packed",
-                                    device.max_storage_buffer_range)
-        launches = [Launch([t.buffer._segments[s] for t, s in zip(tensors, window.segments)],
-                           plan.workgroups(device.adapter, window.element_count),
-                           np.array([*window.base_elements, window.element_count], dtype=np.uint32))
-                    for window in self.windows]
-        self._dispatch = device._context.create_dispatch(compiled.spirv, launches)
+        self._bound = tensors = [*self.inputs, *self.outputs, *scratch]
+        self.windows = plan_windows(tensors, plan.element_count, plan.windowable, device.max_storage_buffer_range)
+        self._dispatches = [
+            device._context.create_dispatch(spirv, [
+                Launch([t.buffer._segments[s] for t, s in zip(tensors, window.segments)],
+                       stage.workgroups(device.adapter, window.element_count),
+                       np.array([*window.base_elements, window.element_count], dtype=np.uint32))
+                for window in self.windows])
+            for stage, spirv in zip(plan.stages, compiled.spirv)]
 
     def _check_usable(self) -> None:
-        for tensor in (*self.inputs, *self.outputs):
+        for tensor in self._bound:
             tensor.buffer._check_usable()

@@ -20,23 +20,43 @@ PREFERRED_WORKGROUP_SIZE = 256
 
 
 @dataclass(frozen=True)
-class KernelPlan:
+class KernelStage:
+    """One compute shader of a plan, dispatched after the stages before it have finished."""
+
+    name: str
     shader: str
-    path: str  # "packed", "gather" or "strided": which specialisation the desc took
     defines: dict[str, object]
     workgroup_size: int
-    elements_per_item: int  # elements one invocation maps
-    element_count: int
+    elements_per_item: int = 1  # elements one invocation maps
+    invocations: int | None = None  # a fixed grid; None: one invocation per item of the window
 
-    def workgroups(self, adapter: AdapterInfo, element_count: int | None = None) -> tuple[int, int, int]:
-        """The grid for `element_count` elements (default: the whole tensor)."""
-        count = self.element_count if element_count is None else element_count
-        return dispatch_grid(math.ceil(count / self.elements_per_item), self.workgroup_size, adapter)
+    def workgroups(self, adapter: AdapterInfo, element_count: int) -> tuple[int, int, int]:
+        items = self.invocations if self.invocations is not None else math.ceil(element_count / self.elements_per_item)
+        return dispatch_grid(items, self.workgroup_size, adapter)
+
+
+@dataclass(frozen=True)
+class KernelPlan:
+    path: str  # which specialisation the desc took: "packed", "gather", "strided", "reduce"
+    stages: tuple[KernelStage, ...]
+    element_count: int
+    temporary_size: int = 0  # scratch bytes, bound as the temporary resource
+
+    @property
+    def windowable(self) -> bool:
+        """Whether the dispatch may be split into windows of elements (see windows.py)."""
+        return self.path == "packed"
+
+    def workgroups(self, adapter: AdapterInfo) -> list[tuple[int, int, int]]:
+        """The grid of each stage over the whole tensor."""
+        return [stage.workgroups(adapter, self.element_count) for stage in self.stages]
 
 
 def workgroup_size_for(adapter: AdapterInfo) -> int:
-    return min(PREFERRED_WORKGROUP_SIZE, adapter.max_compute_work_group_invocations,
-               adapter.max_compute_work_group_size[0])
+    """The largest power of two up to 256 the device allows (reductions halve it evenly)."""
+    limit = min(PREFERRED_WORKGROUP_SIZE, adapter.max_compute_work_group_invocations,
+                adapter.max_compute_work_group_size[0])
+    return 1 << (limit.bit_length() - 1)
 
 
 def dispatch_grid(item_count: int, workgroup_size: int, adapter: AdapterInfo) -> tuple[int, int, int]:
@@ -87,9 +107,20 @@ def starts_on_a_word(tensor: BufferTensorDesc) -> bool:
     return alignment == 0 or alignment >= 4
 
 
+def uint_list(values) -> str:
+    return ", ".join(f"{v}u" for v in values)
+
+
+def uvec_list(strides: list[tuple[int, ...]]) -> str:
+    """One uvecN per dim, holding that dim's stride in each of N tensors."""
+    width = len(strides)
+    return ", ".join(f"uvec{width}({uint_list(s[d] for s in strides)})" for d in range(len(strides[0])))
+
+
 def plan_elementwise(shader: str, inputs: list[BufferTensorDesc], output: BufferTensorDesc,
-                     adapter: AdapterInfo) -> KernelPlan:
-    """Plan `output = op(inputs...)` for tensors with equal sizes and data type."""
+                     adapter: AdapterInfo, scalars: dict[str, object] | None = None) -> KernelPlan:
+    """Plan `output = op(inputs...)` for tensors with equal sizes and data type; `scalars`
+    are the operator's own defines."""
     info = data_type_info(output.data_type)
     elements_per_word = 32 // info.bits
     tensors = [*inputs, output]
@@ -107,25 +138,27 @@ def plan_elementwise(shader: str, inputs: list[BufferTensorDesc], output: Buffer
         "ELEMENT_BITS": info.bits,
         f"PATH_{path.upper()}": "",
         "WORKGROUP_SIZE": workgroup_size_for(adapter),
+        **(scalars or {}),
     }
     if path != "packed":
         defines["RANK"] = len(sizes)
-        defines["SIZES"] = ", ".join(f"{s}u" for s in sizes)
-        defines["STRIDES"] = ", ".join(
-            "uvec3(" + ", ".join(f"{s[d]}u" for s in strides) + ")" for d in range(len(sizes)))
-    return KernelPlan(shader, path, defines, workgroup_size_for(adapter),
-                      1 if path == "strided" else elements_per_word, output.element_count)
+        defines["SIZES"] = uint_list(sizes)
+        defines["STRIDES"] = uvec_list(strides)
+    stage = KernelStage("main", shader, defines, workgroup_size_for(adapter),
+                        1 if path == "strided" else elements_per_word)
+    return KernelPlan(path, (stage,), output.element_count)
 
 
 def plan_copy(word_count: int, adapter: AdapterInfo) -> KernelPlan:
     """A word-for-word copy with the operators' dispatch shape (the benchmark's yardstick)."""
     workgroup_size = workgroup_size_for(adapter)
-    return KernelPlan("copy.comp", "copy", {"WORKGROUP_SIZE": workgroup_size}, workgroup_size, 1, word_count)
+    stage = KernelStage("main", "copy.comp", {"WORKGROUP_SIZE": workgroup_size}, workgroup_size)
+    return KernelPlan("copy", (stage,), word_count)
 
 
 def compile_desc(desc, adapter: AdapterInfo):
-    """The kernel plan for a validated desc on `adapter`, and its compiled shader."""
+    """The kernel plan for a validated desc on `adapter`, and each stage's compiled shader."""
     from .shader_compiler import compile_glsl, shader_source
 
     plan = desc.schema.kernel(desc, adapter)
-    return plan, compile_glsl(shader_source(plan.shader, plan.defines))
+    return plan, tuple(compile_glsl(shader_source(stage.shader, stage.defines)) for stage in plan.stages)

@@ -53,14 +53,15 @@ class CompiledOperator:
     desc: OperatorDesc
     flags: ExecutionFlags
     plan: KernelPlan
-    source: str  # the exact GLSL that was compiled
-    spirv: bytes
-    cache_hit: bool  # True when the SPIR-V came from the on-disk cache
+    sources: tuple[str, ...]  # the exact GLSL compiled for each stage
+    spirv: tuple[bytes, ...]
+    cache_hit: bool  # True when every stage's SPIR-V came from the on-disk cache
 
     @property
     def binding_properties(self) -> BindingProperties:
-        return BindingProperties(required_descriptor_count=len(self.desc.schema.tensors),
-                                 temporary_resource_size=0, persistent_resource_size=0)
+        temporary = self.plan.temporary_size
+        return BindingProperties(required_descriptor_count=len(self.desc.schema.tensors) + (1 if temporary else 0),
+                                 temporary_resource_size=temporary, persistent_resource_size=0)
 
 
 class Device:
@@ -139,8 +140,9 @@ class Device:
         if int(flags) & ~int(ExecutionFlags.ALLOW_HALF_PRECISION_COMPUTATION | ExecutionFlags.DISABLE_META_COMMANDS
                              | ExecutionFlags.DESCRIPTORS_VOLATILE):
             raise InvalidArgumentError(f"flags 0x{int(flags):X} has bits that are not ExecutionFlags")
-        plan, shader = compile_desc(op.desc, self.adapter)
-        return CompiledOperator(self, op.desc, flags, plan, shader.source, shader.spirv, shader.cache_hit)
+        plan, shaders = compile_desc(op.desc, self.adapter)
+        return CompiledOperator(self, op.desc, flags, plan, tuple(s.source for s in shaders),
+                                tuple(s.spirv for s in shaders), all(s.cache_hit for s in shaders))
 
     def create_buffer(self, size_in_bytes: int) -> Buffer:
         self._check_open()
@@ -158,7 +160,10 @@ class Device:
         self._check_open()
         self._check_owned(table, BindingTable, "table")
         table._check_usable()
-        self._context.run(table._dispatch)
+        # Each stage is its own submission: kp records no barrier between dependent
+        # dispatches, and waiting on one submission before the next orders them.
+        for dispatch in table._dispatches:
+            self._context.run(dispatch)
 
     def close(self) -> None:
         """Release the Vulkan device; every object made from it becomes unusable."""

@@ -7,13 +7,18 @@ DXGI_ERROR_DEVICE_REMOVED = 0x887A0005
 
 
 class DmlError(Exception):
-    """Base of every error dmlpy raises on purpose; `hresult` is DirectML's code for it."""
+    """Base of every error dmlpy raises on purpose; `hresult` is DirectML's code for it.
+
+    `field` names the kind of desc attribute at fault ("data_type", "sizes", "strides",
+    "dimension_count", ...) where there is one, for callers that translate errors.
+    """
 
     hresult = E_FAIL
 
-    def __init__(self, message: str):
+    def __init__(self, message: str, field: str | None = None):
         super().__init__(message)
         self.message = message
+        self.field = field
 
     def __str__(self) -> str:
         return f"{self.message} (HRESULT 0x{self.hresult:08X})"

@@ -23,7 +23,7 @@ def _plan_x_dy_to_dx(desc, adapter):
         Support(FeatureLevel.LEVEL_5_1, (T.INT32, T.INT16, T.INT8)),
         Support(FeatureLevel.LEVEL_3_0, (T.BFLOAT16,)),  # dmlpy extension (oneDNN, InfiniCore list BF16)
     ),
-    same=("data_type", "dimension_count", "sizes"),
+    same={"data_type": None, "dimension_count": None, "sizes": None},
     shader="relu_grad.comp",
     kernel=_plan_x_dy_to_dx,
 )

@@ -1,17 +1,19 @@
 """The operator declaration: one schema per operator drives validation, codegen, the CLI and docs.
 
 An operator desc is a frozen dataclass decorated with `@operator(...)`. Its fields are
-tensors (`tensor_field`) or scalars (`scalar_field`); the decorator records the feature
-levels, data types and dimension counts DirectML documents for it, the constraints that
-tie its tensors together, and the shader that implements it.
+tensors (`tensor_field`) or FP32 scalars (`scalar_field`); the decorator records the
+feature levels, data types and dimension counts documented for it, the constraints that
+tie its tensors together, and the kernel that implements it.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import enum
-from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
 
 from .errors import InvalidArgumentError, UnsupportedError
 from .tensor_desc import BufferTensorDesc
@@ -28,6 +30,12 @@ class TensorField:
     name: str  # the Python field name, e.g. "input_gradient_tensor"
     dml_name: str  # DirectML's member name, e.g. "InputGradientTensor"
     role: TensorRole
+
+
+@dataclass(frozen=True)
+class ScalarField:
+    name: str  # e.g. "alpha"
+    dml_name: str  # e.g. "Alpha"
 
 
 @dataclass(frozen=True)
@@ -49,12 +57,15 @@ class OperatorSchema:
     name: str  # "relu_grad": the name on the CLI, in the docs and in the NumPy front end
     formula: str
     support: tuple[Support, ...]
-    same: tuple[str, ...]
+    # attribute -> the tensors that must agree on it (None: every tensor)
+    same: dict[str, tuple[str, ...] | None]
     shader: str  # file in shaders/
-    kernel: Callable  # builds the shader's defines and dispatch for a desc (see codegen)
-    extension: bool = False
+    kernel: Callable  # builds the kernel plan for a desc (see codegen)
+    extension: bool = False  # a dmlpy extension: refused by strict_directml devices
+    check: Callable | None = None  # the operator's own further rules
     desc_class: type | None = None
     tensors: tuple[TensorField, ...] = ()
+    scalars: tuple[ScalarField, ...] = ()
 
     @property
     def introduced(self) -> FeatureLevel:
@@ -68,6 +79,11 @@ class OperatorSchema:
     def outputs(self) -> tuple[TensorField, ...]:
         return tuple(t for t in self.tensors if t.role is TensorRole.OUTPUT)
 
+    def sharing(self, attribute: str) -> tuple[TensorField, ...]:
+        """The tensors that must agree on `attribute`."""
+        names = self.same[attribute]
+        return self.tensors if names is None else tuple(t for t in self.tensors if t.name in names)
+
     def validate(self, desc) -> None:
         """Every device-independent rule; raises InvalidArgumentError naming the field."""
         owner = type(desc).__name__
@@ -75,36 +91,47 @@ class OperatorSchema:
             value = getattr(desc, field.name)
             if not isinstance(value, BufferTensorDesc):
                 raise InvalidArgumentError(
-                    f"{owner}.{field.name} must be a BufferTensorDesc, not {type(value).__name__}")
-        first = self.tensors[0]
-        first_desc = getattr(desc, first.name)
+                    f"{owner}.{field.name} must be a BufferTensorDesc, not {type(value).__name__}", field.name)
+        for scalar in self.scalars:
+            value = getattr(desc, scalar.name)
+            if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)):
+                raise InvalidArgumentError(f"{owner}.{scalar.name} {value!r} must be a number", scalar.name)
+            with np.errstate(over="ignore"):
+                as_fp32 = np.float32(value)
+            if not np.isfinite(as_fp32):
+                raise InvalidArgumentError(
+                    f"{owner}.{scalar.name} {value!r} is not a finite FP32 value: {scalar.dml_name} must be finite",
+                    scalar.name)
         for attribute in self.same:
-            expected = getattr(first_desc, attribute)
-            for field in self.tensors[1:]:
+            first, *others = self.sharing(attribute)
+            expected = getattr(getattr(desc, first.name), attribute)
+            for field in others:
                 actual = getattr(getattr(desc, field.name), attribute)
                 if actual != expected:
                     raise InvalidArgumentError(
                         f"{owner}.{field.name}.{attribute} {_show(actual)} != {first.name}.{attribute} "
-                        f"{_show(expected)}: {self.same_rule(attribute)}")
+                        f"{_show(expected)}: {self.same_rule(attribute)}", attribute)
         for field in self.tensors:
             tensor = getattr(desc, field.name)
             where = f"{owner}.{field.name}"
             if not any(tensor.data_type in row.data_types for row in self.support):
                 raise InvalidArgumentError(
                     f"{where}.data_type {tensor.data_type.name} is not supported: {self.dml_name} "
-                    f"accepts {self.describe_data_types()}")
+                    f"accepts {self.describe_data_types()}", "data_type")
             if not any(tensor.dimension_count in row.dimension_counts for row in self.support):
                 raise InvalidArgumentError(
                     f"{where} has {tensor.dimension_count} dimensions: {self.dml_name} accepts "
-                    f"{self.describe_dimension_counts()}")
+                    f"{self.describe_dimension_counts()}", "dimension_count")
             if self.required_level(tensor) is None:
                 raise InvalidArgumentError(
                     f"{where}: {tensor.data_type.name} with {tensor.dimension_count} dimensions is not "
-                    f"a supported combination for {self.dml_name}")
+                    f"a supported combination for {self.dml_name}", "data_type")
             if field.role is TensorRole.OUTPUT and not tensor.writes_each_element_once():
                 raise InvalidArgumentError(
                     f"{where}.strides {_show(tensor.strides)} with sizes {_show(tensor.sizes)} make two "
-                    "indices share an element: an output must not write any element twice")
+                    "indices share an element: an output must not write any element twice", "strides")
+        if self.check is not None:
+            self.check(desc)
 
     def required_level(self, tensor: BufferTensorDesc) -> FeatureLevel | None:
         """The lowest feature level that accepts this tensor's data type and dimension count."""
@@ -115,13 +142,17 @@ class OperatorSchema:
     def check_device(self, desc, device_level: FeatureLevel, strict_directml: bool) -> None:
         """Raise UnsupportedError when the desc needs more than the device offers."""
         owner = type(desc).__name__
+        if strict_directml and self.extension:
+            raise UnsupportedError(
+                f"{self.dml_name} is a dmlpy extension: a device created with strict_directml=True accepts "
+                "only what DirectML accepts")
         if strict_directml:
             for field in self.tensors:
                 data_type = getattr(desc, field.name).data_type
                 if data_type_info(data_type).extension:
                     raise UnsupportedError(
                         f"{owner}.{field.name}.data_type {data_type.name} is a dmlpy extension: a device "
-                        "created with strict_directml=True accepts only what DirectML accepts")
+                        "created with strict_directml=True accepts only what DirectML accepts", "data_type")
         if self.introduced > device_level:
             raise UnsupportedError(
                 f"{self.dml_name} needs {self.introduced} but the device is capped at {device_level}")
@@ -131,12 +162,11 @@ class OperatorSchema:
             if level > device_level:
                 raise UnsupportedError(
                     f"{owner}.{field.name}: {tensor.data_type.name} with {tensor.dimension_count} "
-                    f"dimensions needs {level} but the device is capped at {device_level}")
+                    f"dimensions needs {level} but the device is capped at {device_level}", "data_type")
 
     def same_rule(self, attribute: str) -> str:
-        roles = [t.dml_name for t in self.tensors]
-        listed = ", ".join(roles[:-1]) + f", and {roles[-1]}" if len(roles) > 2 else " and ".join(roles)
-        return f"{listed} must have the same {SAME_ATTRIBUTES[attribute]}"
+        names = [t.dml_name for t in self.sharing(attribute)]
+        return f"{_listed(names)} must have the same {SAME_ATTRIBUTES[attribute]}"
 
     def describe_data_types(self) -> str:
         return "; ".join(f"{', '.join(t.name for t in row.data_types)} from {row.level}" for row in self.support)
@@ -146,12 +176,20 @@ class OperatorSchema:
                          f"from {row.level}" for row in self.support)
 
 
+def _listed(names: list[str]) -> str:
+    return ", ".join(names[:-1]) + f", and {names[-1]}" if len(names) > 2 else " and ".join(names)
+
+
 def _show(value) -> str:
     return "None" if value is None else str(tuple(value)) if isinstance(value, tuple) else str(value)
 
 
 def tensor_field(role: TensorRole, dml_name: str):
     return dataclasses.field(metadata={"tensor": TensorField("", dml_name, role)})
+
+
+def scalar_field(dml_name: str):
+    return dataclasses.field(metadata={"scalar": ScalarField("", dml_name)})
 
 
 OPERATORS: dict[str, OperatorSchema] = {}
@@ -171,13 +209,13 @@ def operator(**schema_fields):
 
     def declare(cls):
         cls = dataclass(frozen=True)(cls)
+        fields = dataclasses.fields(cls)
         tensors = tuple(TensorField(f.name, f.metadata["tensor"].dml_name, f.metadata["tensor"].role)
-                        for f in dataclasses.fields(cls) if "tensor" in f.metadata)
-        schema = OperatorSchema(**schema_fields, desc_class=cls, tensors=tensors)
+                        for f in fields if "tensor" in f.metadata)
+        scalars = tuple(ScalarField(f.name, f.metadata["scalar"].dml_name) for f in fields if "scalar" in f.metadata)
+        schema = OperatorSchema(**schema_fields, desc_class=cls, tensors=tensors, scalars=scalars)
         cls.schema = schema
         OPERATORS[schema.name] = schema
         return cls
 
     return declare
-
-

@@ -24,8 +24,8 @@ class Window:
 
 def _locate(tensor, element: int) -> tuple[int, int]:
     size = tensor.buffer.segment_size
-    byte = tensor.offset + element * tensor.desc.element_size
-    return byte // size, (byte - byte // size * size) // tensor.desc.element_size
+    byte = tensor.offset + element * tensor.element_size
+    return byte // size, (byte - byte // size * size) // tensor.element_size
 
 
 def _window(tensors, first: int, count: int) -> Window:
@@ -51,7 +51,7 @@ def plan_windows(tensors: Sequence, element_count: int, packed: bool, max_storag
     # segment boundary any tensor meets give windows that stay inside one segment each.
     cuts = {0, element_count}
     for t in tensors:
-        size, element_size = t.buffer.segment_size, t.desc.element_size
+        size, element_size = t.buffer.segment_size, t.element_size
         last_byte = t.offset + element_count * element_size - 1
         for segment in range(t.offset // size + 1, last_byte // size + 1):
             cuts.add((segment * size - t.offset) // element_size)

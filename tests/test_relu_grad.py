@@ -87,7 +87,7 @@ def test_more_elements_than_65535_workgroups_can_cover(device):
     dy = rng.standard_normal(count).astype(np.float32)
     desc = desc_for(T.FLOAT32, (count,))
     compiled = device.compile_operator(device.create_operator(desc))
-    groups_x, groups_y, _ = compiled.plan.workgroups(device.adapter)
+    ((groups_x, groups_y, _),) = compiled.plan.workgroups(device.adapter)
     assert groups_x <= device.adapter.max_compute_work_group_count[0] and groups_y > 1
     dx = dml.relu_grad(x, dy, device=device)
     assert np.array_equal(bits(dx), bits(reference(x, dy)))

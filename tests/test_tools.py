@@ -28,16 +28,17 @@ def test_dumped_spirv_passes_spirv_val(tmp_path, name, dtype, layout):
     result = run_tool("tools/dump_shaders.py", name, "--dtype", dtype, *layout, "--out", tmp_path)
     assert result.returncode == 0, result.stderr
     paths = [Path(line) for line in result.stdout.splitlines() if not line.startswith("#")]
-    assert [p.suffix for p in paths] == [".comp", ".spv", ".spvasm"] and all(p.exists() for p in paths)
-    assert paths[0].name.startswith(name)
-    validation = subprocess.run([find_tool("spirv-val"), str(paths[1])], capture_output=True, text=True)
-    assert validation.returncode == 0, validation.stdout + validation.stderr
-    assert "OpEntryPoint GLCompute" in paths[2].read_text()
-    # The dumped GLSL is self-contained: it compiles by hand to the same SPIR-V.
-    again = tmp_path / "again.spv"
-    subprocess.run([find_tool("glslangValidator"), "-V", "--target-env", "vulkan1.0", "-o", str(again),
-                    str(paths[0])], check=True, capture_output=True)
-    assert again.read_bytes() == paths[1].read_bytes()
+    assert paths and len(paths) % 3 == 0 and all(p.exists() and p.name.startswith(name) for p in paths)
+    for comp, spv, spvasm in zip(paths[::3], paths[1::3], paths[2::3]):
+        assert (comp.suffix, spv.suffix, spvasm.suffix) == (".comp", ".spv", ".spvasm")
+        validation = subprocess.run([find_tool("spirv-val"), str(spv)], capture_output=True, text=True)
+        assert validation.returncode == 0, validation.stdout + validation.stderr
+        assert "OpEntryPoint GLCompute" in spvasm.read_text()
+        # The dumped GLSL is self-contained: it compiles by hand to the same SPIR-V.
+        again = tmp_path / "again.spv"
+        subprocess.run([find_tool("glslangValidator"), "-V", "--target-env", "vulkan1.0", "-o", str(again),
+                        str(comp)], check=True, capture_output=True)
+        assert again.read_bytes() == spv.read_bytes()
 
 
 def test_dump_reports_the_path_taken(tmp_path):

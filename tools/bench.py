@@ -78,9 +78,10 @@ def copy_table(device, byte_count):
     """Run the copy shader over byte_count / 2 bytes (it reads and writes them: byte_count moved)."""
     words = max(1, byte_count // 8)
     plan = plan_copy(words, device.adapter)
-    spirv = compile_glsl(shader_source(plan.shader, plan.defines)).spirv
+    (stage,) = plan.stages
+    spirv = compile_glsl(shader_source(stage.shader, stage.defines)).spirv
     source, destination = device.create_buffer(words * 4), device.create_buffer(words * 4)
-    launch = Launch([source._segments[0], destination._segments[0]], plan.workgroups(device.adapter),
+    launch = Launch([source._segments[0], destination._segments[0]], stage.workgroups(device.adapter, words),
                     np.array([words], np.uint32))
     dispatch = device._context.create_dispatch(spirv, [launch])
     return (lambda: device._context.run(dispatch)), (source, destination)

