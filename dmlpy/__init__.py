@@ -2,26 +2,57 @@
 
 from .binding import BindingProperties, BindingTable, Buffer, BufferBinding
 from .device import (
-                     CompiledOperator,
-                     Device,
-                     FeatureDataFeatureLevels,
-                     FeatureDataTensorDataTypeSupport,
-                     Operator,
-                     create_device,
+    CompiledOperator,
+    Device,
+    FeatureDataFeatureLevels,
+    FeatureDataTensorDataTypeSupport,
+    Operator,
+    create_device,
 )
 from .errors import DeviceRemovedError, DmlError, InvalidArgumentError, ShaderCompilationError, UnsupportedError
-from .numpy_api import default_device, relu_grad
-from .operators import ActivationReluGradOperatorDesc
+from .numpy_api import default_device, hard_sigmoid_grad, prelu_grad, relu_grad
+from .operators import (
+    ActivationHardSigmoidGradOperatorDesc,
+    ActivationParameterizedReluGradOperatorDesc,
+    ActivationReluGradOperatorDesc,
+)
 from .schema import OPERATORS
 from .tensor_desc import BufferTensorDesc, calc_buffer_tensor_size
 from .types import ExecutionFlags, Feature, FeatureLevel, TensorDataType, TensorFlags
 from .vulkan_info import AdapterInfo, AdapterType, list_adapters
 
 __all__ = [
-    "ActivationReluGradOperatorDesc", "AdapterInfo", "AdapterType", "BindingProperties", "BindingTable",
-    "Buffer", "BufferBinding", "BufferTensorDesc", "CompiledOperator", "Device", "DeviceRemovedError",
-    "DmlError", "ExecutionFlags", "Feature", "FeatureDataFeatureLevels", "FeatureDataTensorDataTypeSupport",
-    "FeatureLevel", "InvalidArgumentError", "OPERATORS", "Operator", "ShaderCompilationError",
-    "TensorDataType", "TensorFlags", "UnsupportedError", "calc_buffer_tensor_size", "create_device",
-    "default_device", "list_adapters", "relu_grad",
+    "OPERATORS",
+    "ActivationHardSigmoidGradOperatorDesc",
+    "ActivationParameterizedReluGradOperatorDesc",
+    "ActivationReluGradOperatorDesc",
+    "AdapterInfo",
+    "AdapterType",
+    "BindingProperties",
+    "BindingTable",
+    "Buffer",
+    "BufferBinding",
+    "BufferTensorDesc",
+    "CompiledOperator",
+    "Device",
+    "DeviceRemovedError",
+    "DmlError",
+    "ExecutionFlags",
+    "Feature",
+    "FeatureDataFeatureLevels",
+    "FeatureDataTensorDataTypeSupport",
+    "FeatureLevel",
+    "InvalidArgumentError",
+    "Operator",
+    "ShaderCompilationError",
+    "TensorDataType",
+    "TensorFlags",
+    "UnsupportedError",
+    "calc_buffer_tensor_size",
+    "create_device",
+    "default_device",
+    "hard_sigmoid_grad",
+    "list_adapters",
+    "prelu_grad",
+    "relu_grad",
 ]

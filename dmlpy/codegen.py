@@ -162,3 +162,48 @@ def compile_desc(desc, adapter: AdapterInfo):
 
     plan = desc.schema.kernel(desc, adapter)
     return plan, tuple(compile_glsl(shader_source(stage.shader, stage.defines)) for stage in plan.stages)
+
+
+def broadcast_dims(slope: BufferTensorDesc) -> tuple[bool, ...]:
+    """Per dim: whether a slope broadcasts along it (zero stride over more than one element)."""
+    return tuple(size > 1 and stride == 0 for size, stride in zip(slope.sizes, slope.element_strides))
+
+
+REDUCTION_LEAVES = 256  # leaves of the fixed summation tree in prelu_grad.comp
+
+
+def plan_prelu_grad(x: BufferTensorDesc, slope: BufferTensorDesc, dy: BufferTensorDesc, dx: BufferTensorDesc,
+                    dslope: BufferTensorDesc, adapter: AdapterInfo) -> KernelPlan:
+    """Two passes: dX and chunk sums of dSlope's terms, then dSlope from the chunk sums."""
+    reduced = broadcast_dims(slope)
+    tensors = [x, slope, dy, dx]
+    kept_dims = [d for d, r in enumerate(reduced) if not r]
+    reduced_dims = [d for d, r in enumerate(reduced) if r]
+
+    def pick(dims, descs):
+        return [tuple(t.element_strides[d] for d in dims) for t in descs]
+
+    kept_sizes, kept_strides = merge_dims(tuple(x.sizes[d] for d in kept_dims), pick(kept_dims, [*tensors, dslope]))
+    reduced_sizes, reduced_strides = merge_dims(tuple(x.sizes[d] for d in reduced_dims), pick(reduced_dims, tensors))
+    kept_count, reduced_count = math.prod(kept_sizes), math.prod(reduced_sizes)
+    chunk_count = math.ceil(reduced_count / REDUCTION_LEAVES)
+    workgroup_size = workgroup_size_for(adapter)
+    common = {
+        f"DTYPE_{x.data_type.name}": "",
+        "ELEMENT_BITS": data_type_info(x.data_type).bits,
+        "WORKGROUP_SIZE": workgroup_size,
+        "CHUNK_COUNT": f"{chunk_count}u",
+        "REDUCED_COUNT": f"{reduced_count}u",
+        "KEPT_RANK": len(kept_sizes),
+        "KEPT_SIZES": uint_list(kept_sizes),
+        "KEPT_STRIDES": uvec_list(kept_strides[:4]),
+        "DSLOPE_STRIDES": uint_list(kept_strides[4]),
+        "REDUCED_RANK": len(reduced_sizes),
+        "REDUCED_SIZES": uint_list(reduced_sizes),
+        "REDUCED_STRIDES": uvec_list(reduced_strides),
+    }
+    stages = tuple(
+        KernelStage(name, "prelu_grad.comp", {f"PASS_{name.upper()}": "", "GROUP_COUNT": f"{groups}u", **common},
+                    workgroup_size, invocations=groups * workgroup_size)
+        for name, groups in (("terms", kept_count * chunk_count), ("sum", kept_count)))
+    return KernelPlan("reduce", stages, x.element_count, temporary_size=4 * kept_count * chunk_count)

@@ -15,7 +15,8 @@ from numpy.lib.stride_tricks import as_strided
 from .codegen import merge_dims
 from .device import CompiledOperator, Device, create_device
 from .errors import InvalidArgumentError
-from .operators import ActivationReluGradOperatorDesc
+from .operators import (ActivationHardSigmoidGradOperatorDesc, ActivationParameterizedReluGradOperatorDesc,
+                        ActivationReluGradOperatorDesc)
 from .tensor_desc import MAX_DIMENSION_COUNT, BufferTensorDesc
 from .types import data_type_for_numpy
 
@@ -67,6 +68,12 @@ def _element_strides(array: np.ndarray) -> tuple[int, ...] | None:
     return tuple(s // array.itemsize for s in array.strides)
 
 
+def _bindable(array: np.ndarray) -> np.ndarray:
+    """The array itself when its strides are whole, non-negative elements; else a contiguous copy."""
+    strides = _element_strides(array)
+    return array if strides is not None and min(strides, default=0) >= 0 else np.ascontiguousarray(array)
+
+
 def _views(arrays: list[np.ndarray], result_index: int) -> tuple[list[np.ndarray], tuple[int, ...], list]:
     """Views of `arrays` over the same elements, with every stride >= 0, and their merged
     sizes and element strides.
@@ -78,8 +85,7 @@ def _views(arrays: list[np.ndarray], result_index: int) -> tuple[list[np.ndarray
     for axis, stride in enumerate(arrays[result_index].strides):
         if stride < 0:
             arrays = [np.flip(a, axis) for a in arrays]
-    arrays = [a if i == result_index or (_element_strides(a) is not None and min(a.strides) >= 0)
-              else np.ascontiguousarray(a) for i, a in enumerate(arrays)]
+    arrays = [a if i == result_index else _bindable(a) for i, a in enumerate(arrays)]
     sizes, strides = merge_dims(arrays[0].shape, [_element_strides(a) for a in arrays])
     if len(sizes) > MAX_DIMENSION_COUNT:  # more than 8 dims even after merging: copy the inputs flat
         arrays = [a if i == result_index else np.ascontiguousarray(a) for i, a in enumerate(arrays)]
@@ -95,15 +101,22 @@ def _span(array: np.ndarray, sizes, strides) -> np.ndarray:
     return as_strided(array, shape=(count,), strides=(array.itemsize,))
 
 
-def _run_elementwise(desc_class, arrays: dict[str, np.ndarray], out, device: Device | None) -> np.ndarray:
-    """Run an element-wise operator; `arrays` maps argument names to its inputs, in order."""
+def _check_same(arrays: dict[str, np.ndarray], shape_too: bool = True) -> None:
     names = list(arrays)
     first = arrays[names[0]]
     for name in names[1:]:
         if arrays[name].dtype != first.dtype:
             raise InvalidArgumentError(f"{name}.dtype {arrays[name].dtype} != {names[0]}.dtype {first.dtype}")
-        if arrays[name].shape != first.shape:
+        if shape_too and arrays[name].shape != first.shape:
             raise InvalidArgumentError(f"{name}.shape {arrays[name].shape} != {names[0]}.shape {first.shape}")
+
+
+def _run_elementwise(desc_class, arrays: dict[str, np.ndarray], out, device: Device | None,
+                     **scalars) -> np.ndarray:
+    """Run an element-wise operator; `arrays` maps argument names to its inputs, in order."""
+    _check_same(arrays)
+    first = next(iter(arrays.values()))
+    desc_class(*[BufferTensorDesc(data_type_for_numpy(first.dtype), (1,))] * 3, **scalars)  # scalars first
     if out is not None:
         if not isinstance(out, np.ndarray):
             raise InvalidArgumentError(f"out must be a NumPy array, not {type(out).__name__}")
@@ -125,7 +138,7 @@ def _run_elementwise(desc_class, arrays: dict[str, np.ndarray], out, device: Dev
     data_type = data_type_for_numpy(first.dtype)
     descs = [BufferTensorDesc(data_type, sizes, s) for s in strides]
     device = device or default_device()
-    compiled = _compile(device, desc_class(*descs))
+    compiled = _compile(device, desc_class(*descs, **scalars))
     spans = [_span(v, sizes, s) for v, s in zip(views, strides)]
     buffers = [device.create_buffer(d.total_tensor_size_in_bytes) if i != in_place else None
                for i, d in enumerate(descs[:-1])]
@@ -150,7 +163,86 @@ def _run_elementwise(desc_class, arrays: dict[str, np.ndarray], out, device: Dev
     return result
 
 
-def relu_grad(x, dy, *, out: np.ndarray | None = None, device: Device | None = None) -> np.ndarray:
-    """ACTIVATION_RELU_GRAD on arrays: `x > 0 ? dy : 0`, bit-exact, same shape and dtype."""
+def relu_grad(x, dy, *, use_dst: bool = False, out: np.ndarray | None = None,
+              device: Device | None = None) -> np.ndarray:
+    """ACTIVATION_RELU_GRAD on arrays: `x > 0 ? dy : 0`, bit-exact, same shape and dtype.
+
+    use_dst=True (oneDNN's ReLUBackward): `x` is ReLU's output Y = max(X, 0) instead of
+    its input. Y > 0 exactly where X > 0 (and Y is never NaN where X is not), so the same
+    operator serves both.
+    """
+    if not isinstance(use_dst, (bool, np.bool_)):
+        raise InvalidArgumentError(f"use_dst {use_dst!r} must be a bool")
     return _run_elementwise(ActivationReluGradOperatorDesc,
                             {"x": _as_array(x, "x"), "dy": _as_array(dy, "dy")}, out, device)
+
+
+def hard_sigmoid_grad(x, dy, *, alpha: float, beta: float, out: np.ndarray | None = None,
+                      device: Device | None = None) -> np.ndarray:
+    """oneDNN's HardSigmoidBackward: `dy * alpha where 0 < alpha * x + beta < 1, else 0`."""
+    return _run_elementwise(ActivationHardSigmoidGradOperatorDesc,
+                            {"x": _as_array(x, "x"), "dy": _as_array(dy, "dy")}, out, device,
+                            alpha=alpha, beta=beta)
+
+
+PRELU_RULES = (
+    "slope must follow oneDNN's PReLU broadcasting rules: a 1-D slope as long as x's channel dim "
+    "(axis 1 for NCX, the last axis for NXC), a 1-D slope of length 1, or a slope shaped x.shape[1:]")
+
+
+def _slope_strides(x_shape, slope: np.ndarray, data_format: str) -> tuple[int, ...]:
+    """The slope's element strides over x's dims (0 where it broadcasts), by oneDNN's rules."""
+    strides = _element_strides(slope)
+    channel_axis = 1 if data_format == "NCX" else len(x_shape) - 1
+    if slope.ndim == 1 and 0 <= channel_axis < len(x_shape) and slope.shape[0] == x_shape[channel_axis]:
+        return tuple(strides[0] if axis == channel_axis else 0 for axis in range(len(x_shape)))
+    if slope.ndim == 1 and slope.shape[0] == 1:
+        return (0,) * len(x_shape)
+    if len(x_shape) >= 1 and slope.shape == tuple(x_shape[1:]):
+        return (0, *strides)
+    raise InvalidArgumentError(f"slope.shape {slope.shape} with x.shape {tuple(x_shape)} and data_format "
+                               f"{data_format!r}: {PRELU_RULES}", "sizes")
+
+
+def prelu_grad(x, slope, dy, *, data_format: str = "NXC",
+               device: Device | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """oneDNN's PReLUBackward: (dx, dslope), dslope shaped like slope.
+
+    dx = x > 0 ? dy : slope * dy; dslope sums (x > 0 ? 0 : x * dy) over the dims slope is
+    broadcast along, in a fixed order with FP32 accumulation.
+    """
+    if data_format not in ("NCX", "NXC"):
+        raise InvalidArgumentError(f"data_format {data_format!r} must be 'NCX' or 'NXC'")
+    arrays = {"x": _as_array(x, "x"), "slope": _as_array(slope, "slope"), "dy": _as_array(dy, "dy")}
+    _check_same({"x": arrays["x"], "dy": arrays["dy"]})
+    _check_same(arrays, shape_too=False)
+    x, slope, dy = (_bindable(a) for a in arrays.values())
+    slope_strides = _slope_strides(x.shape, slope, data_format)
+    dx, dslope = np.empty(x.shape, x.dtype), np.zeros(slope.shape, x.dtype)
+    if x.size == 0:
+        return dx, dslope
+    if x.ndim == 0 or x.ndim > MAX_DIMENSION_COUNT:
+        raise InvalidArgumentError(f"x has {x.ndim} dims: prelu_grad takes 1 to {MAX_DIMENSION_COUNT}")
+    data_type = data_type_for_numpy(x.dtype)
+    reduced = [size > 1 and stride == 0 for size, stride in zip(x.shape, slope_strides)]
+    dslope_sizes = tuple(1 if r else size for r, size in zip(reduced, x.shape))
+    descs = [BufferTensorDesc(data_type, x.shape, _element_strides(x)),
+             BufferTensorDesc(data_type, x.shape, slope_strides),
+             BufferTensorDesc(data_type, x.shape, _element_strides(dy)),
+             BufferTensorDesc(data_type, x.shape),
+             BufferTensorDesc(data_type, dslope_sizes)]
+    device = device or default_device()
+    compiled = _compile(device, ActivationParameterizedReluGradOperatorDesc(*descs))
+    buffers = [device.create_buffer(d.total_tensor_size_in_bytes) for d in descs]
+    temporary = device.create_buffer(max(4, compiled.binding_properties.temporary_resource_size))
+    try:
+        for buffer, array, desc in zip(buffers, (x, slope, dy), descs):
+            buffer.write(_span(array, desc.sizes, desc.element_strides))
+        device.execute(device.create_binding_table(compiled, inputs=buffers[:3], outputs=buffers[3:],
+                                                   temporary=temporary))
+        dx[...] = buffers[3].read(x.dtype, x.size).reshape(x.shape)
+        dslope[...] = buffers[4].read(x.dtype, dslope.size).reshape(slope.shape)
+    finally:
+        for buffer in (*buffers, temporary):
+            buffer.destroy()
+    return dx, dslope
