@@ -207,7 +207,8 @@ def check_aliasing(inputs: Sequence[BoundTensor], outputs: Sequence[BoundTensor]
             if out.desc.element_strides != tensor.desc.element_strides:
                 raise InvalidArgumentError(
                     f"{out.name} is bound in place over {tensor.name} but their strides differ "
-                    f"({out.desc.element_strides} vs {tensor.desc.element_strides}): in place needs one layout")
+                    f"({out.desc.element_strides} vs {tensor.desc.element_strides}): in place needs one layout",
+                    "strides")
 
 
 class BindingTable:

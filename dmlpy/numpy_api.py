@@ -15,8 +15,11 @@ from numpy.lib.stride_tricks import as_strided
 from .codegen import merge_dims
 from .device import CompiledOperator, Device, create_device
 from .errors import InvalidArgumentError
-from .operators import (ActivationHardSigmoidGradOperatorDesc, ActivationParameterizedReluGradOperatorDesc,
-                        ActivationReluGradOperatorDesc)
+from .operators import (
+    ActivationHardSigmoidGradOperatorDesc,
+    ActivationParameterizedReluGradOperatorDesc,
+    ActivationReluGradOperatorDesc,
+)
 from .tensor_desc import MAX_DIMENSION_COUNT, BufferTensorDesc
 from .types import data_type_for_numpy
 

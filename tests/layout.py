@@ -63,8 +63,7 @@ def run_and_expect(device, desc, rng, offsets=None, in_place=None):
         return elements[element_offsets(tensor.sizes, tensor.element_strides)].view(info.numpy_dtype)
 
     inputs = [values(f.name) for f in schema.inputs]
-    results = REFERENCES[schema.name](*inputs)
-    results = results if isinstance(results, tuple) else (results,)
+    results = (REFERENCES[schema.name](*inputs, **{s.name: getattr(desc, s.name) for s in schema.scalars}),)
     expected = {}
     for field, result in zip(schema.outputs, results):
         tensor = tensors[field.name]

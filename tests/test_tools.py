@@ -21,12 +21,29 @@ LAYOUTS = [["--sizes", "2,3,4"], ["--sizes", "2,3,4", "--strides", "12,4,1"],
            ["--sizes", "7", "--output-gradient-tensor-strides", "2"]]
 
 
-@pytest.mark.parametrize("name", sorted(dml.OPERATORS))
-@pytest.mark.parametrize("dtype", ["float32", "float16", "int8"])
+def supported_dtypes(name):
+    return sorted({t.name.lower() for row in dml.OPERATORS[name].support for t in row.data_types})
+
+
+@pytest.mark.parametrize("name, dtype", [(n, d) for n in sorted(dml.OPERATORS) for d in supported_dtypes(n)])
 @pytest.mark.parametrize("layout", LAYOUTS, ids=lambda a: " ".join(a))
 def test_dumped_spirv_passes_spirv_val(tmp_path, name, dtype, layout):
-    result = run_tool("tools/dump_shaders.py", name, "--dtype", dtype, *layout, "--out", tmp_path)
+    scalars = [arg for s in dml.OPERATORS[name].scalars for arg in (f"--{s.name}", "0.25")]
+    result = run_tool("tools/dump_shaders.py", name, "--dtype", dtype, *layout, *scalars, "--out", tmp_path)
     assert result.returncode == 0, result.stderr
+    check_dumped_files(tmp_path, name, result)
+
+
+def test_dumped_prelu_with_a_broadcast_slope(tmp_path):
+    result = run_tool("tools/dump_shaders.py", "prelu_grad", "--dtype", "bfloat16", "--sizes", "2,3,4",
+                      "--slope-tensor-strides", "0,1,0", "--output-slope-gradient-tensor-sizes", "1,3,1",
+                      "--out", tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "path reduce, 2 stage(s)" in result.stdout
+    check_dumped_files(tmp_path, "prelu_grad", result)
+
+
+def check_dumped_files(tmp_path, name, result):
     paths = [Path(line) for line in result.stdout.splitlines() if not line.startswith("#")]
     assert paths and len(paths) % 3 == 0 and all(p.exists() and p.name.startswith(name) for p in paths)
     for comp, spv, spvasm in zip(paths[::3], paths[1::3], paths[2::3]):
@@ -54,9 +71,12 @@ def test_dump_reports_the_path_taken(tmp_path):
     (["--dtype", "uint8", "--sizes", "2,3"], "input_tensor.data_type UINT8 is not supported"),
     (["--dtype", "float32", "--sizes", "2,0"], "BufferTensorDesc.sizes[1] is 0"),
     (["--dtype", "float32", "--sizes", "2,3", "--output-gradient-tensor-strides", "0,1"], "write any element twice"),
+    (["--dtype", "float32", "--sizes", "2,3", "--alpha", "1"], "hard_sigmoid_grad needs --beta"),
+    (["--dtype", "float32", "--sizes", "2,3", "--alpha", "1", "--beta", "inf"], "beta inf is not a finite FP32"),
 ])
 def test_invalid_desc_exits_non_zero_with_the_message(tmp_path, args, message):
-    result = run_tool("tools/dump_shaders.py", "relu_grad", *args, "--out", tmp_path)
+    operator = "hard_sigmoid_grad" if "--alpha" in args else "relu_grad"
+    result = run_tool("tools/dump_shaders.py", operator, *args, "--out", tmp_path)
     assert result.returncode == 1 and message in result.stderr and "Traceback" not in result.stderr
 
 
@@ -64,7 +84,8 @@ def test_help_documents_every_option():
     result = run_tool("tools/dump_shaders.py", "--help")
     assert result.returncode == 0
     for option in ("--dtype", "--sizes", "--strides", "--input-tensor-strides", "--output-gradient-tensor-strides",
-                   "--adapter", "--out", "relu_grad", "ACTIVATION_RELU_GRAD"):
+                   "--slope-tensor-strides", "--output-slope-gradient-tensor-sizes", "--alpha", "--beta",
+                   "--adapter", "--out", *dml.OPERATORS, *(s.dml_name for s in dml.OPERATORS.values())):
         assert option in result.stdout
 
 

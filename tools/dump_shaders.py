@@ -3,8 +3,10 @@
 
     python tools/dump_shaders.py relu_grad --dtype float16 --sizes 2,3,4 --out DIR
 
-Every tensor of the operator takes the same --sizes and --dtype (as the operator's rules
-require); --strides sets every tensor's strides and --<tensor>-strides overrides one.
+Every tensor takes --dtype and --sizes; --strides sets every tensor's strides. The options
+--<tensor>-sizes and --<tensor>-strides set one tensor's (e.g. a PReLU slope broadcast
+through zero strides and its gradient's size-1 dims), and operators with scalars take
+them as --<scalar> (e.g. --alpha, --beta).
 """
 
 from __future__ import annotations
@@ -41,8 +43,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--strides", type=_dims, help="element strides of every tensor (default: packed)")
     tensor_names = sorted({f.name for schema in dml.OPERATORS.values() for f in schema.tensors})
     for name in tensor_names:
-        parser.add_argument(f"--{name.replace('_', '-')}-strides", dest=f"{name}_strides", type=_dims,
+        option = name.replace("_", "-")
+        parser.add_argument(f"--{option}-sizes", dest=f"{name}_sizes", type=_dims,
+                            help=f"sizes of {name} alone, where the operator has it")
+        parser.add_argument(f"--{option}-strides", dest=f"{name}_strides", type=_dims,
                             help=f"element strides of {name} alone, where the operator has it")
+    scalars = {s.name: (schema.name, s.dml_name) for schema in dml.OPERATORS.values() for s in schema.scalars}
+    for name, (operator_name, dml_name) in sorted(scalars.items()):
+        parser.add_argument(f"--{name}", type=float, help=f"{dml_name}, required by {operator_name}")
     parser.add_argument("--adapter", type=int, help="Vulkan adapter index whose limits shape the dispatch "
                         "(default: the one create_device picks)")
     parser.add_argument("--out", type=Path, default=Path("."), help="directory to write the files to")
@@ -53,9 +61,15 @@ def dump(args) -> list[Path]:
     schema = dml.OPERATORS[args.operator]
     tensors = {}
     for field in schema.tensors:
-        strides = getattr(args, f"{field.name}_strides", None) or args.strides
-        tensors[field.name] = dml.BufferTensorDesc(dml.TensorDataType[args.dtype], args.sizes, strides)
-    desc = schema.desc_class(**tensors)
+        sizes = getattr(args, f"{field.name}_sizes") or args.sizes
+        strides = getattr(args, f"{field.name}_strides") or args.strides
+        tensors[field.name] = dml.BufferTensorDesc(dml.TensorDataType[args.dtype], sizes, strides)
+    scalars = {}
+    for scalar in schema.scalars:
+        if getattr(args, scalar.name) is None:
+            raise dml.InvalidArgumentError(f"{schema.name} needs --{scalar.name} ({scalar.dml_name})")
+        scalars[scalar.name] = getattr(args, scalar.name)
+    desc = schema.desc_class(**tensors, **scalars)
     adapters = list_adapters()
     if not adapters:
         raise dml.UnsupportedError("no Vulkan adapter: the dispatch depends on an adapter's limits")

@@ -1,0 +1,291 @@
+"""InfiniCore's operator lifecycle (infiniop) over dmlpy's descs and compiled operators.
+
+Every function returns an `InfiniStatus` instead of raising; a function whose C form has
+an out-parameter returns `(status, value)`. The message of the last failure on this
+thread is `last_error()`. Device memory is a dmlpy `Buffer` or `BufferBinding` where
+InfiniCore passes a pointer; `stream` is accepted and ignored (execution is synchronous).
+
+    status, handle = infiniopCreateHandle()
+    status, t = infiniopCreateTensorDescriptor((2, 3), None, InfiniDtype.F16)
+    status, op = infiniopCreateReluBackwardDescriptor(handle, t, t, t)
+    status, size = infiniopGetReluBackwardWorkspaceSize(op)
+    status = infiniopReluBackward(op, None, 0, grad_input, input, grad_output, None)
+    status = infiniopDestroyReluBackwardDescriptor(op)
+"""
+
+from __future__ import annotations
+
+import enum
+import threading
+from dataclasses import dataclass
+
+from .binding import BufferBinding
+from .device import CompiledOperator, Device, create_device
+from .errors import DeviceRemovedError, DmlError, UnsupportedError
+from .operators import (
+    ActivationHardSigmoidGradOperatorDesc,
+    ActivationParameterizedReluGradOperatorDesc,
+    ActivationReluGradOperatorDesc,
+)
+from .tensor_desc import BufferTensorDesc
+from .types import TensorDataType
+
+
+class InfiniStatus(enum.IntEnum):
+    """infiniStatus_t, with InfiniCore's names and values."""
+
+    SUCCESS = 0
+    INTERNAL_ERROR = 1
+    NOT_IMPLEMENTED = 2
+    BAD_PARAM = 3
+    NULL_POINTER = 4
+    DEVICE_TYPE_NOT_SUPPORTED = 5
+    DEVICE_NOT_FOUND = 6
+    DEVICE_NOT_INITIALIZED = 7
+    DEVICE_ARCHITECTURE_NOT_SUPPORTED = 8
+    BAD_TENSOR_DTYPE = 10
+    BAD_TENSOR_SHAPE = 11
+    BAD_TENSOR_STRIDES = 12
+    INSUFFICIENT_WORKSPACE = 13
+
+
+class InfiniDtype(enum.IntEnum):
+    """infiniDtype_t, with InfiniCore's names and values."""
+
+    INVALID = 0
+    BYTE = 1
+    BOOL = 2
+    I8 = 3
+    I16 = 4
+    I32 = 5
+    I64 = 6
+    U8 = 7
+    U16 = 8
+    U32 = 9
+    U64 = 10
+    F8 = 11
+    F16 = 12
+    F32 = 13
+    F64 = 14
+    C16 = 15
+    C32 = 16
+    C64 = 17
+    C128 = 18
+    BF16 = 19
+
+
+_DATA_TYPES = {
+    InfiniDtype.I8: TensorDataType.INT8, InfiniDtype.I16: TensorDataType.INT16, InfiniDtype.I32: TensorDataType.INT32,
+    InfiniDtype.I64: TensorDataType.INT64, InfiniDtype.U8: TensorDataType.UINT8, InfiniDtype.U16: TensorDataType.UINT16,
+    InfiniDtype.U32: TensorDataType.UINT32, InfiniDtype.U64: TensorDataType.UINT64,
+    InfiniDtype.F16: TensorDataType.FLOAT16, InfiniDtype.F32: TensorDataType.FLOAT32,
+    InfiniDtype.F64: TensorDataType.FLOAT64, InfiniDtype.BF16: TensorDataType.BFLOAT16,
+}
+
+# What a desc attribute at fault becomes in InfiniCore's terms.
+_FIELD_STATUS = {"data_type": InfiniStatus.BAD_TENSOR_DTYPE, "sizes": InfiniStatus.BAD_TENSOR_SHAPE,
+                 "dimension_count": InfiniStatus.BAD_TENSOR_SHAPE, "strides": InfiniStatus.BAD_TENSOR_STRIDES}
+
+_last_error = threading.local()
+
+
+def last_error() -> str:
+    """The message behind the last status other than SUCCESS on this thread."""
+    return getattr(_last_error, "message", "")
+
+
+class _Failure(Exception):
+    def __init__(self, status: InfiniStatus, message: str):
+        super().__init__(message)
+        self.status = status
+
+
+def _status_of(error: Exception) -> InfiniStatus:
+    if isinstance(error, _Failure):
+        return error.status
+    if isinstance(error, DmlError) and error.field in _FIELD_STATUS:
+        return _FIELD_STATUS[error.field]
+    if isinstance(error, DeviceRemovedError):
+        return InfiniStatus.BAD_PARAM
+    if isinstance(error, UnsupportedError):
+        return InfiniStatus.NOT_IMPLEMENTED
+    if isinstance(error, DmlError):
+        return InfiniStatus.BAD_PARAM
+    return InfiniStatus.INTERNAL_ERROR
+
+
+def _call(body, has_out: bool = False):
+    """Run body(); turn what it raises into a status (and keep its message). A function
+    with an out-parameter returns (status, None) on failure, as its C form leaves it unset."""
+    try:
+        return body()
+    except Exception as error:  # the C-style API reports every failure as a status
+        _last_error.message = str(error)
+        status = _status_of(error)
+        return (status, None) if has_out else status
+
+
+def _live(obj, kind: type, name: str):
+    if obj is None:
+        raise _Failure(InfiniStatus.NULL_POINTER, f"{name} is NULL")
+    if not isinstance(obj, kind):
+        raise _Failure(InfiniStatus.BAD_PARAM, f"{name} is a {type(obj).__name__}, not a {kind.__name__}")
+    if obj.destroyed:
+        raise _Failure(InfiniStatus.BAD_PARAM, f"{name} was used after it was destroyed")
+    return obj
+
+
+class Handle:
+    def __init__(self, device: Device, owns_device: bool):
+        self.device = device
+        self.owns_device = owns_device
+        self.destroyed = False
+
+
+def infiniopCreateHandle(device: Device | None = None):
+    """(status, handle) on `device`, or on a new default device the handle owns."""
+    return _call(lambda: (InfiniStatus.SUCCESS, Handle(device or create_device(), device is None)), has_out=True)
+
+
+def infiniopDestroyHandle(handle) -> InfiniStatus:
+    def body():
+        _live(handle, Handle, "handle").destroyed = True
+        if handle.owns_device:
+            handle.device.close()
+        return InfiniStatus.SUCCESS
+
+    return _call(body)
+
+
+@dataclass
+class TensorDescriptor:
+    desc: BufferTensorDesc
+    destroyed: bool = False
+
+
+def infiniopCreateTensorDescriptor(shape, strides, dtype):
+    """(status, descriptor): strides in elements (None: contiguous), dtype an InfiniDtype."""
+
+    def body():
+        if shape is None:
+            raise _Failure(InfiniStatus.NULL_POINTER, "shape is NULL")
+        try:
+            data_type = _DATA_TYPES[InfiniDtype(dtype)]
+        except (ValueError, KeyError):
+            raise _Failure(InfiniStatus.BAD_TENSOR_DTYPE, f"dtype {dtype!r} has no dmlpy data type") from None
+        if strides is not None and any(s < 0 for s in strides):
+            raise _Failure(InfiniStatus.BAD_TENSOR_STRIDES, f"strides {tuple(strides)}: negative strides are "
+                           "not expressible as a DirectML tensor desc")
+        return InfiniStatus.SUCCESS, TensorDescriptor(BufferTensorDesc(data_type, tuple(shape), strides))
+
+    return _call(body, has_out=True)
+
+
+def infiniopDestroyTensorDescriptor(descriptor) -> InfiniStatus:
+    def body():
+        _live(descriptor, TensorDescriptor, "desc").destroyed = True
+        return InfiniStatus.SUCCESS
+
+    return _call(body)
+
+
+class OperatorDescriptor:
+    """A compiled dmlpy operator plus InfiniCore's argument order for it."""
+
+    def __init__(self, handle: Handle, compiled: CompiledOperator, argument_fields: tuple[str, ...]):
+        self.handle = handle
+        self.compiled = compiled
+        self.argument_fields = argument_fields  # desc field of each data argument, in InfiniCore order
+        self.destroyed = False
+
+
+def _lifecycle(desc_class, arguments: tuple[tuple[str, str], ...], scalars: tuple[str, ...] = ()):
+    """The four infiniop functions of one operator.
+
+    arguments: (InfiniCore argument name, desc field) in InfiniCore's order, outputs first.
+    """
+    schema = desc_class.schema
+    argument_names = tuple(name for name, _ in arguments)
+    fields = tuple(field for _, field in arguments)
+
+    def create(handle, *tensor_descriptors_and_scalars):
+        def body():
+            live = _live(handle, Handle, "handle")
+            expected = len(arguments) + len(scalars)
+            if len(tensor_descriptors_and_scalars) != expected:
+                raise _Failure(InfiniStatus.BAD_PARAM, f"expected {', '.join(argument_names + scalars)}")
+            descriptors = tensor_descriptors_and_scalars[:len(arguments)]
+            tensors = {field: _live(d, TensorDescriptor, name).desc
+                       for (name, field), d in zip(arguments, descriptors)}
+            values = dict(zip(scalars, tensor_descriptors_and_scalars[len(arguments):]))
+            desc = desc_class(**tensors, **values)
+            device = live.device
+            compiled = device.compile_operator(device.create_operator(desc))
+            return InfiniStatus.SUCCESS, OperatorDescriptor(live, compiled, fields)
+
+        return _call(body, has_out=True)
+
+    def workspace_size(descriptor):
+        def body():
+            compiled = _live(descriptor, OperatorDescriptor, "desc").compiled
+            return InfiniStatus.SUCCESS, compiled.binding_properties.temporary_resource_size
+
+        return _call(body, has_out=True)
+
+    def compute(descriptor, workspace, workspace_size, *data_and_stream):
+        def body():
+            live = _live(descriptor, OperatorDescriptor, "desc")
+            if len(data_and_stream) not in (len(arguments), len(arguments) + 1):
+                raise _Failure(InfiniStatus.BAD_PARAM, f"expected {', '.join(argument_names)}, stream")
+            data = dict(zip(fields, data_and_stream[:len(arguments)]))
+            for name, field in arguments:
+                if data[field] is None:
+                    raise _Failure(InfiniStatus.NULL_POINTER, f"{name} is NULL")
+            required = live.compiled.binding_properties.temporary_resource_size
+            if required and (workspace_size is None or workspace_size < required):
+                raise _Failure(InfiniStatus.INSUFFICIENT_WORKSPACE,
+                               f"workspace_size {workspace_size} < the {required} bytes this operator needs")
+            temporary = None
+            if required:
+                if workspace is None:
+                    raise _Failure(InfiniStatus.NULL_POINTER, "workspace is NULL")
+                binding = workspace if isinstance(workspace, BufferBinding) else BufferBinding(workspace)
+                temporary = BufferBinding(binding.buffer, binding.offset, workspace_size)
+            device = live.handle.device
+            table = device.create_binding_table(
+                live.compiled, inputs=[data[f.name] for f in schema.inputs],
+                outputs=[data[f.name] for f in schema.outputs], temporary=temporary)
+            device.execute(table)
+            return InfiniStatus.SUCCESS
+
+        return _call(body)
+
+    def destroy(descriptor) -> InfiniStatus:
+        def body():
+            _live(descriptor, OperatorDescriptor, "desc").destroyed = True
+            return InfiniStatus.SUCCESS
+
+        return _call(body)
+
+    return create, workspace_size, compute, destroy
+
+
+(infiniopCreateReluBackwardDescriptor, infiniopGetReluBackwardWorkspaceSize, infiniopReluBackward,
+ infiniopDestroyReluBackwardDescriptor) = _lifecycle(
+    ActivationReluGradOperatorDesc,
+    (("grad_input", "output_gradient_tensor"), ("input", "input_tensor"), ("grad_output", "input_gradient_tensor")))
+
+(infiniopCreateHardSigmoidBackwardDescriptor, infiniopGetHardSigmoidBackwardWorkspaceSize,
+ infiniopHardSigmoidBackward, infiniopDestroyHardSigmoidBackwardDescriptor) = _lifecycle(
+    ActivationHardSigmoidGradOperatorDesc,
+    (("grad_input", "output_gradient_tensor"), ("input", "input_tensor"), ("grad_output", "input_gradient_tensor")),
+    scalars=("alpha", "beta"))
+
+(infiniopCreatePReluBackwardDescriptor, infiniopGetPReluBackwardWorkspaceSize, infiniopPReluBackward,
+ infiniopDestroyPReluBackwardDescriptor) = _lifecycle(
+    ActivationParameterizedReluGradOperatorDesc,
+    (("grad_input", "output_gradient_tensor"), ("grad_slope", "output_slope_gradient_tensor"),
+     ("input", "input_tensor"), ("slope", "slope_tensor"), ("grad_output", "input_gradient_tensor")))
+
+__all__ = [name for name in globals() if name.startswith("infiniop")] + [
+    "InfiniDtype", "InfiniStatus", "last_error"]
