@@ -15,16 +15,21 @@ UINT32_MAX = 2**32 - 1
 UINT64_MAX = 2**64 - 1
 
 
+def _field(what: str) -> str:
+    """The attribute a `what` such as "BufferTensorDesc.sizes[1]" names: "sizes"."""
+    return what.rsplit(".", 1)[-1].split("[")[0]
+
+
 def _as_uint(value, what: str, maximum: int) -> int:
     """`value` as a Python int in [0, maximum]; bools and floats are not integers here."""
     if isinstance(value, bool):
-        raise InvalidArgumentError(f"{what} {value!r} must be an integer, not a bool")
+        raise InvalidArgumentError(f"{what} {value!r} must be an integer, not a bool", _field(what))
     try:
         number = operator.index(value)
     except TypeError:
-        raise InvalidArgumentError(f"{what} {value!r} must be an integer") from None
+        raise InvalidArgumentError(f"{what} {value!r} must be an integer", _field(what)) from None
     if not 0 <= number <= maximum:
-        raise InvalidArgumentError(f"{what} {number} is out of range: it must be in [0, {maximum}]")
+        raise InvalidArgumentError(f"{what} {number} is out of range: it must be in [0, {maximum}]", _field(what))
     return number
 
 
@@ -32,22 +37,22 @@ def _as_data_type(value, what: str) -> TensorDataType:
     try:
         data_type = TensorDataType(value)
     except (ValueError, TypeError):
-        raise InvalidArgumentError(f"{what} {value!r} is not a TensorDataType") from None
+        raise InvalidArgumentError(f"{what} {value!r} is not a TensorDataType", "data_type") from None
     if data_type == TensorDataType.UNKNOWN:
-        raise InvalidArgumentError(f"{what} UNKNOWN is never a valid data type")
+        raise InvalidArgumentError(f"{what} UNKNOWN is never a valid data type", "data_type")
     return data_type
 
 
 def _as_dims(values, what: str, minimum: int) -> tuple[int, ...]:
     if isinstance(values, (str, bytes)) or not isinstance(values, Sequence):
-        raise InvalidArgumentError(f"{what} {values!r} must be a sequence of integers")
+        raise InvalidArgumentError(f"{what} {values!r} must be a sequence of integers", _field(what))
     dims = tuple(_as_uint(v, f"{what}[{i}]", UINT32_MAX) for i, v in enumerate(values))
     if not 1 <= len(dims) <= MAX_DIMENSION_COUNT:
         raise InvalidArgumentError(
-            f"{what} has {len(dims)} dimensions: DimensionCount must be 1 to {MAX_DIMENSION_COUNT}")
+            f"{what} has {len(dims)} dimensions: DimensionCount must be 1 to {MAX_DIMENSION_COUNT}", _field(what))
     for i, size in enumerate(dims):
         if size < minimum:
-            raise InvalidArgumentError(f"{what}[{i}] is {size}: every size must be at least {minimum}")
+            raise InvalidArgumentError(f"{what}[{i}] is {size}: every size must be at least {minimum}", _field(what))
     return dims
 
 
@@ -59,7 +64,7 @@ def _check_sizes_and_strides(data_type, sizes, strides, what: str):
         if len(strides) != len(sizes):
             raise InvalidArgumentError(
                 f"{what}.strides has {len(strides)} entries but sizes has {len(sizes)}: "
-                "there must be one stride per dimension")
+                "there must be one stride per dimension", "strides")
     return data_type, sizes, strides
 
 
@@ -108,10 +113,10 @@ class BufferTensorDesc:
         element_count = math.prod(sizes)
         if element_count > UINT32_MAX:
             raise InvalidArgumentError(
-                f"{what}.sizes {sizes} hold {element_count} elements: at most {UINT32_MAX} are allowed")
+                f"{what}.sizes {sizes} hold {element_count} elements: at most {UINT32_MAX} are allowed", "sizes")
         flags_value = _as_uint(self.flags, f"{what}.flags", UINT32_MAX)
         if flags_value & ~int(TensorFlags.OWNED_BY_DML):
-            raise InvalidArgumentError(f"{what}.flags 0x{flags_value:X} has bits that are not TensorFlags")
+            raise InvalidArgumentError(f"{what}.flags 0x{flags_value:X} has bits that are not TensorFlags", "flags")
         implied = _implied_size(data_type, sizes, strides)
         if self.total_tensor_size_in_bytes is None:
             total = implied
@@ -120,14 +125,15 @@ class BufferTensorDesc:
             if total < implied:
                 raise InvalidArgumentError(
                     f"{what}.total_tensor_size_in_bytes {total} is smaller than the {implied} bytes "
-                    "that calc_buffer_tensor_size gives for these sizes and strides")
+                    "that calc_buffer_tensor_size gives for these sizes and strides", "total_tensor_size_in_bytes")
         alignment = _as_uint(self.guaranteed_base_offset_alignment,
                              f"{what}.guaranteed_base_offset_alignment", UINT32_MAX)
         element_size = data_type_info(data_type).element_size
         if alignment and (alignment & (alignment - 1) or alignment < element_size):
             raise InvalidArgumentError(
                 f"{what}.guaranteed_base_offset_alignment {alignment} must be 0 or a power of two "
-                f"at least the element size ({element_size} bytes for {data_type.name})")
+                f"at least the element size ({element_size} bytes for {data_type.name})",
+                "guaranteed_base_offset_alignment")
         for name, value in (("data_type", data_type), ("sizes", sizes), ("strides", strides),
                             ("flags", TensorFlags(flags_value)), ("total_tensor_size_in_bytes", total),
                             ("guaranteed_base_offset_alignment", alignment)):
