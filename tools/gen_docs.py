@@ -30,11 +30,17 @@ def render() -> str:
                   "```", schema.formula, "```", "",
                   "| field | DirectML member | role |", "| --- | --- | --- |"]
         lines += [f"| `{t.name}` | {t.dml_name} | {t.role.value} |" for t in schema.tensors]
+        lines += [f"| `{s.name}` | {s.dml_name} | FP32 scalar, finite |" for s in schema.scalars]
         lines += ["", "| from | data types | dimension counts |", "| --- | --- | --- |"]
         lines += [f"| {row.level} | {', '.join(_data_type(t) for t in row.data_types)} | "
                   f"{row.dimension_counts.start} to {row.dimension_counts.stop - 1} |" for row in schema.support]
         lines += ["", "Constraints:", ""] + [f"- {schema.same_rule(attribute)}." for attribute in schema.same]
-        lines += ["- An output's strides must not map two indices to one element.", ""]
+        if schema.check is not None:
+            lines += [f"- {schema.check.__doc__.strip()}"]
+        lines += ["- An output's strides must not map two indices to one element."]
+        if schema.extension:
+            lines += ["- A dmlpy extension: a device created with `strict_directml=True` refuses it."]
+        lines += [""]
     return "\n".join(lines)
 
 
