@@ -101,10 +101,11 @@ def is_dense(sizes: tuple[int, ...], strides: tuple[int, ...]) -> bool:
     return True
 
 
-def starts_on_a_word(tensor: BufferTensorDesc) -> bool:
-    """Whether every binding of this desc starts on a 32-bit word (see binding rules)."""
+def starts_on(tensor: BufferTensorDesc, boundary: int) -> bool:
+    """Whether every binding of this desc starts on a multiple of `boundary` bytes (bindings
+    start on multiples of the guaranteed alignment, or of 16 when it is 0)."""
     alignment = tensor.guaranteed_base_offset_alignment
-    return alignment == 0 or alignment >= 4
+    return alignment == 0 or alignment >= boundary
 
 
 def uint_list(values) -> str:
@@ -127,9 +128,9 @@ def plan_elementwise(shader: str, inputs: list[BufferTensorDesc], output: Buffer
     sizes, strides = merge_dims(output.sizes, [t.element_strides for t in tensors])
     output_sizes, (output_strides,) = merge_dims(output.sizes, [output.element_strides])
     output_row_major = len(output_sizes) == 1 and (output_sizes[0] == 1 or output_strides == (1,))
-    if all(s == strides[0] for s in strides) and is_dense(sizes, strides[0]) and all(map(starts_on_a_word, tensors)):
+    if all(s == strides[0] for s in strides) and is_dense(sizes, strides[0]) and all(starts_on(t, 4) for t in tensors):
         path = "packed"
-    elif elements_per_word > 1 and output_row_major and starts_on_a_word(output):
+    elif elements_per_word > 1 and output_row_major and starts_on(output, 4):
         path = "gather"
     else:
         path = "strided"
@@ -140,19 +141,24 @@ def plan_elementwise(shader: str, inputs: list[BufferTensorDesc], output: Buffer
         "WORKGROUP_SIZE": workgroup_size_for(adapter),
         **(scalars or {}),
     }
-    if path != "packed":
+    elements_per_item = 1 if path == "strided" else elements_per_word
+    if path == "packed":
+        # 16-byte vectors where every tensor starts on 16 bytes (segments are cut on 16 too)
+        vector_words = 4 if all(starts_on(t, 16) for t in tensors) else 1
+        defines["VECTOR_WORDS"] = vector_words
+        elements_per_item *= vector_words
+    else:
         defines["RANK"] = len(sizes)
         defines["SIZES"] = uint_list(sizes)
         defines["STRIDES"] = uvec_list(strides)
-    stage = KernelStage("main", shader, defines, workgroup_size_for(adapter),
-                        1 if path == "strided" else elements_per_word)
+    stage = KernelStage("main", shader, defines, workgroup_size_for(adapter), elements_per_item)
     return KernelPlan(path, (stage,), output.element_count)
 
 
 def plan_copy(word_count: int, adapter: AdapterInfo) -> KernelPlan:
-    """A word-for-word copy with the operators' dispatch shape (the benchmark's yardstick)."""
+    """A 16-byte-vector copy with the operators' dispatch shape (the benchmark's yardstick)."""
     workgroup_size = workgroup_size_for(adapter)
-    stage = KernelStage("main", "copy.comp", {"WORKGROUP_SIZE": workgroup_size}, workgroup_size)
+    stage = KernelStage("main", "copy.comp", {"WORKGROUP_SIZE": workgroup_size}, workgroup_size, elements_per_item=4)
     return KernelPlan("copy", (stage,), word_count)
 
 

@@ -2,14 +2,16 @@
 // The operator's .comp file includes this and defines apply_op on raw element bits.
 //
 // One mechanism, three layouts chosen at compile time from the descs:
-//   PATH_PACKED   all tensors share one dense layout: each invocation maps a whole word of
-//                 every tensor, in memory order, so nothing is indexed or shared.
+//   PATH_PACKED   all tensors share one dense layout: each invocation maps VECTOR_WORDS
+//                 whole words of every tensor, in memory order (16-byte vector loads and
+//                 stores when VECTOR_WORDS is 4), so nothing is indexed or shared.
 //   PATH_GATHER   the output is packed row-major: each invocation owns one output word and
 //                 gathers its elements from the strided inputs.
 //   PATH_STRIDED  anything else: each invocation maps one element; sub-word outputs are
 //                 merged atomically (see tensor_storage.glsl).
 //
-// Defines: ELEMENT_BITS, DTYPE_*, WORKGROUP_SIZE, one PATH_*, and for PATH_GATHER and
+// Defines: ELEMENT_BITS, DTYPE_*, WORKGROUP_SIZE, one PATH_*, VECTOR_WORDS (1 or 4) for
+// PATH_PACKED, and for PATH_GATHER and
 // PATH_STRIDED: RANK, SIZES and STRIDES (one uvec3 per dim: input0, input1, output0 element
 // strides), the descs' dims after merging contiguous ones. The element count is a push
 // constant: a packed tensor in a buffer larger than one binding can cover is run as
@@ -25,6 +27,11 @@ layout(local_size_x = WORKGROUP_SIZE) in;
 TENSOR_INPUT(0, input0)
 TENSOR_INPUT(1, input1)
 TENSOR_OUTPUT(2, output0)
+#if defined(PATH_PACKED) && VECTOR_WORDS == 4
+TENSOR_VECTORS(0, input0, readonly)
+TENSOR_VECTORS(1, input1, readonly)
+TENSOR_VECTORS(2, output0, writeonly)
+#endif
 
 layout(push_constant) uniform Params {
     // Where each tensor's first element of this dispatch lies in its binding, in elements.
@@ -38,6 +45,8 @@ layout(push_constant) uniform Params {
 
 #if defined(PATH_STRIDED)
 #define ELEMENTS_PER_ITEM 1u
+#elif defined(PATH_PACKED)
+#define ELEMENTS_PER_ITEM (VECTOR_WORDS * ELEMENTS_PER_WORD)
 #else
 #define ELEMENTS_PER_ITEM ELEMENTS_PER_WORD
 #endif
@@ -47,6 +56,14 @@ uint ceil_div(uint a, uint b) {
 }
 
 uint apply_op(uint input0_bits, uint input1_bits);
+
+// The first `lanes` elements of a word of each input, mapped into `result`'s lanes.
+uint apply_word(uint a, uint b, uint result, uint lanes) {
+    [[unroll]] for (uint lane = 0u; lane < ELEMENTS_PER_WORD; ++lane) {
+        if (lane < lanes) result = with_lane_bits(result, lane, apply_op(lane_bits(a, lane), lane_bits(b, lane)));
+    }
+    return result;
+}
 
 #if !defined(PATH_PACKED)
 const uint TENSOR_SIZES[RANK] = uint[RANK](SIZES);
@@ -79,24 +96,36 @@ void main() {
 
 #if defined(PATH_STRIDED)
     output0_store(params.output0 + element_offsets(item).z, apply_at(item));
+#elif defined(PATH_PACKED)
+    uint first_word = item * VECTOR_WORDS;
+    uint in0 = params.input0 / ELEMENTS_PER_WORD, in1 = params.input1 / ELEMENTS_PER_WORD;
+    uint out0 = params.output0 / ELEMENTS_PER_WORD;
+#if VECTOR_WORDS == 4
+    if ((first_word + 4u) * ELEMENTS_PER_WORD <= params.element_count) {  // a whole vector
+        uvec4 a = input0_vec4[in0 / 4u + item], b = input1_vec4[in1 / 4u + item], result;
+        [[unroll]] for (uint k = 0u; k < 4u; ++k) result[k] = apply_word(a[k], b[k], 0u, ELEMENTS_PER_WORD);
+        output0_vec4[out0 / 4u + item] = result;
+        return;
+    }
+#endif
+    // Word by word, so no load passes the tensor's last word; lanes past the last element
+    // (only in that word) keep their bits.
+    uint word_count = ceil_div(params.element_count, ELEMENTS_PER_WORD);
+    for (uint w = first_word; w < min(first_word + VECTOR_WORDS, word_count); ++w) {
+        uint lanes = min(ELEMENTS_PER_WORD, params.element_count - w * ELEMENTS_PER_WORD);
+        uint kept = lanes < ELEMENTS_PER_WORD ? output0[out0 + w] : 0u;
+        output0[out0 + w] = apply_word(input0[in0 + w], input1[in1 + w], kept, lanes);
+    }
 #else
-    // item is a word: lanes [first, first + lanes) are this tensor's, the rest (only in the
-    // last word) are padding that must keep its bits.
+    // item is one output word: it gathers its elements; in the last word the lanes past the
+    // tensor's end keep their bits.
     uint first = item * ELEMENTS_PER_WORD;
     uint lanes = min(ELEMENTS_PER_WORD, params.element_count - first);
     uint out_word = params.output0 / ELEMENTS_PER_WORD + item;
     uint result = lanes < ELEMENTS_PER_WORD ? output0[out_word] : 0u;
-#if defined(PATH_PACKED)
-    uint a = input0[params.input0 / ELEMENTS_PER_WORD + item];
-    uint b = input1[params.input1 / ELEMENTS_PER_WORD + item];
-    [[unroll]] for (uint lane = 0u; lane < ELEMENTS_PER_WORD; ++lane) {
-        if (lane < lanes) result = with_lane_bits(result, lane, apply_op(lane_bits(a, lane), lane_bits(b, lane)));
-    }
-#else
     [[unroll]] for (uint lane = 0u; lane < ELEMENTS_PER_WORD; ++lane) {
         if (lane < lanes) result = with_lane_bits(result, lane, apply_at(first + lane));
     }
-#endif
     output0[out_word] = result;
 #endif
 }

@@ -34,6 +34,11 @@ uint with_lane_bits(uint word, uint lane, uint bits) {
     layout(set = 0, binding = BINDING) readonly buffer NAME##_words { uint NAME[]; };      \
     uint NAME##_load(uint e) { return lane_bits(NAME[e / ELEMENTS_PER_WORD], e % ELEMENTS_PER_WORD); }
 
+// The same binding seen as 16-byte vectors, for whole-vector loads and stores where the
+// tensor is known to start on a 16-byte boundary.
+#define TENSOR_VECTORS(BINDING, NAME, QUALIFIER)                                           \
+    layout(set = 0, binding = BINDING) QUALIFIER buffer NAME##_vectors { uvec4 NAME##_vec4[]; };
+
 // NAME_store(e, bits) writes element e alone. A sub-word element shares its word with
 // elements other invocations may write at the same time, so it is merged with a
 // compare-and-swap loop that retries until no neighbour's write is lost.

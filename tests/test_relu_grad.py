@@ -81,12 +81,14 @@ def test_integer_extremes(device, dtype):
 
 
 def test_more_elements_than_65535_workgroups_can_cover(device):
+    # A broadcast dY keeps one element per invocation, so the grid needs a second dim.
     count = 65535 * 256 + 1001
     rng = np.random.default_rng(3)
     x = rng.standard_normal(count).astype(np.float32)
-    dy = rng.standard_normal(count).astype(np.float32)
-    desc = desc_for(T.FLOAT32, (count,))
+    dy = np.broadcast_to(rng.standard_normal(1).astype(np.float32), (count,))
+    desc = desc_for(T.FLOAT32, (count,), dy_strides=(0,))
     compiled = device.compile_operator(device.create_operator(desc))
+    assert compiled.plan.path == "strided"
     ((groups_x, groups_y, _),) = compiled.plan.workgroups(device.adapter)
     assert groups_x <= device.adapter.max_compute_work_group_count[0] and groups_y > 1
     dx = dml.relu_grad(x, dy, device=device)

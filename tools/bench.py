@@ -76,7 +76,7 @@ def relu_grad_case(device, data_type, count, layout):
 
 def copy_table(device, byte_count):
     """Run the copy shader over byte_count / 2 bytes (it reads and writes them: byte_count moved)."""
-    words = max(1, byte_count // 8)
+    words = max(4, byte_count // 8 // 4 * 4)
     plan = plan_copy(words, device.adapter)
     (stage,) = plan.stages
     spirv = compile_glsl(shader_source(stage.shader, stage.defines)).spirv
