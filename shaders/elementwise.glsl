@@ -43,12 +43,10 @@ layout(push_constant) uniform Params {
     uint element_count;
 } params;
 
-#if defined(PATH_STRIDED)
-#define ELEMENTS_PER_ITEM 1u
-#elif defined(PATH_PACKED)
+#if defined(PATH_PACKED)
 #define ELEMENTS_PER_ITEM (VECTOR_WORDS * ELEMENTS_PER_WORD)
 #else
-#define ELEMENTS_PER_ITEM ELEMENTS_PER_WORD
+#define ELEMENTS_PER_ITEM RUN_LENGTH  // a multiple of ELEMENTS_PER_WORD on PATH_GATHER
 #endif
 
 uint ceil_div(uint a, uint b) {
@@ -79,8 +77,13 @@ uvec3 element_offsets(uint e) {
     return offsets;
 }
 
-uint apply_at(uint e) {
-    uvec3 offsets = element_offsets(e);
+// The offsets of element e, given those of element e - 1: one step along the innermost
+// dim, or computed afresh where e starts a new row.
+uvec3 next_offsets(uvec3 previous, uint e) {
+    return e % TENSOR_SIZES[RANK - 1] == 0u ? element_offsets(e) : previous + TENSOR_STRIDES[RANK - 1];
+}
+
+uint apply_at(uvec3 offsets) {
     return apply_op(input0_load(params.input0 + offsets.x), input1_load(params.input1 + offsets.y));
 }
 #endif
@@ -95,7 +98,13 @@ void main() {
     if (item >= item_count) return;
 
 #if defined(PATH_STRIDED)
-    output0_store(params.output0 + element_offsets(item).z, apply_at(item));
+    // A run of RUN_LENGTH consecutive elements, offsets stepped from one to the next.
+    uint first = item * RUN_LENGTH;
+    uvec3 offsets = element_offsets(first);
+    for (uint e = first; e < min(first + RUN_LENGTH, params.element_count); ++e) {
+        if (e > first) offsets = next_offsets(offsets, e);
+        output0_store(params.output0 + offsets.z, apply_at(offsets));
+    }
 #elif defined(PATH_PACKED)
     uint first_word = item * VECTOR_WORDS;
     uint in0 = params.input0 / ELEMENTS_PER_WORD, in1 = params.input1 / ELEMENTS_PER_WORD;
@@ -117,15 +126,23 @@ void main() {
         output0[out0 + w] = apply_word(input0[in0 + w], input1[in1 + w], kept, lanes);
     }
 #else
-    // item is one output word: it gathers its elements; in the last word the lanes past the
-    // tensor's end keep their bits.
-    uint first = item * ELEMENTS_PER_WORD;
-    uint lanes = min(ELEMENTS_PER_WORD, params.element_count - first);
-    uint out_word = params.output0 / ELEMENTS_PER_WORD + item;
-    uint result = lanes < ELEMENTS_PER_WORD ? output0[out_word] : 0u;
-    [[unroll]] for (uint lane = 0u; lane < ELEMENTS_PER_WORD; ++lane) {
-        if (lane < lanes) result = with_lane_bits(result, lane, apply_at(first + lane));
+    // A run of whole output words, each assembled from gathered elements; in the tensor's
+    // last word the lanes past its end keep their bits.
+    uint first = item * RUN_LENGTH;
+    uint end = min(first + RUN_LENGTH, params.element_count);
+    uvec3 offsets = element_offsets(first);
+    for (uint word_first = first; word_first < end; word_first += ELEMENTS_PER_WORD) {
+        uint lanes = min(ELEMENTS_PER_WORD, end - word_first);
+        uint out_word = (params.output0 + word_first) / ELEMENTS_PER_WORD;
+        uint result = lanes < ELEMENTS_PER_WORD ? output0[out_word] : 0u;
+        [[unroll]] for (uint lane = 0u; lane < ELEMENTS_PER_WORD; ++lane) {
+            uint e = word_first + lane;
+            if (lane < lanes) {
+                if (e > first) offsets = next_offsets(offsets, e);
+                result = with_lane_bits(result, lane, apply_at(offsets));
+            }
+        }
+        output0[out_word] = result;
     }
-    output0[out_word] = result;
 #endif
 }

@@ -1,5 +1,7 @@
 """ACTIVATION_RELU_GRAD, bit for bit against the NumPy reference."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -80,8 +82,17 @@ def test_integer_extremes(device, dtype):
     assert np.array_equal(dml.relu_grad(x, dy, device=device), reference(x, dy))
 
 
-def test_more_elements_than_65535_workgroups_can_cover(device):
+@pytest.fixture
+def gpu_planned_device():
+    """lavapipe compiling as for a GPU: one element per invocation off the packed path."""
+    with dml.create_device() as device:
+        device.adapter = dataclasses.replace(device.adapter, adapter_type=dml.AdapterType.DISCRETE_GPU)
+        yield device
+
+
+def test_more_elements_than_65535_workgroups_can_cover(gpu_planned_device):
     # A broadcast dY keeps one element per invocation, so the grid needs a second dim.
+    device = gpu_planned_device
     count = 65535 * 256 + 1001
     rng = np.random.default_rng(3)
     x = rng.standard_normal(count).astype(np.float32)
@@ -165,11 +176,18 @@ def strided_layouts(draw):
 # Enough examples to meet odd element offsets and odd strides in every sub-word type: with a
 # plain read-modify-write in place of the compare-and-swap store this test fails.
 @settings(max_examples=300)
-@given(layout=strided_layouts(), seed=st.integers(0, 2**32 - 1))
-def test_any_strided_layout_matches_reference_and_touches_nothing_else(device, layout, seed):
+@given(layout=strided_layouts(), seed=st.integers(0, 2**32 - 1), as_gpu=st.booleans())
+def test_any_strided_layout_matches_reference_and_touches_nothing_else(device, layout, seed, as_gpu):
     desc, offsets = layout
+    adapter = device.adapter
+    if as_gpu:  # also the plan a GPU gets: one element (or word) per invocation
+        device.adapter = dataclasses.replace(adapter, adapter_type=dml.AdapterType.DISCRETE_GPU)
     names = ("input_tensor", "input_gradient_tensor", "output_gradient_tensor")
-    _, actual, expected = run_and_expect(device, desc, np.random.default_rng(seed), offsets=dict(zip(names, offsets)))
+    try:
+        _, actual, expected = run_and_expect(device, desc, np.random.default_rng(seed),
+                                             offsets=dict(zip(names, offsets)))
+    finally:
+        device.adapter = adapter
     assert_bytes_equal(actual["output_gradient_tensor"], expected["output_gradient_tensor"],
                        desc.input_tensor.element_size)
 

@@ -117,7 +117,9 @@ def torch_relu_grad(count, dtype):
 
 CASES = [("relu_grad float32 packed", T.FLOAT32, "packed"), ("relu_grad float16 packed", T.FLOAT16, "packed"),
          ("relu_grad float32 transposed", T.FLOAT32, "transposed"),
-         ("relu_grad float32 broadcast dY", T.FLOAT32, "broadcast")]
+         ("relu_grad float32 broadcast dY", T.FLOAT32, "broadcast"),
+         ("relu_grad float16 transposed", T.FLOAT16, "transposed"),
+         ("relu_grad float16 broadcast dY", T.FLOAT16, "broadcast")]
 
 
 def main(argv=None) -> int:
