@@ -1,6 +1,7 @@
 """dmlpy: DirectML's operator-descriptor model on any Vulkan device."""
 
 from .binding import BindingProperties, BindingTable, Buffer, BufferBinding
+from .command_list import CommandList
 from .device import (
     CompiledOperator,
     Device,
@@ -33,6 +34,7 @@ __all__ = [
     "Buffer",
     "BufferBinding",
     "BufferTensorDesc",
+    "CommandList",
     "CompiledOperator",
     "Device",
     "DeviceRemovedError",

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from .binding import BindingProperties, BindingTable, Buffer
 from .codegen import KernelPlan, compile_desc
+from .command_list import CommandList
 from .errors import DeviceRemovedError, InvalidArgumentError, UnsupportedError
 from .kompute import GpuContext
 from .schema import OperatorDesc
@@ -71,7 +72,7 @@ class Device:
         self.adapter = adapter
         self.feature_level = feature_level
         self.strict_directml = strict_directml
-        self._context = GpuContext(adapter.index)
+        self._context = GpuContext(adapter.index, adapter.timestamp_period_ns)
         self._closed = False
         # Bytes per buffer segment: the most one binding can cover, in whole 16-byte units.
         self.segment_size = adapter.max_storage_buffer_range // 16 * 16
@@ -155,14 +156,23 @@ class Device:
         self._check_owned(compiled, CompiledOperator, "compiled")
         return BindingTable(self, compiled, inputs, outputs, temporary, persistent)
 
-    def execute(self, table: BindingTable) -> None:
-        """Run the bound operator and wait for it to finish."""
+    def create_command_list(self) -> CommandList:
+        """A list of dispatches recorded once and replayed by `execute` (see command_list.py)."""
         self._check_open()
-        self._check_owned(table, BindingTable, "table")
-        table._check_usable()
+        return CommandList(self)
+
+    def execute(self, work: BindingTable | CommandList) -> None:
+        """Run a bound operator, or replay a command list, and wait for it to finish."""
+        self._check_open()
+        if isinstance(work, CommandList):
+            self._check_owned(work, CommandList, "command list")
+            work._run()
+            return
+        self._check_owned(work, BindingTable, "table")
+        work._check_usable()
         # Each stage is its own submission: kp records no barrier between dependent
         # dispatches, and waiting on one submission before the next orders them.
-        for dispatch in table._dispatches:
+        for dispatch in work._dispatches:
             self._context.run(dispatch)
 
     def close(self) -> None:

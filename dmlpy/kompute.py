@@ -36,17 +36,19 @@ class Launch:
 class Dispatch:
     """Pipelines bound to their buffers, recorded once into a command buffer."""
 
-    def __init__(self, algorithms, sequence):
+    def __init__(self, algorithms, sequence, timestamped: bool = False):
         self.algorithms = algorithms
         self.sequence = sequence
+        self.timestamped = timestamped
 
 
 class GpuContext:
     """A kp Manager on one adapter; `lock` serialises queue submissions from many threads."""
 
-    def __init__(self, adapter_index: int):
+    def __init__(self, adapter_index: int, timestamp_period_ns: float):
         self.manager = kp.Manager(adapter_index)
         self.lock = threading.RLock()
+        self.timestamp_period_ns = timestamp_period_ns
 
     def close(self) -> None:
         with self.lock:
@@ -90,12 +92,31 @@ class GpuContext:
             algorithms = [self.manager.algorithm(launch.buffers, spirv, list(launch.workgroups), _NO_SPECIALIZATION,
                                                  np.ascontiguousarray(launch.push_constants, dtype=np.uint32))
                           for launch in launches]
-            sequence = self.manager.sequence()
+        return self.record(algorithms)
+
+    def record(self, algorithms: list, timestamped: bool = False) -> Dispatch:
+        """One command buffer dispatching `algorithms` in order, with no barrier between them
+        (kp records none from shader writes to shader reads: callers keep dependent work in
+        separate command buffers). Timestamped ones latch GPU time around each dispatch."""
+        with self.lock:
+            sequence = self.manager.sequence(0, len(algorithms) + 1) if timestamped else self.manager.sequence()
             for algorithm in algorithms:
                 sequence.record(kp.OpAlgoDispatch(algorithm))
-        return Dispatch(algorithms, sequence)
+        return Dispatch(algorithms, sequence, timestamped)
+
+    def record_buffer_copy(self, source: kp.Tensor, destination: kp.Tensor) -> Dispatch:
+        """vkCmdCopyBuffer from source to destination, timestamped (a benchmark yardstick)."""
+        with self.lock:
+            sequence = self.manager.sequence(0, 2)
+            sequence.record(kp.OpTensorCopy([source, destination]))
+        return Dispatch([], sequence, True)
 
     def run(self, dispatch: Dispatch) -> None:
         """Submit the recorded dispatch and wait for it; re-submitting re-records nothing."""
         with self.lock:
             dispatch.sequence.eval()
+
+    def gpu_seconds(self, dispatch: Dispatch) -> float:
+        """GPU time of the last run of a timestamped dispatch, first to last timestamp."""
+        stamps = dispatch.sequence.get_timestamps()
+        return (stamps[-1] - stamps[0]) * self.timestamp_period_ns * 1e-9

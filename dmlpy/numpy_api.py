@@ -27,6 +27,8 @@ _default_device: Device | None = None
 _lock = threading.Lock()
 _compiled: OrderedDict[tuple[int, object], CompiledOperator] = OrderedDict()
 _COMPILED_CACHE_SIZE = 256
+_bindings: OrderedDict[tuple, _Binding] = OrderedDict()
+_BINDING_CACHE_BYTES = 256 << 20  # device memory the front end keeps for reuse
 
 
 def default_device() -> Device:
@@ -52,6 +54,48 @@ def _compile(device: Device, desc) -> CompiledOperator:
         while len(_compiled) > _COMPILED_CACHE_SIZE:
             _compiled.popitem(last=False)
     return compiled
+
+
+class _Binding:
+    """Buffers and a binding table kept for one (device, desc, in-place) shape of call, so a
+    loop of identical calls rebuilds nothing; `lock` keeps concurrent calls apart."""
+
+    def __init__(self, device: Device, compiled: CompiledOperator, in_place: int | None):
+        tensors = [getattr(compiled.desc, f.name) for f in compiled.desc.schema.tensors]
+        inputs = len(compiled.desc.schema.inputs)
+        self.buffers = [device.create_buffer(t.total_tensor_size_in_bytes) for t in tensors]
+        if in_place is not None:  # the output is bound over that input's buffer
+            self.buffers[-1].destroy()
+            self.buffers[-1] = self.buffers[in_place]
+        temporary_size = compiled.binding_properties.temporary_resource_size
+        self.temporary = device.create_buffer(temporary_size) if temporary_size else None
+        self.table = device.create_binding_table(compiled, inputs=self.buffers[:inputs], outputs=self.buffers[inputs:],
+                                                 temporary=self.temporary)
+        self.nbytes = sum(b.size_in_bytes for b in {id(b): b for b in self.buffers}.values()) + temporary_size
+        self.lock = threading.Lock()
+
+    def destroy(self) -> None:
+        for buffer in (*self.buffers, self.temporary):
+            if buffer is not None:
+                buffer.destroy()
+
+
+def _binding(device: Device, compiled: CompiledOperator, in_place: int | None = None) -> _Binding:
+    key = (id(device), compiled.desc, in_place)
+    with _lock:
+        entry = _bindings.get(key)
+        if entry is not None and entry.table.device is device and not device._closed:
+            _bindings.move_to_end(key)
+            return entry
+    entry = _Binding(device, compiled, in_place)
+    with _lock:
+        _bindings[key] = entry
+        while sum(e.nbytes for e in _bindings.values()) > _BINDING_CACHE_BYTES and len(_bindings) > 1:
+            _, evicted = _bindings.popitem(last=False)
+            if evicted.lock.acquire(blocking=False):  # one in use is left to the collector
+                evicted.destroy()
+                evicted.lock.release()
+    return entry
 
 
 def _as_array(value, name: str) -> np.ndarray:
@@ -143,26 +187,14 @@ def _run_elementwise(desc_class, arrays: dict[str, np.ndarray], out, device: Dev
     device = device or default_device()
     compiled = _compile(device, desc_class(*descs, **scalars))
     spans = [_span(v, sizes, s) for v, s in zip(views, strides)]
-    buffers = [device.create_buffer(d.total_tensor_size_in_bytes) if i != in_place else None
-               for i, d in enumerate(descs[:-1])]
-    try:
-        for buffer, span in zip(buffers, spans):
-            if buffer is not None:
-                buffer.write(span)
-        if in_place is None:
-            output = device.create_buffer(descs[-1].total_tensor_size_in_bytes)
-            buffers.append(output)
-            if spans[-1].size > result.size:  # the gaps between out's elements must survive
-                output.write(spans[-1])
-        else:
-            output = buffers[in_place] = device.create_buffer(descs[in_place].total_tensor_size_in_bytes)
-            output.write(spans[in_place])
-        table = device.create_binding_table(compiled, inputs=buffers[:len(inputs)], outputs=[output])
-        device.execute(table)
-        spans[-1][...] = output.read(first.dtype, spans[-1].size)
-    finally:
-        for buffer in {id(b): b for b in buffers if b is not None}.values():
-            buffer.destroy()
+    binding = _binding(device, compiled, in_place)
+    with binding.lock:
+        for buffer, span in zip(binding.buffers, spans[:-1]):
+            buffer.write(span)
+        if in_place is None and spans[-1].size > result.size:  # the gaps between out's elements survive
+            binding.buffers[-1].write(spans[-1])
+        device.execute(binding.table)
+        spans[-1][...] = binding.buffers[-1].read(first.dtype, spans[-1].size)
     return result
 
 
@@ -236,16 +268,11 @@ def prelu_grad(x, slope, dy, *, data_format: str = "NXC",
              BufferTensorDesc(data_type, dslope_sizes)]
     device = device or default_device()
     compiled = _compile(device, ActivationParameterizedReluGradOperatorDesc(*descs))
-    buffers = [device.create_buffer(d.total_tensor_size_in_bytes) for d in descs]
-    temporary = device.create_buffer(max(4, compiled.binding_properties.temporary_resource_size))
-    try:
-        for buffer, array, desc in zip(buffers, (x, slope, dy), descs):
+    binding = _binding(device, compiled)
+    with binding.lock:
+        for buffer, array, desc in zip(binding.buffers, (x, slope, dy), descs):
             buffer.write(_span(array, desc.sizes, desc.element_strides))
-        device.execute(device.create_binding_table(compiled, inputs=buffers[:3], outputs=buffers[3:],
-                                                   temporary=temporary))
-        dx[...] = buffers[3].read(x.dtype, x.size).reshape(x.shape)
-        dslope[...] = buffers[4].read(x.dtype, dslope.size).reshape(slope.shape)
-    finally:
-        for buffer in (*buffers, temporary):
-            buffer.destroy()
+        device.execute(binding.table)
+        dx[...] = binding.buffers[3].read(x.dtype, x.size).reshape(x.shape)
+        dslope[...] = binding.buffers[4].read(x.dtype, dslope.size).reshape(slope.shape)
     return dx, dslope
