@@ -71,7 +71,8 @@ def test_replay_records_and_uploads_nothing(device, monkeypatch):
     compiled = compiled_relu_grad(device)
     x, dy = upload(device, np.ones(256, np.float32)), upload(device, np.ones(256, np.float32))
     command_list = device.create_command_list()
-    command_list.record_dispatch(device.create_binding_table(compiled, inputs=[x, dy], outputs=[device.create_buffer(1024)]))
+    output = device.create_buffer(1024)
+    command_list.record_dispatch(device.create_binding_table(compiled, inputs=[x, dy], outputs=[output]))
     device.execute(command_list)
     for name in ("record", "create_dispatch", "write", "create_words"):
         monkeypatch.setattr(GpuContext, name, lambda *a, name=name, **k: pytest.fail(f"replay called {name}"))

@@ -1,5 +1,6 @@
 """The shader dump tool, the docs generator and the demo, run as a user runs them."""
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -98,3 +99,13 @@ def test_demo_runs_and_is_exact():
     result = run_tool("tools/demo.py")
     assert result.returncode == 0, result.stdout + result.stderr
     assert "bit-exact against NumPy np.where(x > 0, dy, 0): True" in result.stdout
+
+
+def test_bench_quick_runs_and_reports_every_figure(tmp_path):
+    """A smoke test: the benchmark runs and reports; it asserts no speed."""
+    result = run_tool("tools/bench.py", "--quick", "--sizes", "256", "--repeats", "1", "--json", tmp_path / "bench.json")
+    assert result.returncode == 0, result.stderr
+    report = json.loads((tmp_path / "bench.json").read_text())
+    assert report["rows"] and all(row["gbps"] > 0 and row["copy_shader_ratio"] > 0 for row in report["rows"])
+    assert {row["path"] for row in report["host_overhead"]} >= {"bare kp sequence eval", "execute(binding table)"}
+    assert "/copy" in result.stdout and "host cost" in result.stdout

@@ -1,32 +1,64 @@
 #!/usr/bin/env python3
-"""Effective bandwidth of each operator against the same device's copy shader.
+"""Effective bandwidth of every operator against the same device's own copy limits.
 
-For every operator, data type and layout: median and minimum time of a pre-recorded
-dispatch, the bytes the operation must move over that time, and the ratio to a copy
-shader moving the same bytes on the same device in the same run. NumPy's (and, where
-importable, PyTorch's) best expression of the same operation run beside it.
+For each operator, data type and layout, at sizes from 256 elements up: the median and
+minimum time of a pre-recorded dispatch (GPU timestamps where the device has them, else
+host time), the bytes the operation must move over that time, and the ratio to two
+limits measured in the same run on the same device: a plain copy shader moving the same
+bytes (16 bytes per invocation) and vkCmdCopyBuffer. NumPy's expression of the same
+operation, and PyTorch's where it imports, run beside it: ratios are the headline (their
+time over ours), since absolute times on a shared machine are noise. A second table gives
+the host's cost of one small dispatch through each path, beside a bare kp evaluation.
+
+    python tools/bench.py [--quick] [--sizes 256,65536] [--json FILE] [--plot FILE.png]
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 import statistics
+import subprocess
 import sys
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+import ml_dtypes
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
 
-import dmlpy as dml
-from dmlpy.codegen import plan_copy
-from dmlpy.kompute import Launch
-from dmlpy.shader_compiler import compile_glsl, shader_source
+import dmlpy as dml  # noqa: E402
+from dmlpy.codegen import plan_copy  # noqa: E402
+from dmlpy.kompute import Launch  # noqa: E402
+from dmlpy.shader_compiler import compile_glsl, shader_source  # noqa: E402
 
 T = dml.TensorDataType
+NUMPY = {T.FLOAT32: np.float32, T.FLOAT16: np.float16, T.BFLOAT16: ml_dtypes.bfloat16, T.INT8: np.int8}
+ALPHA, BETA = 1 / 6, 0.5
+CHANNELS = 64
+
+
+@dataclass(frozen=True)
+class Case:
+    operator: str  # relu_grad, hard_sigmoid_grad, prelu_grad
+    data_type: T
+    layout: str  # packed, transposed (x and dY), broadcast (dY along rows), per-channel (PReLU slope)
+
+    @property
+    def name(self) -> str:
+        return f"{self.operator} {self.data_type.name.lower()} {self.layout}"
+
+
+FULL_CASES = [Case("relu_grad", t, "packed") for t in (T.FLOAT32, T.FLOAT16, T.BFLOAT16, T.INT8)] + [
+    Case("relu_grad", T.FLOAT32, "transposed"), Case("relu_grad", T.FLOAT16, "transposed"),
+    Case("relu_grad", T.FLOAT32, "broadcast"), Case("relu_grad", T.FLOAT16, "broadcast"),
+    Case("hard_sigmoid_grad", T.FLOAT32, "packed"), Case("hard_sigmoid_grad", T.FLOAT16, "packed"),
+    Case("prelu_grad", T.FLOAT32, "per-channel"), Case("prelu_grad", T.FLOAT16, "per-channel")]
+QUICK_CASES = [FULL_CASES[0], FULL_CASES[1], FULL_CASES[4], FULL_CASES[6], FULL_CASES[8], FULL_CASES[10]]
 
 
 @dataclass
@@ -37,124 +69,275 @@ class Row:
     median_ms: float
     min_ms: float
     gbps: float
-    copy_ratio: float | None = None
-    numpy_ratio: float | None = None
-    torch_ratio: float | None = None
+    copy_shader_ratio: float
+    copy_buffer_ratio: float
+    numpy_ratio: float | None
+    torch_ratio: float | None
 
 
-def timed(run, repeats: int) -> tuple[float, float]:
-    run()  # warm-up: first-dispatch costs stay out of the figures
-    samples = []
-    for _ in range(repeats):
+def shape_of(case: Case, count: int) -> tuple[int, ...]:
+    if case.layout == "per-channel":
+        return (max(1, count // CHANNELS), CHANNELS)
+    if case.layout == "packed":
+        return (count,)
+    side = max(1, int(round(count ** 0.5)))
+    return (side, side)
+
+
+def build(device, case: Case, count: int):
+    """The desc for a case (its strides realise the layout) and the bytes it must move."""
+    sizes = shape_of(case, count)
+    element = dml.types.data_type_info(case.data_type).element_size
+    desc = dml.BufferTensorDesc
+    x = desc(case.data_type, sizes, (1, sizes[0]) if case.layout == "transposed" else None)
+    dy = desc(case.data_type, sizes, {"transposed": (1, sizes[0]), "broadcast": (0, 1)}.get(case.layout))
+    out = desc(case.data_type, sizes)
+    if case.operator == "relu_grad":
+        op = dml.ActivationReluGradOperatorDesc(x, dy, out)
+    elif case.operator == "hard_sigmoid_grad":
+        op = dml.ActivationHardSigmoidGradOperatorDesc(x, dy, out, alpha=ALPHA, beta=BETA)
+    else:
+        op = dml.ActivationParameterizedReluGradOperatorDesc(x, desc(case.data_type, sizes, (0, 1)), dy, out,
+                                                             desc(case.data_type, (1, sizes[1])))
+    elements = out.element_count
+    moved = sum(min(getattr(op, f.name).total_tensor_size_in_bytes, elements * element) for f in op.schema.tensors)
+    return op, elements, moved
+
+
+def timed(run, repeats: int) -> list[float]:
+    run()  # warm-up: pipeline creation and first-touch costs stay out of the figures
+    return [run() for _ in range(repeats)]
+
+
+def host_seconds(function):
+    def run():
         start = time.perf_counter()
-        run()
-        samples.append(time.perf_counter() - start)
-    return statistics.median(samples), min(samples)
+        function()
+        return time.perf_counter() - start
+    return run
 
 
-def relu_grad_case(device, data_type, count, layout):
-    """A binding table for relu_grad on `count` elements in a named layout."""
-    side = int(round(count ** 0.5))
-    sizes, x_strides, dy_strides = (count,), None, None
-    if layout == "transposed":
-        sizes, x_strides = (side, side), (1, side)
-        dy_strides = x_strides
-    elif layout == "broadcast":
-        sizes, dy_strides = (side, side), (0, 1)
-    packed = dml.BufferTensorDesc(data_type, sizes)
-    desc = dml.ActivationReluGradOperatorDesc(dml.BufferTensorDesc(data_type, sizes, x_strides),
-                                              dml.BufferTensorDesc(data_type, sizes, dy_strides), packed)
-    compiled = device.compile_operator(device.create_operator(desc))
-    buffers = [device.create_buffer(t.total_tensor_size_in_bytes)
-               for t in (desc.input_tensor, desc.input_gradient_tensor, desc.output_gradient_tensor)]
-    table = device.create_binding_table(compiled, inputs=buffers[:2], outputs=buffers[2:])
-    element_size = packed.element_size
-    elements = packed.element_count
-    dy_bytes = desc.input_gradient_tensor.total_tensor_size_in_bytes
-    return table, elements, 2 * elements * element_size + dy_bytes, buffers
+class Device:
+    """The benchmark's view of a dmlpy device: timed runs of tables and of copy limits."""
+
+    def __init__(self, device):
+        self.device = device
+        self.context = device._context  # kp-level access: timestamps and the copy yardsticks
+        self.gpu_timer = device.adapter.timestamp_period_ns > 0
+
+    def table_run(self, table):
+        stages = [self.context.record(d.algorithms, timestamped=True) for d in table._dispatches]
+        if not self.gpu_timer:
+            return host_seconds(lambda: [self.context.run(s) for s in stages])
+
+        def run():
+            total = 0.0
+            for stage in stages:
+                self.context.run(stage)
+                total += self.context.gpu_seconds(stage)
+            return total
+        return run
+
+    def copy_runs(self, byte_count: int):
+        """(copy shader, vkCmdCopyBuffer) runs that read and write byte_count / 2 bytes each."""
+        words = max(4, byte_count // 8 // 4 * 4)
+        plan = plan_copy(words, self.device.adapter)
+        (stage,) = plan.stages
+        spirv = compile_glsl(shader_source(stage.shader, stage.defines)).spirv
+        source, destination = (self.device.create_buffer(words * 4) for _ in range(2))
+        algorithms = self.context.create_dispatch(spirv, [Launch(
+            [source._segments[0], destination._segments[0]], stage.workgroups(self.device.adapter, words),
+            np.array([words], np.uint32))]).algorithms
+        shader = self.context.record(algorithms, timestamped=True)
+        buffer_copy = self.context.record_buffer_copy(source._segments[0], destination._segments[0])
+
+        def timed_run(dispatch):
+            def run():
+                start = time.perf_counter()
+                self.context.run(dispatch)
+                return self.context.gpu_seconds(dispatch) if self.gpu_timer else time.perf_counter() - start
+            return run
+        return timed_run(shader), timed_run(buffer_copy), (source, destination)
 
 
-def copy_table(device, byte_count):
-    """Run the copy shader over byte_count / 2 bytes (it reads and writes them: byte_count moved)."""
-    words = max(4, byte_count // 8 // 4 * 4)
-    plan = plan_copy(words, device.adapter)
-    (stage,) = plan.stages
-    spirv = compile_glsl(shader_source(stage.shader, stage.defines)).spirv
-    source, destination = device.create_buffer(words * 4), device.create_buffer(words * 4)
-    launch = Launch([source._segments[0], destination._segments[0]], stage.workgroups(device.adapter, words),
-                    np.array([words], np.uint32))
-    dispatch = device._context.create_dispatch(spirv, [launch])
-    return (lambda: device._context.run(dispatch)), (source, destination)
+def numpy_run(case: Case, op, count: int):
+    """NumPy's expression of the same operation on the same layout, writing a row-major result."""
+    sizes = shape_of(case, count)
+    dtype = NUMPY[case.data_type]
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal(sizes).astype(dtype)
+    dy = np.ones(sizes, dtype)
+    if case.layout == "transposed":
+        x, dy = np.ascontiguousarray(x.T).T, np.ascontiguousarray(dy.T).T
+    elif case.layout == "broadcast":
+        dy = np.broadcast_to(dy[0], sizes)
+    out = np.empty(sizes, dtype)
+    zero = dtype(0)
+    if case.operator == "relu_grad":
+        return host_seconds(lambda: np.copyto(out, np.where(x > 0, dy, zero)))
+    if case.operator == "hard_sigmoid_grad":
+        a, b = np.float32(ALPHA), np.float32(BETA)
+
+        def hard_sigmoid():
+            shifted = a * x.astype(np.float32) + b
+            np.copyto(out, np.where((shifted > 0) & (shifted < 1), dy * a, 0).astype(dtype))
+        return host_seconds(hard_sigmoid)
+    slope = rng.standard_normal(sizes[1]).astype(dtype)
+
+    def prelu():
+        np.copyto(out, np.where(x > 0, dy, slope * dy))
+        np.where(x > 0, 0, x.astype(np.float32) * dy).sum(axis=0)
+    return host_seconds(prelu)
 
 
-def numpy_relu_grad(count, dtype, layout):
-    """NumPy's expression of the same operation on the same layout."""
-    x = np.random.default_rng(0).standard_normal(count).astype(dtype)
-    dy = np.ones_like(x)
-    side = int(round(count ** 0.5))
-    if layout == "transposed":
-        x, dy = x.reshape(side, side).T, dy.reshape(side, side).T
-    elif layout == "broadcast":
-        x, dy = x.reshape(side, side), np.broadcast_to(dy[:side], (side, side))
-    zero = dtype.type(0)
-    if layout == "packed":
-        return lambda: np.where(x > 0, dy, zero)
-    # Like dmlpy's output, the result must be row-major: np.where alone would follow the
-    # inputs' memory order and never transpose anything.
-    out = np.empty((side, side), dtype)
-    return lambda: np.copyto(out, np.where(x > 0, dy, zero))
-
-
-def torch_relu_grad(count, dtype):
+def torch_run(case: Case, count: int):
     try:
         import torch
     except ImportError:
         return None
-    x = torch.randn(count).to(getattr(torch, np.dtype(dtype).name))
+    if case.layout != "packed" and case.operator != "prelu_grad":
+        return None
+    dtype = {T.FLOAT32: torch.float32, T.FLOAT16: torch.float16, T.BFLOAT16: torch.bfloat16}.get(case.data_type)
+    if dtype is None:
+        return None
+    target = "cuda" if torch.cuda.is_available() else "cpu"
+    sizes = shape_of(case, count)
+    x = torch.randn(sizes, device=target).to(dtype)
     dy = torch.ones_like(x)
-    return lambda: torch.ops.aten.threshold_backward(dy, x, 0)
+    sync = torch.cuda.synchronize if target == "cuda" else (lambda: None)
+    if case.operator == "relu_grad":
+        call = lambda: torch.ops.aten.threshold_backward(dy, x, 0)  # noqa: E731
+    elif case.operator == "hard_sigmoid_grad":
+        call = lambda: torch.ops.aten.hardsigmoid_backward(dy, x)  # noqa: E731
+    else:
+        weight = torch.randn(sizes[1], device=target).to(dtype)
+        call = lambda: torch.ops.aten._prelu_kernel_backward(dy, x, weight)  # noqa: E731
+    return host_seconds(lambda: (call(), sync()))
 
 
-CASES = [("relu_grad float32 packed", T.FLOAT32, "packed"), ("relu_grad float16 packed", T.FLOAT16, "packed"),
-         ("relu_grad float32 transposed", T.FLOAT32, "transposed"),
-         ("relu_grad float32 broadcast dY", T.FLOAT32, "broadcast"),
-         ("relu_grad float16 transposed", T.FLOAT16, "transposed"),
-         ("relu_grad float16 broadcast dY", T.FLOAT16, "broadcast")]
+def overhead_rows(bench: Device, repeats: int) -> list[dict]:
+    """Host cost of one 256-element dispatch through each path, beside a bare kp evaluation."""
+    device = bench.device
+    tensor = dml.BufferTensorDesc(T.FLOAT32, (256,))
+    compiled = device.compile_operator(device.create_operator(dml.ActivationReluGradOperatorDesc(tensor, tensor, tensor)))
+    x = np.linspace(-1, 1, 256, dtype=np.float32)
+    buffers = [device.create_buffer(1024) for _ in range(3)]
+    table = device.create_binding_table(compiled, inputs=buffers[:2], outputs=buffers[2:])
+    dispatches_per_list = 100
+    command_list = device.create_command_list()
+    for _ in range(dispatches_per_list):
+        command_list.record_dispatch(device.create_binding_table(compiled, inputs=buffers[:2],
+                                                                 outputs=[device.create_buffer(1024)]))
+    bare = bench.context.record(table._dispatches[0].algorithms)
+    paths = {
+        "bare kp sequence eval": (lambda: bench.context.run(bare), 1),
+        "NumPy front end (relu_grad)": (lambda: dml.relu_grad(x, x, device=device), 1),
+        "execute(binding table)": (lambda: device.execute(table), 1),
+        f"command list replay ({dispatches_per_list} dispatches)": (lambda: device.execute(command_list),
+                                                                    dispatches_per_list),
+    }
+    rows = []
+    for name, (call, per_call) in paths.items():
+        samples = timed(host_seconds(call), max(repeats, 20))
+        rows.append({"path": name, "microseconds_per_dispatch": statistics.median(samples) / per_call * 1e6})
+    base = rows[0]["microseconds_per_dispatch"]
+    for row in rows:
+        row["ratio_to_bare"] = row["microseconds_per_dispatch"] / base
+    return rows
+
+
+def run_case(bench: Device, case: Case, count: int, repeats: int) -> Row | None:
+    device = bench.device
+    op, elements, moved = build(device, case, count)
+    compiled = device.compile_operator(device.create_operator(op))
+    buffers = [device.create_buffer(getattr(op, f.name).total_tensor_size_in_bytes) for f in op.schema.tensors]
+    inputs = len(op.schema.inputs)
+    temporary_size = compiled.binding_properties.temporary_resource_size
+    table = device.create_binding_table(compiled, inputs=buffers[:inputs], outputs=buffers[inputs:],
+                                        temporary=device.create_buffer(temporary_size) if temporary_size else None)
+    samples = timed(bench.table_run(table), repeats)
+    copy_shader, buffer_copy, copy_buffers = bench.copy_runs(moved)
+    copy_time = statistics.median(timed(copy_shader, repeats))
+    buffer_copy_time = statistics.median(timed(buffer_copy, repeats))
+    numpy_time = statistics.median(timed(numpy_run(case, op, count), repeats))
+    torch_call = torch_run(case, count)
+    torch_time = statistics.median(timed(torch_call, repeats)) if torch_call else None
+    for buffer in (*buffers, *copy_buffers):
+        buffer.destroy()
+    median = statistics.median(samples)
+    return Row(case.name, elements, moved, median * 1e3, min(samples) * 1e3, moved / median / 1e9,
+               copy_time / median, buffer_copy_time / median, numpy_time / median,
+               torch_time / median if torch_time else None)
+
+
+def print_tables(header: str, rows: list[Row], overhead: list[dict]) -> None:
+    print(header)
+    print(f"{'case':34} {'elements':>10} {'median ms':>10} {'min ms':>9} {'GB/s':>7} {'/copy':>6} "
+          f"{'/vkcopy':>8} {'NumPy':>7} {'torch':>7}")
+    for r in rows:
+        def ratio(value):
+            return f"{value:6.2f}x" if value is not None else f"{'-':>7}"
+        print(f"{r.case:34} {r.elements:>10} {r.median_ms:>10.3f} {r.min_ms:>9.3f} {r.gbps:>7.2f} "
+              f"{r.copy_shader_ratio:>6.2f} {r.copy_buffer_ratio:>8.2f} {ratio(r.numpy_ratio)} {ratio(r.torch_ratio)}")
+    print("\n/copy: our bandwidth over a copy shader moving the same bytes; /vkcopy: over vkCmdCopyBuffer;")
+    print("NumPy, torch: their time over ours (above 1: dmlpy is faster).\n")
+    print(f"{'host cost of one 256-element dispatch':48} {'us':>8} {'vs bare kp':>11}")
+    for row in overhead:
+        print(f"{row['path']:48} {row['microseconds_per_dispatch']:>8.1f} {row['ratio_to_bare']:>10.2f}x")
+
+
+def plot(rows: list[Row], path: Path, title: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axes = plt.subplots(figsize=(10, 6))
+    for name in dict.fromkeys(r.case for r in rows):
+        points = [r for r in rows if r.case == name]
+        axes.plot([r.elements for r in points], [r.gbps for r in points], marker="o", label=name)
+    limit = {}
+    for r in rows:
+        limit.setdefault(r.elements, []).append(r.gbps * r.copy_shader_ratio)
+    sizes = sorted(limit)
+    axes.plot(sizes, [statistics.median(limit[s]) for s in sizes], "k--", linewidth=2, label="copy shader (limit)")
+    axes.set_xscale("log")
+    axes.set_yscale("log")
+    axes.set_xlabel("elements per tensor")
+    axes.set_ylabel("effective bandwidth, GB/s")
+    axes.set_title(title)
+    axes.legend(fontsize=7)
+    axes.grid(True, which="both", alpha=0.3)
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--elements", type=int, default=1 << 24, help="elements per tensor (default 16M)")
-    parser.add_argument("--repeats", type=int, default=10, help="timed runs per case (default 10)")
-    parser.add_argument("--quick", action="store_true", help="small and fast: 1M elements, 3 repeats")
-    parser.add_argument("--json", type=Path, help="also write the rows to this JSON file")
+    parser.add_argument("--quick", action="store_true", help="a small subset at 256 and 65536 elements, 3 repeats")
+    parser.add_argument("--sizes", help="comma-separated element counts (default 256 to 64M by 16x)")
+    parser.add_argument("--repeats", type=int, help="timed runs per measurement (default 5; 3 with --quick)")
+    parser.add_argument("--json", type=Path, help="also write every figure to this JSON file")
+    parser.add_argument("--plot", type=Path, help="draw bandwidth against size to this PNG (needs matplotlib)")
     args = parser.parse_args(argv)
-    if args.quick:
-        args.elements, args.repeats = 1 << 20, 3
-    device = dml.create_device()
-    print(f"# {device.adapter_name}, {args.elements} elements, {args.repeats} repeats")
-    rows = []
-    for name, data_type, layout in CASES:
-        table, elements, moved, _buffers = relu_grad_case(device, data_type, args.elements, layout)
-        median, minimum = timed(lambda table=table: device.execute(table), args.repeats)
-        copy_run, _copy_buffers = copy_table(device, moved)
-        copy_median, _ = timed(copy_run, args.repeats)
-        dtype = dml.types.data_type_info(data_type).numpy_dtype
-        numpy_median, _ = timed(numpy_relu_grad(elements, dtype, layout), args.repeats)
-        torch_run = torch_relu_grad(elements, dtype) if layout == "packed" else None
-        torch_median = timed(torch_run, args.repeats)[0] if torch_run else None
-        rows.append(Row(name, elements, moved, median * 1e3, minimum * 1e3, moved / median / 1e9,
-                        copy_median / median, numpy_median / median,
-                        torch_median / median if torch_median else None))
-    print(f"{'case':34} {'elements':>10} {'median ms':>10} {'min ms':>8} {'GB/s':>7} {'/copy':>6} "
-          f"{'vs NumPy':>9} {'vs torch':>9}")
-    for r in rows:
-        torch_text = f"{r.torch_ratio:8.2f}x" if r.torch_ratio else f"{'-':>9}"
-        print(f"{r.case:34} {r.elements:>10} {r.median_ms:>10.3f} {r.min_ms:>8.3f} {r.gbps:>7.2f} "
-              f"{r.copy_ratio:>6.2f} {r.numpy_ratio:>8.2f}x {torch_text}")
+    cases = QUICK_CASES if args.quick else FULL_CASES
+    sizes = [int(s) for s in args.sizes.split(",")] if args.sizes else (
+        [256, 65536] if args.quick else [256, 4096, 65536, 1 << 20, 1 << 24, 1 << 26])
+    repeats = args.repeats or (3 if args.quick else 5)
+    bench = Device(dml.create_device())
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT).stdout.strip()
+    when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    timer = "GPU timestamps" if bench.gpu_timer else "host time"
+    header = f"# {bench.device.adapter_name}, {when}, commit {commit or '?'}, {timer}, median of {repeats}"
+    rows = [run_case(bench, case, size, repeats) for case in cases for size in sizes]
+    overhead = overhead_rows(bench, repeats)
+    print_tables(header, rows, overhead)
     if args.json:
-        args.json.write_text(json.dumps({"device": device.adapter_name, "rows": [asdict(r) for r in rows]}, indent=2))
-    device.close()
+        args.json.write_text(json.dumps({"header": header, "rows": [asdict(r) for r in rows],
+                                         "host_overhead": overhead}, indent=1))
+    if args.plot:
+        plot(rows, args.plot, header.lstrip("# "))
+    bench.device.close()
     return 0
 
 
