@@ -219,7 +219,8 @@ def overhead_rows(bench: Device, repeats: int) -> list[dict]:
     """Host cost of one 256-element dispatch through each path, beside a bare kp evaluation."""
     device = bench.device
     tensor = dml.BufferTensorDesc(T.FLOAT32, (256,))
-    compiled = device.compile_operator(device.create_operator(dml.ActivationReluGradOperatorDesc(tensor, tensor, tensor)))
+    desc = dml.ActivationReluGradOperatorDesc(tensor, tensor, tensor)
+    compiled = device.compile_operator(device.create_operator(desc))
     x = np.linspace(-1, 1, 256, dtype=np.float32)
     buffers = [device.create_buffer(1024) for _ in range(3)]
     table = device.create_binding_table(compiled, inputs=buffers[:2], outputs=buffers[2:])
@@ -325,7 +326,8 @@ def main(argv=None) -> int:
         [256, 65536] if args.quick else [256, 4096, 65536, 1 << 20, 1 << 24, 1 << 26])
     repeats = args.repeats or (3 if args.quick else 5)
     bench = Device(dml.create_device())
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT).stdout.strip()
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                            cwd=ROOT).stdout.strip()
     when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     timer = "GPU timestamps" if bench.gpu_timer else "host time"
     header = f"# {bench.device.adapter_name}, {when}, commit {commit or '?'}, {timer}, median of {repeats}"
