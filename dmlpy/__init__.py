@@ -11,6 +11,7 @@ from .device import (
     create_device,
 )
 from .errors import DeviceRemovedError, DmlError, InvalidArgumentError, ShaderCompilationError, UnsupportedError
+from .guard import GuardViolationError
 from .numpy_api import default_device, hard_sigmoid_grad, prelu_grad, relu_grad
 from .operators import (
     ActivationHardSigmoidGradOperatorDesc,
@@ -44,6 +45,7 @@ __all__ = [
     "FeatureDataFeatureLevels",
     "FeatureDataTensorDataTypeSupport",
     "FeatureLevel",
+    "GuardViolationError",
     "InvalidArgumentError",
     "Operator",
     "ShaderCompilationError",

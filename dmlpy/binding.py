@@ -34,6 +34,30 @@ def _as_count(value, what: str) -> int:
     return number
 
 
+def _available_host_memory() -> int | None:
+    try:
+        with open("/proc/meminfo") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def _check_memory(device: Device, size: int) -> None:
+    """Refuse what cannot fit, rather than let an allocation fail deep in the driver (or the
+    kernel end the process): the device's heap, and host memory for kp's staging copy."""
+    heap = device.adapter.device_local_heap_size
+    if heap and size > heap:
+        raise UnsupportedError(f"size_in_bytes {size} is more than the device's {heap}-byte memory heap")
+    available = _available_host_memory()
+    if available is not None and 2 * size > available:
+        raise UnsupportedError(
+            f"size_in_bytes {size}: a buffer needs about twice its size in host memory (kp keeps a staging "
+            f"copy), and {available} bytes are available")
+
+
 class Buffer:
     """A range of device memory (an ID3D12Resource buffer in DirectML).
 
@@ -45,6 +69,7 @@ class Buffer:
         size = _as_count(size_in_bytes, "size_in_bytes")
         if size == 0:
             raise InvalidArgumentError("size_in_bytes 0: a buffer must hold at least one byte")
+        _check_memory(device, size)
         self.device = device
         self.size_in_bytes = size
         self.segment_size = device.segment_size
@@ -248,7 +273,7 @@ class BindingTable:
             device._context.create_dispatch(spirv, [
                 Launch([t.buffer._segments[s] for t, s in zip(tensors, window.segments)],
                        stage.workgroups(device.adapter, window.element_count),
-                       np.array([*window.base_elements, window.element_count], dtype=np.uint32))
+                       np.array([*window.base_elements, window.element_count, *plan.scalar_bits], dtype=np.uint32))
                 for window in self.windows])
             for stage, spirv in zip(plan.stages, compiled.spirv)]
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
+
 from .errors import UnsupportedError
 from .tensor_desc import BufferTensorDesc
 from .types import data_type_info
@@ -51,6 +53,7 @@ class KernelPlan:
     stages: tuple[KernelStage, ...]
     element_count: int
     temporary_size: int = 0  # scratch bytes, bound as the temporary resource
+    scalar_bits: tuple[int, ...] = ()  # FP32 scalars, pushed after the offsets and count
 
     @property
     def windowable(self) -> bool:
@@ -129,9 +132,9 @@ def uvec_list(strides: list[tuple[int, ...]]) -> str:
 
 
 def plan_elementwise(shader: str, inputs: list[BufferTensorDesc], output: BufferTensorDesc,
-                     adapter: AdapterInfo, scalars: dict[str, object] | None = None) -> KernelPlan:
+                     adapter: AdapterInfo, scalars: tuple[float, ...] = ()) -> KernelPlan:
     """Plan `output = op(inputs...)` for tensors with equal sizes and data type; `scalars`
-    are the operator's own defines."""
+    are the operator's FP32 scalars (at most two), pushed at run time."""
     info = data_type_info(output.data_type)
     elements_per_word = 32 // info.bits
     tensors = [*inputs, output]
@@ -149,7 +152,6 @@ def plan_elementwise(shader: str, inputs: list[BufferTensorDesc], output: Buffer
         "ELEMENT_BITS": info.bits,
         f"PATH_{path.upper()}": "",
         "WORKGROUP_SIZE": workgroup_size_for(adapter),
-        **(scalars or {}),
     }
     # runs of whole output words on the gather path
     elements_per_item = elements_per_word if path == "packed" else max(strided_run_length(adapter), elements_per_word)
@@ -164,7 +166,8 @@ def plan_elementwise(shader: str, inputs: list[BufferTensorDesc], output: Buffer
         defines["SIZES"] = uint_list(sizes)
         defines["STRIDES"] = uvec_list(strides)
     stage = KernelStage("main", shader, defines, workgroup_size_for(adapter), elements_per_item)
-    return KernelPlan(path, (stage,), output.element_count)
+    scalar_bits = tuple(int(np.float32(s).view(np.uint32)) for s in scalars)
+    return KernelPlan(path, (stage,), output.element_count, scalar_bits=scalar_bits + (0,) * (2 - len(scalar_bits)))
 
 
 def plan_copy(word_count: int, adapter: AdapterInfo) -> KernelPlan:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import operator
 import os
 from collections.abc import Sequence
@@ -11,6 +12,7 @@ from .binding import BindingProperties, BindingTable, Buffer
 from .codegen import KernelPlan, compile_desc
 from .command_list import CommandList
 from .errors import DeviceRemovedError, InvalidArgumentError, UnsupportedError
+from .guard import Guard
 from .kompute import GpuContext
 from .schema import OperatorDesc
 from .types import DATA_TYPES, RUNTIME_FEATURE_LEVEL, ExecutionFlags, Feature, FeatureLevel, TensorDataType
@@ -68,14 +70,17 @@ class CompiledOperator:
 class Device:
     """IDMLDevice on one Vulkan adapter. Create it with `create_device`."""
 
-    def __init__(self, adapter: AdapterInfo, feature_level: FeatureLevel, strict_directml: bool):
+    def __init__(self, adapter: AdapterInfo, feature_level: FeatureLevel, strict_directml: bool,
+                 guarded: bool = False):
         self.adapter = adapter
         self.feature_level = feature_level
         self.strict_directml = strict_directml
+        self.guarded = guarded
         self._context = GpuContext(adapter.index, adapter.timestamp_period_ns)
         self._closed = False
-        # Bytes per buffer segment: the most one binding can cover, in whole 16-byte units.
-        self.segment_size = adapter.max_storage_buffer_range // 16 * 16
+        # Bytes per buffer segment: the most one binding (and one allocation) can cover, in
+        # whole 16-byte units.
+        self.segment_size = min(adapter.max_storage_buffer_range, adapter.max_memory_allocation_size) // 16 * 16
 
     @property
     def adapter_name(self) -> str:
@@ -170,10 +175,11 @@ class Device:
             return
         self._check_owned(work, BindingTable, "table")
         work._check_usable()
-        # Each stage is its own submission: kp records no barrier between dependent
-        # dispatches, and waiting on one submission before the next orders them.
-        for dispatch in work._dispatches:
-            self._context.run(dispatch)
+        with Guard(work) if self.guarded else contextlib.nullcontext():
+            # Each stage is its own submission: kp records no barrier between dependent
+            # dispatches, and waiting on one submission before the next orders them.
+            for dispatch in work._dispatches:
+                self._context.run(dispatch)
 
     def close(self) -> None:
         """Release the Vulkan device; every object made from it becomes unusable."""
@@ -189,14 +195,16 @@ class Device:
 
 
 def create_device(min_feature_level: FeatureLevel | None = None, max_feature_level: FeatureLevel | None = None,
-                  adapter: int | None = None, strict_directml: bool = False) -> Device:
+                  adapter: int | None = None, strict_directml: bool = False, guarded: bool = False) -> Device:
     """Open a device on a Vulkan adapter.
 
     adapter: index into `list_adapters()`; default `DMLPY_ADAPTER`, else the first discrete
     or integrated GPU, else the CPU device. min_feature_level: fail with UnsupportedError
     unless the device offers at least this level. max_feature_level: cap the device, to
     check a program against an older DirectML. strict_directml: accept only what DirectML
-    itself accepts (no dmlpy extensions).
+    itself accepts (no dmlpy extensions). guarded: a test mode that reads back every bound
+    buffer around each dispatch and raises GuardViolationError if a byte outside the
+    outputs' elements changed (see guard.py); slow.
     """
     ceiling = RUNTIME_FEATURE_LEVEL
     if max_feature_level is not None:
@@ -205,8 +213,9 @@ def create_device(min_feature_level: FeatureLevel | None = None, max_feature_lev
         floor = _as_feature_level(min_feature_level, "min_feature_level")
         if floor > ceiling:
             raise UnsupportedError(f"min_feature_level {floor} is above the device's cap, max_feature_level {ceiling}")
-    if not isinstance(strict_directml, bool):
-        raise InvalidArgumentError(f"strict_directml {strict_directml!r} must be a bool")
+    for name, flag in (("strict_directml", strict_directml), ("guarded", guarded)):
+        if not isinstance(flag, bool):
+            raise InvalidArgumentError(f"{name} {flag!r} must be a bool")
     adapters = list_adapters()
     if not adapters:
         raise UnsupportedError("no Vulkan adapter was found: install mesa-vulkan-drivers for the CPU device")
@@ -226,4 +235,4 @@ def create_device(min_feature_level: FeatureLevel | None = None, max_feature_lev
             names = ", ".join(f"{a.index}: {a.name}" for a in adapters)
             raise InvalidArgumentError(f"{what} {adapter!r} is not an adapter index; the adapters are {names}")
         chosen = adapters[index]
-    return Device(chosen, ceiling, strict_directml)
+    return Device(chosen, ceiling, strict_directml, guarded)

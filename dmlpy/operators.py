@@ -8,8 +8,6 @@ forward passes and 1-8 dims were already there), so they gate like their neighbo
 
 from __future__ import annotations
 
-import numpy as np
-
 from .codegen import broadcast_dims, plan_elementwise, plan_prelu_grad
 from .errors import InvalidArgumentError
 from .schema import OperatorDesc, Support, TensorRole, operator, scalar_field, tensor_field
@@ -53,14 +51,9 @@ class ActivationReluGradOperatorDesc(OperatorDesc):
     output_gradient_tensor: BufferTensorDesc = tensor_field(TensorRole.OUTPUT, "OutputGradientTensor")
 
 
-def _fp32_bits(value) -> str:
-    return f"0x{int(np.float32(value).view(np.uint32)):08X}u"
-
-
 def _plan_hard_sigmoid_grad(desc, adapter):
     return plan_elementwise(desc.schema.shader, [desc.input_tensor, desc.input_gradient_tensor],
-                            desc.output_gradient_tensor, adapter,
-                            {"ALPHA_BITS": _fp32_bits(desc.alpha), "BETA_BITS": _fp32_bits(desc.beta)})
+                            desc.output_gradient_tensor, adapter, (desc.alpha, desc.beta))
 
 
 @operator(

@@ -96,8 +96,11 @@ class OperatorSchema:
             value = getattr(desc, scalar.name)
             if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)):
                 raise InvalidArgumentError(f"{owner}.{scalar.name} {value!r} must be a number", scalar.name)
-            with np.errstate(over="ignore"):
-                as_fp32 = np.float32(value)
+            try:
+                with np.errstate(over="ignore"):
+                    as_fp32 = np.float32(float(value))
+            except OverflowError:  # an int beyond any float
+                as_fp32 = np.float32(np.inf)
             if not np.isfinite(as_fp32):
                 raise InvalidArgumentError(
                     f"{owner}.{scalar.name} {value!r} is not a finite FP32 value: {scalar.dml_name} must be finite",

@@ -19,6 +19,8 @@ VK_STRUCTURE_TYPE_APPLICATION_INFO = 0
 VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO = 1
 VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2 = 1000059001
 VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES = 1000094000
+VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES = 1000168000
+VK_MEMORY_HEAP_DEVICE_LOCAL_BIT = 1
 VK_API_VERSION_1_1 = (1 << 22) | (1 << 12)
 
 
@@ -102,6 +104,20 @@ class _SubgroupProperties(ctypes.Structure):
                 ("supportedStages", u32), ("supportedOperations", u32), ("quadOperationsInAllStages", u32)]
 
 
+class _Maintenance3Properties(ctypes.Structure):
+    _fields_ = [("sType", u32), ("pNext", ctypes.c_void_p), ("maxPerSetDescriptors", u32),
+                ("maxMemoryAllocationSize", u64)]
+
+
+class _MemoryHeap(ctypes.Structure):
+    _fields_ = [("size", u64), ("flags", u32)]
+
+
+class _MemoryProperties(ctypes.Structure):
+    _fields_ = [("memoryTypeCount", u32), ("memoryTypes", u32 * 64), ("memoryHeapCount", u32),
+                ("memoryHeaps", _MemoryHeap * 16), ("_spare", ctypes.c_ubyte * 256)]
+
+
 class _Properties2(ctypes.Structure):
     # Room to spare after the struct: a driver never writes past what the header declares,
     # but a mistake in this transcription must not become a heap overwrite.
@@ -139,6 +155,8 @@ class AdapterInfo:
     min_storage_buffer_offset_alignment: int
     timestamp_period_ns: float
     subgroup_size: int
+    max_memory_allocation_size: int
+    device_local_heap_size: int  # the largest DEVICE_LOCAL heap
 
 
 def _load_vulkan():
@@ -170,10 +188,16 @@ def list_adapters() -> tuple[AdapterInfo, ...]:
         get_properties2 = vk.vkGetPhysicalDeviceProperties2
         adapters = []
         for index, handle in enumerate(handles[: count.value]):
-            subgroup = _SubgroupProperties(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES, None)
+            maintenance3 = _Maintenance3Properties(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES, None)
+            subgroup = _SubgroupProperties(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES,
+                                           ctypes.cast(ctypes.pointer(maintenance3), ctypes.c_void_p))
             properties2 = _Properties2(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2,
                                        ctypes.cast(ctypes.pointer(subgroup), ctypes.c_void_p))
             get_properties2(ctypes.c_void_p(handle), ctypes.byref(properties2))
+            memory = _MemoryProperties()
+            vk.vkGetPhysicalDeviceMemoryProperties(ctypes.c_void_p(handle), ctypes.byref(memory))
+            heaps = memory.memoryHeaps[: min(memory.memoryHeapCount, 16)]
+            device_local = [h.size for h in heaps if h.flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT] or [h.size for h in heaps]
             p, limits = properties2.properties, properties2.properties.limits
             adapters.append(AdapterInfo(
                 index=index,
@@ -189,6 +213,8 @@ def list_adapters() -> tuple[AdapterInfo, ...]:
                 min_storage_buffer_offset_alignment=limits.minStorageBufferOffsetAlignment,
                 timestamp_period_ns=limits.timestampPeriod,
                 subgroup_size=subgroup.subgroupSize,
+                max_memory_allocation_size=maintenance3.maxMemoryAllocationSize or 2**31,
+                device_local_heap_size=max(device_local, default=0),
             ))
         return tuple(adapters)
     finally:

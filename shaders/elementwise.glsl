@@ -41,6 +41,10 @@ layout(push_constant) uniform Params {
     uint input1;
     uint output0;
     uint element_count;
+    // The operator's FP32 scalars, as bits. Push constants, never #defines: a driver may fold
+    // arithmetic on a constant without IEEE care (x * 0.0 -> +0 where IEEE says -0 or NaN).
+    uint scalar0_bits;
+    uint scalar1_bits;
 } params;
 
 #if defined(PATH_PACKED)

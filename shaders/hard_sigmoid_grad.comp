@@ -4,13 +4,13 @@
 // In FP32 from the stored values, each operation rounded on its own (`precise`: no device
 // may fuse the multiply and add into an FMA and move a boundary), rounded once to storage.
 //
-// Defines: ALPHA_BITS, BETA_BITS (the FP32 scalars as bit patterns, so they arrive exact).
+// Alpha and Beta arrive as push constants (scalar0_bits, scalar1_bits): see elementwise.glsl.
 #extension GL_GOOGLE_include_directive : require
 #include "elementwise.glsl"
 
 uint apply_op(uint x_bits, uint dy_bits) {
-    float alpha = uintBitsToFloat(ALPHA_BITS);
-    float beta = uintBitsToFloat(BETA_BITS);
+    float alpha = uintBitsToFloat(params.scalar0_bits);
+    float beta = uintBitsToFloat(params.scalar1_bits);
     precise float scaled = alpha * to_float(x_bits);
     precise float shifted = scaled + beta;
     if (!(shifted > 0.0 && shifted < 1.0)) return 0u;  // NaN fails both tests: +0

@@ -99,7 +99,17 @@ def test_fp16_results_round_to_nearest_even_including_subnormals(device):
                     hard_sigmoid_grad(x, dy, alpha, 0.5))
 
 
-@pytest.mark.parametrize("value", [np.nan, np.inf, -np.inf, 1e39, "0.5", None, True])
+def test_hard_sigmoid_scalars_get_ieee_arithmetic_not_constant_folding(device):
+    # With alpha = 0: dy * 0 is -0 for negative dy, and 0 * inf is NaN, so x = inf is outside.
+    # A scalar baked into the shader lets a driver fold both to +0 and move the boundary.
+    x = np.array([1, np.inf, -np.inf, np.nan], np.float32)
+    dy = np.full(4, -2.0, np.float32)
+    result = dml.hard_sigmoid_grad(x, dy, alpha=0.0, beta=0.5, device=device)
+    assert bits(result).tolist() == [0x80000000, 0, 0, 0]
+    assert_same(result, hard_sigmoid_grad(x, dy, 0.0, 0.5))
+
+
+@pytest.mark.parametrize("value", [np.nan, np.inf, -np.inf, 1e39, 10**400, "0.5", None, True])
 @pytest.mark.parametrize("scalar", ["alpha", "beta"])
 def test_hard_sigmoid_scalars_must_be_finite_fp32(scalar, value):
     tensor = dml.BufferTensorDesc(T.FLOAT32, (3,))

@@ -247,7 +247,7 @@ def overhead_rows(bench: Device, repeats: int) -> list[dict]:
     return rows
 
 
-def run_case(bench: Device, case: Case, count: int, repeats: int) -> Row | None:
+def run_case(bench: Device, case: Case, count: int, repeats: int) -> Row:
     device = bench.device
     op, elements, moved = build(device, case, count)
     compiled = device.compile_operator(device.create_operator(op))
@@ -331,12 +331,20 @@ def main(argv=None) -> int:
     when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     timer = "GPU timestamps" if bench.gpu_timer else "host time"
     header = f"# {bench.device.adapter_name}, {when}, commit {commit or '?'}, {timer}, median of {repeats}"
-    rows = [run_case(bench, case, size, repeats) for case in cases for size in sizes]
+    rows, skipped = [], []
+    for case in cases:
+        for size in sizes:
+            try:
+                rows.append(run_case(bench, case, size, repeats))
+            except dml.UnsupportedError as error:  # beyond what this device can bind or hold
+                skipped.append(f"{case.name} at {size} elements: {error.message}")
     overhead = overhead_rows(bench, repeats)
     print_tables(header, rows, overhead)
+    for note in skipped:
+        print(f"skipped {note}")
     if args.json:
         args.json.write_text(json.dumps({"header": header, "rows": [asdict(r) for r in rows],
-                                         "host_overhead": overhead}, indent=1))
+                                         "host_overhead": overhead, "skipped": skipped}, indent=1))
     if args.plot:
         plot(rows, args.plot, header.lstrip("# "))
     bench.device.close()

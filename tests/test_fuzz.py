@@ -1,0 +1,257 @@
+"""Hostile input: every case ends in a correct result or a DmlError, never anything else.
+
+Each strategy runs DMLPY_FUZZ_EXAMPLES examples (a small deterministic sample in `make
+test`, 2000 in `make fuzz`). Valid cases run on a guarded device, which proves after every
+dispatch that no byte outside the outputs' elements changed; buffers are filled with
+random canary bytes around and between the bound ranges.
+"""
+
+import math
+import os
+
+import ml_dtypes
+import numpy as np
+import pytest
+from hypothesis import event, given, settings
+from hypothesis import strategies as st
+from layout import element_offsets
+from reference import dslope_error_bound, hard_sigmoid_grad, prelu_grad, relu_grad
+
+import dmlpy as dml
+from dmlpy.types import data_type_info
+
+EXAMPLES = int(os.environ.get("DMLPY_FUZZ_EXAMPLES", "40"))
+fuzz = settings(max_examples=EXAMPLES, deadline=None)
+T = dml.TensorDataType
+UNSIGNED = {1: np.uint8, 2: np.uint16, 4: np.uint32}
+
+
+@pytest.fixture(scope="module")
+def guarded():
+    with dml.create_device(guarded=True) as device:
+        yield device
+
+
+def outcome(call):
+    """Run call(); a DmlError is an accepted outcome (recorded), anything else fails."""
+    try:
+        return call()
+    except dml.DmlError as error:
+        event(f"rejected: {type(error).__name__}")
+        return None
+
+
+anything = st.one_of(st.none(), st.booleans(), st.text(max_size=3), st.floats(), st.lists(st.integers(), max_size=2))
+huge_ints = st.integers(-(2**70), 2**70)
+small_ints = st.integers(-2, 9)
+ints = st.one_of(small_ints, huge_ints, st.sampled_from([2**31, 2**32 - 1, 2**32, 2**63, 2**64]))
+
+
+@fuzz
+@given(data_type=st.one_of(st.sampled_from(list(T)), ints, anything),
+       sizes=st.one_of(st.lists(st.one_of(ints, small_ints), max_size=10), anything),
+       strides=st.one_of(st.none(), st.lists(ints, max_size=10), anything),
+       flags=st.one_of(st.just(0), ints, anything), total=st.one_of(st.none(), ints, anything),
+       alignment=st.one_of(st.just(0), ints, st.sampled_from([1, 2, 4, 16, 64]), anything))
+def test_fuzz_tensor_descs(data_type, sizes, strides, flags, total, alignment):
+    desc = outcome(lambda: dml.BufferTensorDesc(data_type, sizes, strides, flags, total, alignment))
+    if desc is not None:
+        event("accepted")
+        assert desc.total_tensor_size_in_bytes >= dml.calc_buffer_tensor_size(desc.data_type, desc.sizes, desc.strides)
+        assert 1 <= desc.dimension_count <= 8 and desc.element_count <= 2**32 - 1
+
+
+@st.composite
+def tensors_for(draw, sizes, data_type, output=False):
+    """A desc over `sizes` (mostly valid, sometimes hostile) with strides of its own."""
+    choice = draw(st.integers(0, 9))
+    if choice == 0:
+        return draw(st.one_of(st.none(), anything))
+    if choice == 1:  # a neighbour's shape or type
+        sizes = tuple(draw(st.lists(st.integers(1, 4), min_size=1, max_size=3)))
+        data_type = draw(st.sampled_from([T.FLOAT32, T.FLOAT16, T.UINT8, T.INT32, T.BFLOAT16, T.FLOAT64]))
+    rank = len(sizes)
+    order, strides, extent = draw(st.permutations(range(rank))), [0] * rank, 1
+    for dim in reversed(order):
+        strides[dim] = extent * draw(st.integers(1, 2))
+        extent = strides[dim] * sizes[dim] + draw(st.integers(0, 2))
+        if draw(st.integers(0, 6)) == 0:
+            strides[dim] = 0  # broadcast (or, for an output, a collision)
+    alignment = draw(st.sampled_from([0, 0, data_type_info(data_type).element_size, 16]))
+    return draw(st.just(dml.BufferTensorDesc(data_type, sizes, tuple(strides),
+                                             guaranteed_base_offset_alignment=alignment)))
+
+
+@st.composite
+def operator_descs(draw):
+    schema = draw(st.sampled_from(list(dml.OPERATORS.values())))
+    data_type = draw(st.sampled_from([T.FLOAT32, T.FLOAT16, T.BFLOAT16, T.INT8, T.INT32]))
+    sizes = tuple(draw(st.lists(st.integers(1, 5), min_size=1, max_size=4)))
+    fields = {}
+    for field in schema.tensors:
+        if field.name == "slope_tensor" and draw(st.booleans()):
+            broadcast = [draw(st.booleans()) for _ in sizes]
+            fields[field.name] = dml.BufferTensorDesc(
+                data_type, sizes, tuple(0 if b else s for b, s in zip(broadcast, dml.tensor_desc.packed_strides(sizes))))
+        elif field.name == "output_slope_gradient_tensor":
+            slope = fields.get("slope_tensor")
+            reduced = [isinstance(slope, dml.BufferTensorDesc) and s > 1 and t == 0 and slope.sizes == sizes
+                       for s, t in zip(sizes, slope.element_strides if isinstance(slope, dml.BufferTensorDesc)
+                                       else sizes)]
+            fields[field.name] = draw(tensors_for(tuple(1 if r else s for r, s in zip(reduced, sizes)), data_type))
+        else:
+            fields[field.name] = draw(tensors_for(sizes, data_type, field.role.value == "output"))
+    scalar_values = st.one_of(st.floats(-4, 4), st.floats(), st.integers(-(2**1100), 2**1100), anything)
+    scalars = {s.name: draw(scalar_values) for s in schema.scalars}
+    return schema, fields, scalars
+
+
+def fill(rng, buffer, element_size, numpy_dtype):
+    """Random bits, with finite floats so sums stay comparable: canaries everywhere."""
+    raw = rng.integers(0, 256, size=buffer.size_in_bytes, dtype=np.uint8)
+    if numpy_dtype is not None and np.issubdtype(numpy_dtype, np.floating) or numpy_dtype == ml_dtypes.bfloat16:
+        span = raw[: raw.size // element_size * element_size].view(numpy_dtype)
+        span[...] = (rng.standard_normal(span.shape) * 3).astype(numpy_dtype)
+    buffer.write(raw)
+    return raw
+
+
+def gather(raw, offset, tensor):
+    element = tensor.element_size
+    region = raw[offset:offset + tensor.total_tensor_size_in_bytes]
+    words = region[: region.size // element * element].view(UNSIGNED[element])
+    return words[element_offsets(tensor.sizes, tensor.element_strides)]
+
+
+def check_result(schema, desc, data, offsets, buffers):
+    """Compare the outputs with the reference, from the inputs as they were bound."""
+    tensors = [getattr(desc, f.name) for f in schema.tensors]
+    dtype = data_type_info(tensors[0].data_type).numpy_dtype
+    inputs = [gather(data[i], offsets[i], tensors[i]).view(dtype) for i in range(len(schema.inputs))]
+    outputs = [gather(buffers[i].read(np.uint8, buffers[i].size_in_bytes), offsets[i], tensors[i])
+               for i in range(len(schema.inputs), len(tensors))]
+    if schema.name == "relu_grad":
+        assert np.array_equal(outputs[0], relu_grad(*inputs).view(outputs[0].dtype))
+    elif schema.name == "hard_sigmoid_grad":
+        expected = hard_sigmoid_grad(*inputs, desc.alpha, desc.beta)
+        nan = np.isnan(expected.astype(np.float32))
+        assert np.array_equal(outputs[0][~nan], expected.view(outputs[0].dtype)[~nan])
+    else:
+        x, slope, dy = inputs
+        reduced = tuple(a for a, (s, t) in enumerate(zip(desc.slope_tensor.sizes, desc.slope_tensor.element_strides))
+                        if s > 1 and t == 0)
+        dx, exact, magnitudes = prelu_grad(x, slope, dy, reduced)
+        assert np.array_equal(outputs[0], dx.view(outputs[0].dtype))
+        got = outputs[1].view(dtype).astype(np.float64)
+        count = math.prod(x.shape[a] for a in reduced) if reduced else 1
+        assert np.all(np.abs(got - exact) <= dslope_error_bound(magnitudes, count, dtype))
+
+
+@fuzz
+@given(case=operator_descs(), seed=st.integers(0, 2**32 - 1))
+def test_fuzz_operator_descs_run_correctly_or_are_rejected(guarded, case, seed):
+    schema, fields, scalars = case
+    desc = outcome(lambda: schema.desc_class(**fields, **scalars))
+    compiled = desc and outcome(lambda: guarded.compile_operator(guarded.create_operator(desc)))
+    if compiled is None:
+        return
+    event(f"ran {schema.name}")
+    rng = np.random.default_rng(seed)
+    tensors = [getattr(desc, f.name) for f in schema.tensors]
+    offsets = [(t.guaranteed_base_offset_alignment or 16) * int(rng.integers(0, 3)) for t in tensors]
+    buffers = [guarded.create_buffer(o + t.total_tensor_size_in_bytes + int(rng.integers(0, 9)))
+               for o, t in zip(offsets, tensors)]
+    numpy_dtype = data_type_info(tensors[0].data_type).numpy_dtype
+    data = [fill(rng, b, t.element_size, numpy_dtype) for b, t in zip(buffers, tensors)]
+    size = compiled.binding_properties.temporary_resource_size
+    inputs = len(schema.inputs)
+    table = guarded.create_binding_table(
+        compiled, inputs=[dml.BufferBinding(b, o) for b, o in zip(buffers[:inputs], offsets)],
+        outputs=[dml.BufferBinding(b, o) for b, o in zip(buffers[inputs:], offsets[inputs:])],
+        temporary=guarded.create_buffer(size) if size else None)
+    guarded.execute(table)  # GuardViolationError (a DmlError, but a bug) fails the test below
+    check_result(schema, desc, data, offsets, buffers)
+
+
+@pytest.fixture(scope="module")
+def relu_grad_op(guarded):
+    tensor = dml.BufferTensorDesc(T.FLOAT16, (3, 5))
+    return guarded.compile_operator(guarded.create_operator(dml.ActivationReluGradOperatorDesc(tensor, tensor, tensor)))
+
+
+@st.composite
+def binding_items(draw, pool):
+    kind = draw(st.integers(0, 9))
+    if kind == 0:
+        return draw(anything)
+    buffer = draw(st.sampled_from(pool))
+    if kind < 4:
+        return buffer
+    return dml.BufferBinding(buffer, draw(st.one_of(st.sampled_from([0, 16, 32, 8, 2, -16, 48, 2**64]), anything)),
+                             draw(st.one_of(st.none(), st.sampled_from([0, 16, 29, 30, 32, 64, 2**40]), anything)))
+
+
+@fuzz
+@given(data=st.data())
+def test_fuzz_bindings(guarded, relu_grad_op, data):
+    rng = np.random.default_rng(data.draw(st.integers(0, 999)))
+    pool = [guarded.create_buffer(size) for size in (16, 30, 32, 48, 64, 96)]
+    for buffer in pool:
+        fill(rng, buffer, 2, np.float16)
+    if data.draw(st.booleans()):
+        pool[data.draw(st.integers(0, len(pool) - 1))].destroy()
+    inputs = data.draw(st.lists(binding_items(pool), min_size=0, max_size=3))
+    outputs = data.draw(st.lists(binding_items(pool), min_size=0, max_size=2))
+    table = outcome(lambda: guarded.create_binding_table(relu_grad_op, inputs=inputs, outputs=outputs))
+    if table is not None:
+        event("bound")
+        bound = [(t.buffer, t.offset) for t in (*table.inputs, *table.outputs)]
+        contents = [b.read(np.uint8, b.size_in_bytes) for b, _ in bound[:2]]
+        guarded.execute(table)
+        tensor = relu_grad_op.desc.input_tensor
+        x, dy = (gather(c, o, tensor).view(np.float16) for c, (_, o) in zip(contents, bound[:2]))
+        out_buffer, out_offset = bound[2]
+        result = gather(out_buffer.read(np.uint8, out_buffer.size_in_bytes), out_offset, tensor)
+        assert np.array_equal(result, relu_grad(x, dy).view(np.uint16))
+    for buffer in pool:
+        buffer.destroy()
+
+
+arrays = st.one_of(
+    st.builds(lambda shape, dtype: np.ones(shape, dtype),
+              st.lists(st.integers(0, 3), max_size=3).map(tuple),
+              st.sampled_from([np.float32, np.float16, ml_dtypes.bfloat16, np.int8, np.int32, np.uint8, np.float64,
+                               np.bool_, np.complex64, np.uint16])),
+    anything, st.just(np.array(["a", "b"])), st.just(np.array([object()])))
+
+
+@fuzz
+@given(function=st.sampled_from(["relu_grad", "hard_sigmoid_grad", "prelu_grad"]), x=arrays, dy=arrays,
+       slope=arrays, alpha=st.one_of(st.floats(), anything), beta=st.one_of(st.floats(), anything),
+       out=st.one_of(st.none(), arrays), data_format=st.one_of(st.sampled_from(["NCX", "NXC"]), anything),
+       use_dst=st.one_of(st.booleans(), anything))
+def test_fuzz_front_ends(device, function, x, dy, slope, alpha, beta, out, data_format, use_dst):
+    if function == "relu_grad":
+        result = outcome(lambda: dml.relu_grad(x, dy, use_dst=use_dst,
+                                               out=out if isinstance(out, np.ndarray) else None, device=device))
+        if result is not None:
+            assert np.array_equal(result, relu_grad(np.asarray(x), np.asarray(dy)))
+    elif function == "hard_sigmoid_grad":
+        result = outcome(lambda: dml.hard_sigmoid_grad(x, dy, alpha=alpha, beta=beta, device=device))
+        if result is not None:
+            expected = hard_sigmoid_grad(np.asarray(x), np.asarray(dy), alpha, beta)
+            assert np.array_equal(result.view(UNSIGNED[result.itemsize]), expected.view(UNSIGNED[result.itemsize]))
+    else:
+        result = outcome(lambda: dml.prelu_grad(x, slope, dy, data_format=data_format, device=device))
+        if result is not None:
+            assert result[0].shape == np.shape(x) and result[1].shape == np.shape(slope)
+    event("computed" if result is not None else "rejected")
+
+
+@fuzz
+@given(size=st.one_of(huge_ints, anything))
+def test_fuzz_buffer_sizes(device, size):
+    buffer = outcome(lambda: device.create_buffer(size))
+    if buffer is not None:
+        assert buffer.read(np.uint8, min(buffer.size_in_bytes, 64)).sum() == 0
+        buffer.destroy()
