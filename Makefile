@@ -1,8 +1,9 @@
 # `make demo` and `make test` set everything up (idempotently) and run.
 PY := .venv/bin/python
 export DMLPY_CACHE_DIR ?= $(CURDIR)/.cache/spirv
+VALIDATION_LOG := /tmp/dmlpy-validation.log
 
-.PHONY: setup demo test lint clean
+.PHONY: setup demo test fuzz validate soak bench lint clean
 
 setup:
 	@bash tools/setup.sh
@@ -12,6 +13,25 @@ demo: setup
 
 test: setup
 	$(PY) -m pytest -q
+
+# Every fuzz strategy with 2000 examples, on a guarded device; statistics show what was rejected.
+fuzz: setup
+	DMLPY_FUZZ_EXAMPLES=2000 $(PY) -m pytest -q tests/test_fuzz.py --hypothesis-show-statistics
+
+# The whole suite under VK_LAYER_KHRONOS_validation; any message it logs fails the run.
+validate: setup
+	@DMLPY_WITH_VALIDATION_LAYERS=1 bash tools/setup.sh
+	rm -f $(VALIDATION_LOG)
+	DMLPY_VALIDATION=1 VK_LAYER_SETTINGS_PATH=$(CURDIR)/tools/validation $(PY) -m pytest -q
+	@if [ -s $(VALIDATION_LOG) ]; then echo "validation layer messages:"; cat $(VALIDATION_LOG); exit 1; fi
+	@echo "validate: VK_LAYER_KHRONOS_validation reported nothing"
+
+# Ten minutes of mixed load (not in CI).
+soak: setup
+	$(PY) tools/soak.py --seconds 600
+
+bench: setup
+	$(PY) tools/bench.py
 
 lint: setup
 	$(PY) -m ruff check dmlpy tools tests

@@ -197,7 +197,8 @@ def list_adapters() -> tuple[AdapterInfo, ...]:
             memory = _MemoryProperties()
             vk.vkGetPhysicalDeviceMemoryProperties(ctypes.c_void_p(handle), ctypes.byref(memory))
             heaps = memory.memoryHeaps[: min(memory.memoryHeapCount, 16)]
-            device_local = [h.size for h in heaps if h.flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT] or [h.size for h in heaps]
+            device_local = [h.size for h in heaps if h.flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT]
+            device_local = device_local or [h.size for h in heaps]
             p, limits = properties2.properties, properties2.properties.limits
             adapters.append(AdapterInfo(
                 index=index,

@@ -91,8 +91,9 @@ def operator_descs(draw):
     for field in schema.tensors:
         if field.name == "slope_tensor" and draw(st.booleans()):
             broadcast = [draw(st.booleans()) for _ in sizes]
-            fields[field.name] = dml.BufferTensorDesc(
-                data_type, sizes, tuple(0 if b else s for b, s in zip(broadcast, dml.tensor_desc.packed_strides(sizes))))
+            packed = dml.tensor_desc.packed_strides(sizes)
+            strides = tuple(0 if b else s for b, s in zip(broadcast, packed))
+            fields[field.name] = dml.BufferTensorDesc(data_type, sizes, strides)
         elif field.name == "output_slope_gradient_tensor":
             slope = fields.get("slope_tensor")
             reduced = [isinstance(slope, dml.BufferTensorDesc) and s > 1 and t == 0 and slope.sizes == sizes

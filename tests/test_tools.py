@@ -103,9 +103,10 @@ def test_demo_runs_and_is_exact():
 
 def test_bench_quick_runs_and_reports_every_figure(tmp_path):
     """A smoke test: the benchmark runs and reports; it asserts no speed."""
-    result = run_tool("tools/bench.py", "--quick", "--sizes", "256", "--repeats", "1", "--json", tmp_path / "bench.json")
+    report_path = tmp_path / "bench.json"
+    result = run_tool("tools/bench.py", "--quick", "--sizes", "256", "--repeats", "1", "--json", report_path)
     assert result.returncode == 0, result.stderr
-    report = json.loads((tmp_path / "bench.json").read_text())
+    report = json.loads(report_path.read_text())
     assert report["rows"] and all(row["gbps"] > 0 and row["copy_shader_ratio"] > 0 for row in report["rows"])
     assert {row["path"] for row in report["host_overhead"]} >= {"bare kp sequence eval", "execute(binding table)"}
     assert "/copy" in result.stdout and "host cost" in result.stdout

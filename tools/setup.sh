@@ -5,6 +5,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 APT_PACKAGES=(mesa-vulkan-drivers libvulkan-dev libfmt-dev cmake)
+# `make validate` also needs the Khronos validation layer.
+[ "${DMLPY_WITH_VALIDATION_LAYERS:-0}" = 1 ] && APT_PACKAGES+=(vulkan-validationlayers)
 missing=()
 for pkg in "${APT_PACKAGES[@]}"; do
     dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "ok installed" || missing+=("$pkg")

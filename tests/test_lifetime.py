@@ -1,0 +1,115 @@
+"""Lifetimes, leaks and threads: objects after close or destroy, long create/destroy loops,
+one device shared by eight threads."""
+
+import threading
+
+import numpy as np
+import pytest
+from reference import relu_grad
+
+import dmlpy as dml
+
+T = dml.TensorDataType
+
+
+def resident_mib() -> float:
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    pytest.skip("no /proc/self/status")
+
+
+def relu_grad_desc(count=64, data_type=T.FLOAT32):
+    tensor = dml.BufferTensorDesc(data_type, (count,))
+    return dml.ActivationReluGradOperatorDesc(tensor, tensor, tensor)
+
+
+def cycle(device, x, dy):
+    compiled = device.compile_operator(device.create_operator(relu_grad_desc(x.size)))
+    buffers = [device.create_buffer(x.nbytes) for _ in range(3)]
+    buffers[0].write(x)
+    buffers[1].write(dy)
+    device.execute(device.create_binding_table(compiled, inputs=buffers[:2], outputs=buffers[2:]))
+    result = buffers[2].read(np.float32, x.size)
+    for buffer in buffers:
+        buffer.destroy()
+    return result
+
+
+def test_ten_thousand_cycles_keep_memory_flat():
+    rng = np.random.default_rng(0)
+    x, dy = rng.standard_normal(64).astype(np.float32), rng.standard_normal(64).astype(np.float32)
+    expected = relu_grad(x, dy)
+    with dml.create_device() as device:
+        for _ in range(1000):  # warm-up: caches, allocator pools, kp's bookkeeping
+            cycle(device, x, dy)
+        start = resident_mib()
+        for i in range(9000):
+            result = cycle(device, x, dy)
+            if i % 1000 == 0:
+                assert np.array_equal(result, expected)
+        growth = resident_mib() - start
+    assert growth < 64, f"resident memory grew by {growth:.1f} MiB over 9000 cycles"
+
+
+def test_every_object_refuses_use_after_its_device_closes():
+    device = dml.create_device()
+    op = device.create_operator(relu_grad_desc())
+    compiled = device.compile_operator(op)
+    buffers = [device.create_buffer(256) for _ in range(3)]
+    table = device.create_binding_table(compiled, inputs=buffers[:2], outputs=buffers[2:])
+    command_list = device.create_command_list()
+    command_list.record_dispatch(table)
+    device.close()
+    uses = [lambda: device.create_operator(relu_grad_desc()), lambda: device.compile_operator(op),
+            lambda: device.create_binding_table(compiled, inputs=buffers[:2], outputs=buffers[2:]),
+            lambda: device.execute(table), lambda: device.execute(command_list),
+            lambda: buffers[0].write(np.zeros(4, np.uint8)), lambda: buffers[0].read(np.uint8, 4),
+            lambda: device.create_command_list(), lambda: command_list.record_dispatch(table),
+            lambda: device.check_feature_support(dml.Feature.FEATURE_LEVELS, [dml.FeatureLevel.LEVEL_1_0])]
+    for use in uses:
+        with pytest.raises(dml.DeviceRemovedError, match="device was closed"):
+            use()
+
+
+def test_eight_threads_with_their_own_tables_share_one_device(device):
+    compiled = device.compile_operator(device.create_operator(relu_grad_desc(1000, T.FLOAT16)))
+    failures = []
+
+    def worker(seed):
+        rng = np.random.default_rng(seed)
+        buffers = [device.create_buffer(2000) for _ in range(3)]
+        table = device.create_binding_table(compiled, inputs=buffers[:2], outputs=buffers[2:])
+        for _ in range(40):
+            x, dy = rng.standard_normal(1000).astype(np.float16), rng.standard_normal(1000).astype(np.float16)
+            buffers[0].write(x)
+            buffers[1].write(dy)
+            device.execute(table)
+            if not np.array_equal(buffers[2].read(np.float16, 1000), relu_grad(x, dy)):
+                failures.append(seed)
+
+    threads = [threading.Thread(target=worker, args=(seed,)) for seed in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not failures
+
+
+def test_eight_threads_through_the_front_end(device):
+    failures = []
+
+    def worker(seed):
+        rng = np.random.default_rng(seed)
+        for _ in range(40):
+            x, dy = rng.standard_normal((5, 33)).astype(np.float32), rng.standard_normal((5, 33)).astype(np.float32)
+            if not np.array_equal(dml.relu_grad(x, dy, device=device), relu_grad(x, dy)):
+                failures.append(seed)
+
+    threads = [threading.Thread(target=worker, args=(seed,)) for seed in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not failures

@@ -1,0 +1,111 @@
+#!/usr/bin/env python3
+"""A load run: mixed operators, sizes and layouts for a while; reports dispatches per
+second, errors, and host memory at the start and the end.
+
+    python tools/soak.py [--seconds 600] [--threads 4]
+
+Every dispatch's result is compared with the NumPy reference (a wrong result counts as an
+error); the run fails (exit 1) on any error or when resident memory grows by more than
+--max-growth-mib after the warm-up.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import threading
+import time
+from pathlib import Path
+
+import ml_dtypes
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
+
+from reference import hard_sigmoid_grad, relu_grad  # noqa: E402
+
+import dmlpy as dml  # noqa: E402
+
+DTYPES = [np.float32, np.float16, ml_dtypes.bfloat16]
+SHAPES = [(7,), (256,), (3, 77), (64, 65), (8, 9, 10), (1000, 3)]
+
+
+def resident_mib() -> float:
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def one_dispatch(rng, device) -> bool:
+    """Run a random operator on a random layout through the front end; True when correct."""
+    dtype = DTYPES[rng.integers(len(DTYPES))]
+    shape = SHAPES[rng.integers(len(SHAPES))]
+    x = rng.standard_normal(shape).astype(dtype)
+    dy = rng.standard_normal(shape).astype(dtype)
+    view = rng.integers(3)
+    if view == 1 and x.ndim >= 2:
+        x, dy = x.T, dy.T
+    elif view == 2:
+        x = x[..., ::-1]
+    choice = rng.integers(3)
+    if choice == 0:
+        return np.array_equal(dml.relu_grad(x, dy, device=device), relu_grad(x, dy))
+    if choice == 1:
+        result = dml.hard_sigmoid_grad(x, dy, alpha=0.2, beta=0.5, device=device)
+        return np.array_equal(result, hard_sigmoid_grad(x, dy, 0.2, 0.5))
+    slope = rng.standard_normal(shape[-1]).astype(dtype)
+    dx, dslope = dml.prelu_grad(x, slope, dy, device=device)
+    return np.array_equal(dx, np.where(x > 0, dy, (slope.astype(np.float32) * dy.astype(np.float32)).astype(dtype)))
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--seconds", type=float, default=600.0, help="how long to run (default 600)")
+    parser.add_argument("--threads", type=int, default=4, help="threads sharing one device (default 4)")
+    parser.add_argument("--max-growth-mib", type=float, default=256.0, help="allowed resident memory growth")
+    args = parser.parse_args(argv)
+    device = dml.create_device()
+    counts = {"dispatches": 0, "errors": 0}
+    lock = threading.Lock()
+    stop = time.monotonic() + args.seconds
+    warm_up = time.monotonic() + min(30.0, args.seconds / 10)
+    baseline = {}
+
+    def worker(seed: int) -> None:
+        rng = np.random.default_rng(seed)
+        while time.monotonic() < stop:
+            try:
+                correct = one_dispatch(rng, device)
+            except Exception as error:  # a soak run counts every failure, whatever its type
+                correct = False
+                print(f"error: {type(error).__name__}: {error}", file=sys.stderr)
+            with lock:
+                counts["dispatches"] += 1
+                counts["errors"] += not correct
+                if "rss" not in baseline and time.monotonic() > warm_up:
+                    baseline["rss"] = resident_mib()
+
+    start_rss = resident_mib()
+    started = time.monotonic()
+    threads = [threading.Thread(target=worker, args=(seed,)) for seed in range(args.threads)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    elapsed = time.monotonic() - started
+    end_rss = resident_mib()
+    growth = end_rss - baseline.get("rss", start_rss)
+    print(f"soak on {device.adapter_name}: {elapsed:.0f} s, {args.threads} threads")
+    print(f"dispatches {counts['dispatches']} ({counts['dispatches'] / elapsed:.0f}/s), errors {counts['errors']}")
+    print(f"resident memory: start {start_rss:.0f} MiB, after warm-up {baseline.get('rss', start_rss):.0f} MiB, "
+          f"end {end_rss:.0f} MiB (growth {growth:.0f} MiB, allowed {args.max_growth_mib:.0f})")
+    device.close()
+    return 0 if counts["errors"] == 0 and growth <= args.max_growth_mib else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
