@@ -190,7 +190,7 @@ def broadcast_dims(slope: BufferTensorDesc) -> tuple[bool, ...]:
     return tuple(size > 1 and stride == 0 for size, stride in zip(slope.sizes, slope.element_strides))
 
 
-REDUCTION_LEAVES = 256  # leaves of the fixed summation tree in prelu_grad.comp
+REDUCTION_CHUNK = 256  # terms one invocation of prelu_grad.comp's first pass sums
 
 
 def plan_prelu_grad(x: BufferTensorDesc, slope: BufferTensorDesc, dy: BufferTensorDesc, dx: BufferTensorDesc,
@@ -207,12 +207,13 @@ def plan_prelu_grad(x: BufferTensorDesc, slope: BufferTensorDesc, dy: BufferTens
     kept_sizes, kept_strides = merge_dims(tuple(x.sizes[d] for d in kept_dims), pick(kept_dims, [*tensors, dslope]))
     reduced_sizes, reduced_strides = merge_dims(tuple(x.sizes[d] for d in reduced_dims), pick(reduced_dims, tensors))
     kept_count, reduced_count = math.prod(kept_sizes), math.prod(reduced_sizes)
-    chunk_count = math.ceil(reduced_count / REDUCTION_LEAVES)
+    chunk_count = math.ceil(reduced_count / REDUCTION_CHUNK)
     workgroup_size = workgroup_size_for(adapter)
     common = {
         f"DTYPE_{x.data_type.name}": "",
         "ELEMENT_BITS": data_type_info(x.data_type).bits,
         "WORKGROUP_SIZE": workgroup_size,
+        "KEPT_COUNT": f"{kept_count}u",
         "CHUNK_COUNT": f"{chunk_count}u",
         "REDUCED_COUNT": f"{reduced_count}u",
         "KEPT_RANK": len(kept_sizes),
@@ -224,7 +225,7 @@ def plan_prelu_grad(x: BufferTensorDesc, slope: BufferTensorDesc, dy: BufferTens
         "REDUCED_STRIDES": uvec_list(reduced_strides),
     }
     stages = tuple(
-        KernelStage(name, "prelu_grad.comp", {f"PASS_{name.upper()}": "", "GROUP_COUNT": f"{groups}u", **common},
-                    workgroup_size, invocations=groups * workgroup_size)
-        for name, groups in (("terms", kept_count * chunk_count), ("sum", kept_count)))
+        KernelStage(name, "prelu_grad.comp", {f"PASS_{name.upper()}": "", **common}, workgroup_size,
+                    invocations=invocations)
+        for name, invocations in (("terms", kept_count * chunk_count), ("sum", kept_count)))
     return KernelPlan("reduce", stages, x.element_count, temporary_size=4 * kept_count * chunk_count)

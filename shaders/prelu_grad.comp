@@ -3,16 +3,17 @@
 //   OutputGradientTensor      = InputTensor > 0 ? InputGradientTensor : SlopeTensor * InputGradientTensor
 //   OutputSlopeGradientTensor = sum over the slope's broadcast dims of (InputTensor > 0 ? 0 : InputTensor * InputGradientTensor)
 // Two passes, each its own submission:
-//   PASS_TERMS  one workgroup per (slope-gradient element j, chunk of 256 reduced elements):
-//               writes dX for those elements and the chunk's FP32 sum to the temporary resource.
-//   PASS_SUM    one workgroup per j: sums j's chunk sums and writes dSlope[j], rounded once.
-// Both sums are one fixed binary tree over 256 leaves whatever WORKGROUP_SIZE is, with no
-// float atomics, so the bits depend on the descs alone: the same on every run and device.
+//   PASS_TERMS  one invocation per (chunk of 256 reduced elements, slope-gradient element j),
+//               neighbouring invocations on neighbouring j: writes dX for its elements and
+//               the chunk's FP32 sum to the temporary resource.
+//   PASS_SUM    one invocation per j: sums j's chunk sums and writes dSlope[j], rounded once.
+// Every sum is pairwise in a fixed order (pairwise_add below), with no float atomics and no
+// dependence on the workgroup size: the bits depend on the descs alone, on every device.
 //
-// Defines: ELEMENT_BITS, DTYPE_*, WORKGROUP_SIZE (a power of two up to 256), PASS_TERMS or
-// PASS_SUM, GROUP_COUNT, CHUNK_COUNT, REDUCED_COUNT; the slope gradient's (kept) dims:
-// KEPT_RANK, KEPT_SIZES, KEPT_STRIDES (uvec4: input, slope, dY, dX), DSLOPE_STRIDES; the
-// reduced dims: REDUCED_RANK, REDUCED_SIZES, REDUCED_STRIDES (uvec4 as above).
+// Defines: ELEMENT_BITS, DTYPE_*, WORKGROUP_SIZE, PASS_TERMS or PASS_SUM, KEPT_COUNT,
+// CHUNK_COUNT, REDUCED_COUNT; the slope gradient's (kept) dims: KEPT_RANK, KEPT_SIZES,
+// KEPT_STRIDES (uvec4: input, slope, dY, dX), DSLOPE_STRIDES; the reduced dims:
+// REDUCED_RANK, REDUCED_SIZES, REDUCED_STRIDES (uvec4 as above).
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
 #include "tensor_storage.glsl"
@@ -32,8 +33,8 @@ layout(push_constant) uniform Params {
     uint partials;  // first word of the temporary resource
 } params;
 
-#define LEAVES 256u
-#define LEAVES_PER_THREAD (LEAVES / WORKGROUP_SIZE)
+#define CHUNK 256u
+#define STACK_DEPTH 24  // log2 of the most terms one pairwise sum takes, plus one
 
 const uint KEPT_SIZES_[KEPT_RANK] = uint[KEPT_RANK](KEPT_SIZES);
 const uvec4 KEPT_STRIDES_[KEPT_RANK] = uvec4[KEPT_RANK](KEPT_STRIDES);
@@ -41,32 +42,30 @@ const uint DSLOPE_STRIDES_[KEPT_RANK] = uint[KEPT_RANK](DSLOPE_STRIDES);
 const uint REDUCED_SIZES_[REDUCED_RANK] = uint[REDUCED_RANK](REDUCED_SIZES);
 const uvec4 REDUCED_STRIDES_[REDUCED_RANK] = uvec4[REDUCED_RANK](REDUCED_STRIDES);
 
-shared float tree[WORKGROUP_SIZE];
+// Pairwise summation by a binary counter: term i is added to the partial sums of equal
+// size on the stack while i's low bits are ones, so the terms form the balanced binary
+// tree of a power-of-two count, and a fixed shape for any other count.
+float stack_sums[STACK_DEPTH];
+uint stack_size = 0u;
 
-// The sum of 256 leaves, leaf g held by thread g % WORKGROUP_SIZE at index g / WORKGROUP_SIZE:
-// level by level leaf g += leaf g + span, for span = 128, 64, ..., 1. Levels with span at
-// least WORKGROUP_SIZE pair leaves of one thread; the rest go through shared memory.
-float tree_sum(float leaves[LEAVES_PER_THREAD]) {
-    [[unroll]] for (uint span = LEAVES_PER_THREAD / 2u; span > 0u; span /= 2u) {
-        [[unroll]] for (uint i = 0u; i < span; ++i) {
-            precise float pair = leaves[i] + leaves[i + span];
-            leaves[i] = pair;
-        }
+void pairwise_add(uint i, float term) {
+    float value = term;
+    for (uint k = i; (k & 1u) != 0u; k >>= 1) {
+        precise float pair = stack_sums[--stack_size] + value;
+        value = pair;
     }
-    uint t = gl_LocalInvocationID.x;
-    tree[t] = leaves[0];
-    barrier();
-    for (uint span = WORKGROUP_SIZE / 2u; span > 0u; span /= 2u) {
-        if (t < span) {
-            precise float pair = tree[t] + tree[t + span];
-            tree[t] = pair;
-        }
-        barrier();
-    }
-    return tree[0];
+    stack_sums[stack_size++] = value;
 }
 
-// Offsets of slope-gradient element j's kept coordinates: (input, slope, dY, dX) and dSlope.
+float pairwise_total() {
+    float total = 0.0;
+    for (uint k = stack_size; k > 0u; --k) {  // the smallest partial sums first
+        precise float next = stack_sums[k - 1u] + total;
+        total = next;
+    }
+    return total;
+}
+
 uvec4 kept_offsets(uint j, out uint dslope_offset) {
     uvec4 offsets = uvec4(0u);
     dslope_offset = 0u;
@@ -89,48 +88,31 @@ uvec4 reduced_offsets(uint r) {
 }
 
 void main() {
-    uint group = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
-    if (group >= GROUP_COUNT) return;  // the whole workgroup leaves: no barrier is skipped
-    uint t = gl_LocalInvocationID.x;
-    float leaves[LEAVES_PER_THREAD];
-#if defined(PASS_TERMS)
-    uint chunk = group % CHUNK_COUNT;
+    uint id = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * WORKGROUP_SIZE + gl_LocalInvocationID.x;
     uint dslope_offset;
-    uvec4 base = kept_offsets(group / CHUNK_COUNT, dslope_offset);
+#if defined(PASS_TERMS)
+    if (id >= KEPT_COUNT * CHUNK_COUNT) return;
+    uint j = id % KEPT_COUNT, chunk = id / KEPT_COUNT;
+    uvec4 base = kept_offsets(j, dslope_offset);
     float slope_value = to_float(slope_load(params.slope + base.y));
-    [[unroll]] for (uint i = 0u; i < LEAVES_PER_THREAD; ++i) {
-        uint r = chunk * LEAVES + i * WORKGROUP_SIZE + t;
-        float term = 0.0;
-        if (r < REDUCED_COUNT) {
-            uvec4 offsets = base + reduced_offsets(r);
-            uint x_bits = x_load(params.x + offsets.x);
-            uint dy_bits = dy_load(params.dy + offsets.z);
-            bool positive = is_positive(x_bits);
-            precise float scaled = slope_value * to_float(dy_bits);
-            dx_store(params.dx + offsets.w, positive ? dy_bits : from_float(scaled));
-            precise float product = to_float(x_bits) * to_float(dy_bits);
-            term = positive ? 0.0 : product;
-        }
-        leaves[i] = term;
+    uint first = chunk * CHUNK, count = min(CHUNK, REDUCED_COUNT - first);
+    for (uint i = 0u; i < count; ++i) {
+        uvec4 offsets = base + reduced_offsets(first + i);
+        uint x_bits = x_load(params.x + offsets.x);
+        uint dy_bits = dy_load(params.dy + offsets.z);
+        bool positive = is_positive(x_bits);
+        precise float scaled = slope_value * to_float(dy_bits);
+        dx_store(params.dx + offsets.w, positive ? dy_bits : from_float(scaled));
+        precise float product = to_float(x_bits) * to_float(dy_bits);
+        pairwise_add(i, positive ? 0.0 : product);
     }
-    float total = tree_sum(leaves);
-    if (t == 0u) partials[params.partials + group] = floatBitsToUint(total);
+    partials[params.partials + chunk * KEPT_COUNT + j] = floatBitsToUint(pairwise_total());
 #else
-    // Leaf g sums chunks g, g + 256, ... in order; then the tree as above.
-    uint first = params.partials + group * CHUNK_COUNT;
-    [[unroll]] for (uint i = 0u; i < LEAVES_PER_THREAD; ++i) {
-        float lane_sum = 0.0;
-        for (uint chunk = i * WORKGROUP_SIZE + t; chunk < CHUNK_COUNT; chunk += LEAVES) {
-            precise float next = lane_sum + uintBitsToFloat(partials[first + chunk]);
-            lane_sum = next;
-        }
-        leaves[i] = lane_sum;
+    if (id >= KEPT_COUNT) return;
+    for (uint chunk = 0u; chunk < CHUNK_COUNT; ++chunk) {
+        pairwise_add(chunk, uintBitsToFloat(partials[params.partials + chunk * KEPT_COUNT + id]));
     }
-    float total = tree_sum(leaves);
-    if (t == 0u) {
-        uint dslope_offset;
-        kept_offsets(group, dslope_offset);
-        dslope_store(params.dslope + dslope_offset, from_float(total));
-    }
+    kept_offsets(id, dslope_offset);
+    dslope_store(params.dslope + dslope_offset, from_float(pairwise_total()));
 #endif
 }

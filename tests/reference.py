@@ -32,11 +32,12 @@ def prelu_grad(x: np.ndarray, slope: np.ndarray, dy: np.ndarray, reduced_axes: t
 
 
 def dslope_error_bound(magnitudes: np.ndarray, reduced_count: int, dtype) -> np.ndarray:
-    """How far dmlpy's dslope may lie from the exact sum: each FP32 addition of the tree
-    (8 levels within a 256-leaf chunk, the in-lane sums of chunks, 8 more levels) loses
-    at most half an ulp of the running magnitude, then one rounding to the data type."""
+    """How far dmlpy's dslope may lie from the exact sum of the FP32 terms: each FP32
+    addition on a path of the pairwise tree (9 levels within a chunk of 256 terms, one per
+    halving of the chunk count, one to fold what is left) loses at most half an ulp of the
+    running magnitude; then one rounding to the data type."""
     chunks = -(-reduced_count // 256)
-    depth = 8 + -(-chunks // 256) + 8
+    depth = 9 + max(chunks - 1, 0).bit_length() + 2
     bound = depth * 2.0**-24 * magnitudes
     if np.dtype(dtype) == np.float16:
         bound = bound + magnitudes * 2.0**-11 + 2.0**-25  # half an ulp, or of the subnormal step

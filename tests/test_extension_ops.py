@@ -250,7 +250,7 @@ def test_prelu_temporary_resource_rules(device):
     desc = per_channel_desc(T.FLOAT32, sizes, 0)
     compiled = device.compile_operator(device.create_operator(desc))
     required = compiled.binding_properties.temporary_resource_size
-    assert required == 4 * 4 * 2  # four channels, two chunks of 256 terms each
+    assert required == 4 * 4 * 2  # four channels, two chunks of 256 terms each (one FP32 partial per chunk)
     assert compiled.binding_properties.required_descriptor_count == 6
     buffers = [device.create_buffer(t.total_tensor_size_in_bytes)
                for t in (desc.input_tensor, desc.slope_tensor, desc.input_gradient_tensor,
