@@ -113,3 +113,27 @@ def test_eight_threads_through_the_front_end(device):
     for thread in threads:
         thread.join()
     assert not failures
+
+
+def test_the_guard_catches_a_dispatch_that_writes_outside_its_elements():
+    """A guarded device must notice a shader that writes the gaps of a strided output: the
+    table's dispatch is swapped for a plain copy over the whole output buffer."""
+    from dmlpy.codegen import plan_copy
+    from dmlpy.kompute import Launch
+    from dmlpy.shader_compiler import compile_glsl, shader_source
+
+    with dml.create_device(guarded=True) as device:
+        tensor, strided = dml.BufferTensorDesc(T.FLOAT32, (16,)), dml.BufferTensorDesc(T.FLOAT32, (16,), (2,))
+        compiled = device.compile_operator(device.create_operator(
+            dml.ActivationReluGradOperatorDesc(tensor, tensor, strided)))
+        buffers = [device.create_buffer(64), device.create_buffer(64), device.create_buffer(128)]
+        buffers[0].write(np.ones(16, np.float32))
+        table = device.create_binding_table(compiled, inputs=buffers[:2], outputs=buffers[2:])
+        device.execute(table)  # the real shader passes the guard
+        (stage,) = plan_copy(32, device.adapter).stages
+        rogue = compile_glsl(shader_source(stage.shader, stage.defines)).spirv
+        table._dispatches = [device._context.create_dispatch(rogue, [Launch(
+            [buffers[0]._segments[0], buffers[2]._segments[0]], stage.workgroups(device.adapter, 32),
+            np.array([16], np.uint32))])]
+        with pytest.raises(dml.GuardViolationError, match="changed .* bytes it does not own"):
+            device.execute(table)

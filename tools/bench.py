@@ -294,14 +294,15 @@ def plot(rows: list[Row], path: Path, title: str) -> None:
     import matplotlib.pyplot as plt
 
     figure, axes = plt.subplots(figsize=(10, 6))
-    for name in dict.fromkeys(r.case for r in rows):
+    styles = ["-", "--", "-.", ":"]
+    for index, name in enumerate(dict.fromkeys(r.case for r in rows)):
         points = [r for r in rows if r.case == name]
-        axes.plot([r.elements for r in points], [r.gbps for r in points], marker="o", label=name)
-    limit = {}
-    for r in rows:
-        limit.setdefault(r.elements, []).append(r.gbps * r.copy_shader_ratio)
-    sizes = sorted(limit)
-    axes.plot(sizes, [statistics.median(limit[s]) for s in sizes], "k--", linewidth=2, label="copy shader (limit)")
+        axes.plot([r.elements for r in points], [r.gbps for r in points], marker="o", markersize=3,
+                  linestyle=styles[index // 10 % len(styles)], label=name)
+    # The limit for the FLOAT32 packed case: a copy shader moving the same bytes.
+    reference = [r for r in rows if r.case == FULL_CASES[0].name]
+    axes.plot([r.elements for r in reference], [r.gbps * r.copy_shader_ratio for r in reference], "k",
+              linewidth=3, alpha=0.5, label="copy shader moving float32 relu_grad's bytes (limit)")
     axes.set_xscale("log")
     axes.set_yscale("log")
     axes.set_xlabel("elements per tensor")
@@ -320,7 +321,13 @@ def main(argv=None) -> int:
     parser.add_argument("--repeats", type=int, help="timed runs per measurement (default 5; 3 with --quick)")
     parser.add_argument("--json", type=Path, help="also write every figure to this JSON file")
     parser.add_argument("--plot", type=Path, help="draw bandwidth against size to this PNG (needs matplotlib)")
+    parser.add_argument("--replot", type=Path, metavar="JSON",
+                        help="only redraw --plot from a JSON file an earlier run wrote")
     args = parser.parse_args(argv)
+    if args.replot:
+        saved = json.loads(args.replot.read_text())
+        plot([Row(**row) for row in saved["rows"]], args.plot, saved["header"].lstrip("# "))
+        return 0
     cases = QUICK_CASES if args.quick else FULL_CASES
     sizes = [int(s) for s in args.sizes.split(",")] if args.sizes else (
         [256, 65536] if args.quick else [256, 4096, 65536, 1 << 20, 1 << 24, 1 << 26])
