@@ -123,10 +123,10 @@ class Device:
     def __init__(self, device):
         self.device = device
         self.context = device._context  # kp-level access: timestamps and the copy yardsticks
-        self.gpu_timer = device.adapter.timestamp_period_ns > 0
+        self.gpu_timer = self.context.timestamps_usable
 
     def table_run(self, table):
-        stages = [self.context.record(d.algorithms, timestamped=True) for d in table._dispatches]
+        stages = [self.context.record(d.algorithms, timestamped=self.gpu_timer) for d in table._dispatches]
         if not self.gpu_timer:
             return host_seconds(lambda: [self.context.run(s) for s in stages])
 
@@ -148,8 +148,8 @@ class Device:
         algorithms = self.context.create_dispatch(spirv, [Launch(
             [source._segments[0], destination._segments[0]], stage.workgroups(self.device.adapter, words),
             np.array([words], np.uint32))]).algorithms
-        shader = self.context.record(algorithms, timestamped=True)
-        buffer_copy = self.context.record_buffer_copy(source._segments[0], destination._segments[0])
+        shader = self.context.record(algorithms, timestamped=self.gpu_timer)
+        buffer_copy = self.context.record_buffer_copy(source._segments[0], destination._segments[0], self.gpu_timer)
 
         def timed_run(dispatch):
             def run():
