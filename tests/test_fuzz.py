@@ -47,13 +47,33 @@ small_ints = st.integers(-2, 9)
 ints = st.one_of(small_ints, huge_ints, st.sampled_from([2**31, 2**32 - 1, 2**32, 2**63, 2**64]))
 
 
+def mostly(valid, hostile):
+    """Valid values seven times in eight, so both outcomes are exercised (one_of would merge
+    repeated branches, so the choice is drawn)."""
+    return st.integers(0, 7).flatmap(lambda k: hostile if k == 0 else valid)
+
+
+plausible_sizes = st.lists(st.integers(1, 6), min_size=1, max_size=8)
+
+
+@st.composite
+def sizes_and_strides(draw):
+    sizes = draw(mostly(plausible_sizes, st.one_of(st.lists(st.one_of(ints, small_ints), max_size=10), anything)))
+    valid_strides = st.lists(st.integers(0, 40), min_size=len(sizes), max_size=len(sizes)) \
+        if isinstance(sizes, list) else st.none()
+    strides = draw(mostly(st.one_of(st.none(), valid_strides), st.one_of(st.lists(ints, max_size=10), anything)))
+    return sizes, strides
+
+
 @fuzz
-@given(data_type=st.one_of(st.sampled_from(list(T)), ints, anything),
-       sizes=st.one_of(st.lists(st.one_of(ints, small_ints), max_size=10), anything),
-       strides=st.one_of(st.none(), st.lists(ints, max_size=10), anything),
-       flags=st.one_of(st.just(0), ints, anything), total=st.one_of(st.none(), ints, anything),
-       alignment=st.one_of(st.just(0), ints, st.sampled_from([1, 2, 4, 16, 64]), anything))
-def test_fuzz_tensor_descs(data_type, sizes, strides, flags, total, alignment):
+@given(data_type=mostly(st.sampled_from([T.FLOAT32, T.FLOAT16, T.INT8, T.UINT32, T.BFLOAT16]),
+                        st.one_of(st.sampled_from(list(T)), ints, anything)),
+       layout=sizes_and_strides(),
+       flags=mostly(st.sampled_from([0, 1]), st.one_of(ints, anything)),
+       total=mostly(st.none(), st.one_of(ints, anything)),
+       alignment=mostly(st.sampled_from([0, 4, 16, 64]), st.one_of(ints, st.sampled_from([1, 2, 3]), anything)))
+def test_fuzz_tensor_descs(data_type, layout, flags, total, alignment):
+    sizes, strides = layout
     desc = outcome(lambda: dml.BufferTensorDesc(data_type, sizes, strides, flags, total, alignment))
     if desc is not None:
         event("accepted")
@@ -64,7 +84,7 @@ def test_fuzz_tensor_descs(data_type, sizes, strides, flags, total, alignment):
 @st.composite
 def tensors_for(draw, sizes, data_type, output=False):
     """A desc over `sizes` (mostly valid, sometimes hostile) with strides of its own."""
-    choice = draw(st.integers(0, 9))
+    choice = draw(st.integers(0, 29))
     if choice == 0:
         return draw(st.one_of(st.none(), anything))
     if choice == 1:  # a neighbour's shape or type
@@ -75,7 +95,7 @@ def tensors_for(draw, sizes, data_type, output=False):
     for dim in reversed(order):
         strides[dim] = extent * draw(st.integers(1, 2))
         extent = strides[dim] * sizes[dim] + draw(st.integers(0, 2))
-        if draw(st.integers(0, 6)) == 0:
+        if draw(st.integers(0, 6 if not output else 30)) == 0:
             strides[dim] = 0  # broadcast (or, for an output, a collision)
     alignment = draw(st.sampled_from([0, 0, data_type_info(data_type).element_size, 16]))
     return draw(st.just(dml.BufferTensorDesc(data_type, sizes, tuple(strides),
@@ -85,7 +105,8 @@ def tensors_for(draw, sizes, data_type, output=False):
 @st.composite
 def operator_descs(draw):
     schema = draw(st.sampled_from(list(dml.OPERATORS.values())))
-    data_type = draw(st.sampled_from([T.FLOAT32, T.FLOAT16, T.BFLOAT16, T.INT8, T.INT32]))
+    supported = sorted({t for row in schema.support for t in row.data_types})
+    data_type = draw(mostly(st.sampled_from(supported), st.sampled_from([T.INT8, T.INT32, T.UINT16, T.FLOAT64])))
     sizes = tuple(draw(st.lists(st.integers(1, 5), min_size=1, max_size=4)))
     fields = {}
     for field in schema.tensors:
@@ -102,7 +123,7 @@ def operator_descs(draw):
             fields[field.name] = draw(tensors_for(tuple(1 if r else s for r, s in zip(reduced, sizes)), data_type))
         else:
             fields[field.name] = draw(tensors_for(sizes, data_type, field.role.value == "output"))
-    scalar_values = st.one_of(st.floats(-4, 4), st.floats(), st.integers(-(2**1100), 2**1100), anything)
+    scalar_values = mostly(st.floats(-4, 4), st.one_of(st.floats(), st.integers(-(2**1100), 2**1100), anything))
     scalars = {s.name: draw(scalar_values) for s in schema.scalars}
     return schema, fields, scalars
 
@@ -182,14 +203,15 @@ def relu_grad_op(guarded):
 
 @st.composite
 def binding_items(draw, pool):
-    kind = draw(st.integers(0, 9))
+    kind = draw(st.integers(0, 19))
     if kind == 0:
         return draw(anything)
     buffer = draw(st.sampled_from(pool))
-    if kind < 4:
+    if kind < 10:
         return buffer
-    return dml.BufferBinding(buffer, draw(st.one_of(st.sampled_from([0, 16, 32, 8, 2, -16, 48, 2**64]), anything)),
-                             draw(st.one_of(st.none(), st.sampled_from([0, 16, 29, 30, 32, 64, 2**40]), anything)))
+    offset = draw(mostly(st.sampled_from([0, 16, 32]), st.one_of(st.sampled_from([8, 2, -16, 48, 2**64]), anything)))
+    size = draw(mostly(st.none(), st.one_of(st.sampled_from([0, 16, 29, 30, 32, 64, 2**40]), anything)))
+    return dml.BufferBinding(buffer, offset, size)
 
 
 @fuzz
@@ -201,8 +223,9 @@ def test_fuzz_bindings(guarded, relu_grad_op, data):
         fill(rng, buffer, 2, np.float16)
     if data.draw(st.booleans()):
         pool[data.draw(st.integers(0, len(pool) - 1))].destroy()
-    inputs = data.draw(st.lists(binding_items(pool), min_size=0, max_size=3))
-    outputs = data.draw(st.lists(binding_items(pool), min_size=0, max_size=2))
+    counts = data.draw(mostly(st.just((2, 1)), st.tuples(st.integers(0, 3), st.integers(0, 2))))
+    inputs = data.draw(st.lists(binding_items(pool), min_size=counts[0], max_size=counts[0]))
+    outputs = data.draw(st.lists(binding_items(pool), min_size=counts[1], max_size=counts[1]))
     table = outcome(lambda: guarded.create_binding_table(relu_grad_op, inputs=inputs, outputs=outputs))
     if table is not None:
         event("bound")
@@ -218,7 +241,7 @@ def test_fuzz_bindings(guarded, relu_grad_op, data):
         buffer.destroy()
 
 
-arrays = st.one_of(
+hostile_arrays = st.one_of(
     st.builds(lambda shape, dtype: np.ones(shape, dtype),
               st.lists(st.integers(0, 3), max_size=3).map(tuple),
               st.sampled_from([np.float32, np.float16, ml_dtypes.bfloat16, np.int8, np.int32, np.uint8, np.float64,
@@ -226,12 +249,29 @@ arrays = st.one_of(
     anything, st.just(np.array(["a", "b"])), st.just(np.array([object()])))
 
 
+@st.composite
+def array_pairs(draw):
+    """(x, dy, slope): mostly a matching pair of random views and a slope by oneDNN's rules."""
+    if draw(st.integers(0, 3)) == 0:
+        return draw(hostile_arrays), draw(hostile_arrays), draw(hostile_arrays)
+    dtype = draw(st.sampled_from([np.float32, np.float16, ml_dtypes.bfloat16]))
+    shape = tuple(draw(st.lists(st.integers(1, 5), min_size=1, max_size=4)))
+    rng = np.random.default_rng(draw(st.integers(0, 99)))
+    x, dy = ((rng.standard_normal(shape) * 3).astype(dtype) for _ in range(2))
+    if draw(st.booleans()):
+        x, dy = x.T, np.ascontiguousarray(dy.T)
+    slope = (rng.standard_normal(draw(st.sampled_from([(x.shape[-1],), (1,), x.shape[1:] or (1,)]))) / 4).astype(dtype)
+    return x, dy, slope
+
+
 @fuzz
-@given(function=st.sampled_from(["relu_grad", "hard_sigmoid_grad", "prelu_grad"]), x=arrays, dy=arrays,
-       slope=arrays, alpha=st.one_of(st.floats(), anything), beta=st.one_of(st.floats(), anything),
-       out=st.one_of(st.none(), arrays), data_format=st.one_of(st.sampled_from(["NCX", "NXC"]), anything),
-       use_dst=st.one_of(st.booleans(), anything))
-def test_fuzz_front_ends(device, function, x, dy, slope, alpha, beta, out, data_format, use_dst):
+@given(function=st.sampled_from(["relu_grad", "hard_sigmoid_grad", "prelu_grad"]), arrays=array_pairs(),
+       alpha=mostly(st.floats(-2, 2), st.one_of(st.floats(), anything)),
+       beta=mostly(st.floats(-2, 2), st.one_of(st.floats(), anything)),
+       out=mostly(st.none(), hostile_arrays), data_format=mostly(st.just("NXC"), st.one_of(st.just("NCX"), anything)),
+       use_dst=mostly(st.booleans(), anything))
+def test_fuzz_front_ends(device, function, arrays, alpha, beta, out, data_format, use_dst):
+    x, dy, slope = arrays
     if function == "relu_grad":
         result = outcome(lambda: dml.relu_grad(x, dy, use_dst=use_dst,
                                                out=out if isinstance(out, np.ndarray) else None, device=device))
@@ -246,6 +286,9 @@ def test_fuzz_front_ends(device, function, x, dy, slope, alpha, beta, out, data_
         result = outcome(lambda: dml.prelu_grad(x, slope, dy, data_format=data_format, device=device))
         if result is not None:
             assert result[0].shape == np.shape(x) and result[1].shape == np.shape(slope)
+            broadcast_slope = slope if slope.shape == (1,) or slope.shape == x.shape[-1:] else slope[None]
+            expected_dx, _, _ = prelu_grad(x, np.broadcast_to(broadcast_slope, x.shape), dy, ())
+            assert np.array_equal(result[0].view(UNSIGNED[x.itemsize]), expected_dx.view(UNSIGNED[x.itemsize]))
     event("computed" if result is not None else "rejected")
 
 

@@ -46,6 +46,7 @@ if ! $PY -c "import kp" 2>/dev/null; then
         $PY -m pip install -q --no-build-isolation --no-deps kp==0.9.0
 fi
 
-if ! $PY -c "import dmlpy" 2>/dev/null; then
+# Checked from / so that the checkout's own directory on sys.path cannot stand in for it.
+if ! (cd / && "$OLDPWD/$PY" -c "import dmlpy") 2>/dev/null; then
     $PY -m pip install -q --no-build-isolation --no-deps -e .
 fi
