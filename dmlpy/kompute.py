@@ -18,7 +18,7 @@ VALIDATION = os.environ.get("DMLPY_VALIDATION") == "1"
 if not VALIDATION:
     os.environ.setdefault("VK_LOADER_LAYERS_DISABLE", "VK_LAYER_KHRONOS_validation")
 
-import kp
+import kp  # noqa: E402  (the environment above must be set before kp loads Vulkan)
 
 # kp's `algorithm` has a float-list overload that pybind11 picks when given Python lists,
 # which turns uint32 push constants into float bits: always pass uint32 NumPy arrays.
@@ -37,10 +37,9 @@ class Launch:
 class Dispatch:
     """Pipelines bound to their buffers, recorded once into a command buffer."""
 
-    def __init__(self, algorithms, sequence, timestamped: bool = False):
+    def __init__(self, algorithms, sequence):
         self.algorithms = algorithms
         self.sequence = sequence
-        self.timestamped = timestamped
 
 
 class GpuContext:
@@ -106,14 +105,14 @@ class GpuContext:
             sequence = self.manager.sequence(0, len(algorithms) + 1) if timestamped else self.manager.sequence()
             for algorithm in algorithms:
                 sequence.record(kp.OpAlgoDispatch(algorithm))
-        return Dispatch(algorithms, sequence, timestamped)
+        return Dispatch(algorithms, sequence)
 
     def record_buffer_copy(self, source: kp.Tensor, destination: kp.Tensor, timestamped: bool) -> Dispatch:
         """vkCmdCopyBuffer from source to destination (a benchmark yardstick)."""
         with self.lock:
             sequence = self.manager.sequence(0, 2) if timestamped else self.manager.sequence()
             sequence.record(kp.OpTensorCopy([source, destination]))
-        return Dispatch([], sequence, timestamped)
+        return Dispatch([], sequence)
 
     def run(self, dispatch: Dispatch) -> None:
         """Submit the recorded dispatch and wait for it; re-submitting re-records nothing."""

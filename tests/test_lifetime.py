@@ -73,46 +73,55 @@ def test_every_object_refuses_use_after_its_device_closes():
             use()
 
 
-def test_eight_threads_with_their_own_tables_share_one_device(device):
-    compiled = device.compile_operator(device.create_operator(relu_grad_desc(1000, T.FLOAT16)))
+def run_in_threads(worker, count=8):
+    """Run worker(seed) on `count` threads at once; the seeds (and errors) of those that failed."""
     failures = []
 
+    def run(seed):
+        try:
+            if not worker(seed):
+                failures.append(seed)
+        except Exception as error:  # an exception in a thread would otherwise vanish
+            failures.append((seed, error))
+
+    threads = [threading.Thread(target=run, args=(seed,)) for seed in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return failures
+
+
+def test_eight_threads_with_their_own_tables_share_one_device(device):
+    compiled = device.compile_operator(device.create_operator(relu_grad_desc(1000, T.FLOAT16)))
+
     def worker(seed):
+        """True when every result was right."""
         rng = np.random.default_rng(seed)
         buffers = [device.create_buffer(2000) for _ in range(3)]
         table = device.create_binding_table(compiled, inputs=buffers[:2], outputs=buffers[2:])
+        correct = True
         for _ in range(40):
             x, dy = rng.standard_normal(1000).astype(np.float16), rng.standard_normal(1000).astype(np.float16)
             buffers[0].write(x)
             buffers[1].write(dy)
             device.execute(table)
-            if not np.array_equal(buffers[2].read(np.float16, 1000), relu_grad(x, dy)):
-                failures.append(seed)
+            correct &= np.array_equal(buffers[2].read(np.float16, 1000), relu_grad(x, dy))
+        return correct
 
-    threads = [threading.Thread(target=worker, args=(seed,)) for seed in range(8)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert not failures
+    assert not run_in_threads(worker)
 
 
 def test_eight_threads_through_the_front_end(device):
-    failures = []
-
     def worker(seed):
         rng = np.random.default_rng(seed)
+        results = []
         for _ in range(40):
             x, dy = rng.standard_normal((5, 33)).astype(np.float32), rng.standard_normal((5, 33)).astype(np.float32)
-            if not np.array_equal(dml.relu_grad(x, dy, device=device), relu_grad(x, dy)):
-                failures.append(seed)
+            results.append(np.array_equal(dml.relu_grad(x, dy, device=device), relu_grad(x, dy)))
+        return all(results)
 
-    threads = [threading.Thread(target=worker, args=(seed,)) for seed in range(8)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert not failures
+    assert not run_in_threads(worker)
 
 
 def test_the_guard_catches_a_dispatch_that_writes_outside_its_elements():
