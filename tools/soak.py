@@ -57,7 +57,7 @@ def one_dispatch(rng, device) -> bool:
     if choice == 1:
         result = dml.hard_sigmoid_grad(x, dy, alpha=0.2, beta=0.5, device=device)
         return np.array_equal(result, hard_sigmoid_grad(x, dy, 0.2, 0.5))
-    slope = rng.standard_normal(shape[-1]).astype(dtype)
+    slope = rng.standard_normal(x.shape[-1]).astype(dtype)  # per channel, NXC
     dx, dslope = dml.prelu_grad(x, slope, dy, device=device)
     return np.array_equal(dx, np.where(x > 0, dy, (slope.astype(np.float32) * dy.astype(np.float32)).astype(dtype)))
 
