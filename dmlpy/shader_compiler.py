@@ -59,9 +59,15 @@ def cache_dir() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "dmlpy" / "spirv"
 
 
+@functools.lru_cache(maxsize=64)
+def _read_lines(path: Path, modified_ns: int) -> tuple[str, ...]:
+    """A shader file's lines, read once per version of the file."""
+    return tuple(path.read_text().splitlines())
+
+
 def _expand(path: Path, seen: set[Path]) -> list[str]:
     lines = []
-    for line in path.read_text().splitlines():
+    for line in _read_lines(path, path.stat().st_mtime_ns):
         match = _INCLUDE.match(line)
         if not match:
             lines.append(line)
