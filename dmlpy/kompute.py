@@ -107,6 +107,29 @@ class GpuContext:
                 sequence.record(kp.OpAlgoDispatch(algorithm))
         return Dispatch(algorithms, sequence)
 
+    def record_round_trip(self, uploads: list, algorithms: list, downloads: list) -> Dispatch:
+        """One command buffer: staging-to-device copies of `uploads`, the dispatches, device-to-
+        staging copies of `downloads`. kp records the barriers this order needs (transfer
+        write -> shader read before a dispatch; shader write -> transfer read -> host read
+        around a download), so one submission replaces three."""
+        with self.lock:
+            sequence = self.manager.sequence()
+            sequence.record(kp.OpTensorSyncDevice(uploads))
+            for algorithm in algorithms:
+                sequence.record(kp.OpAlgoDispatch(algorithm))
+            sequence.record(kp.OpTensorSyncLocal(downloads))
+        return Dispatch(algorithms, sequence)
+
+    def stage(self, words: kp.Tensor, byte_offset: int, data: np.ndarray) -> None:
+        """Put bytes in the buffer's staging copy only; a round trip's upload takes them over."""
+        with self.lock:
+            words.data().view(np.uint8)[byte_offset:byte_offset + data.nbytes] = data.reshape(-1).view(np.uint8)
+
+    def staged(self, words: kp.Tensor, byte_offset: int, byte_count: int) -> np.ndarray:
+        """A copy of bytes of the staging copy (as a round trip's download left them)."""
+        with self.lock:
+            return words.data().view(np.uint8)[byte_offset:byte_offset + byte_count].copy()
+
     def record_buffer_copy(self, source: kp.Tensor, destination: kp.Tensor, timestamped: bool) -> Dispatch:
         """vkCmdCopyBuffer from source to destination (a benchmark yardstick)."""
         with self.lock:

@@ -11,6 +11,7 @@ from reference import relu_grad as reference
 
 import dmlpy as dml
 from dmlpy import numpy_api
+from dmlpy.kompute import GpuContext
 from dmlpy.types import data_type_info
 
 T = dml.TensorDataType
@@ -198,10 +199,11 @@ def test_numpy_views_match_reference(device, dtype, view):
 
 
 def test_views_are_uploaded_once_without_a_contiguous_copy(device, monkeypatch):
-    writes = []
-    real_write = dml.Buffer.write
-    monkeypatch.setattr(dml.Buffer, "write", lambda self, array, offset=0: (writes.append(array.size),
-                                                                             real_write(self, array, offset)))
+    uploads = []  # bytes handed to the device, whichever path the front end takes
+    for name in ("write", "stage"):
+        real = getattr(GpuContext, name)
+        monkeypatch.setattr(GpuContext, name, lambda self, words, offset, data, real=real: (
+            uploads.append(data.nbytes), real(self, words, offset, data)))
     real_contiguous = np.ascontiguousarray
 
     def no_copy(array, *args, **kwargs):
@@ -218,7 +220,7 @@ def test_views_are_uploaded_once_without_a_contiguous_copy(device, monkeypatch):
     assert np.array_equal(bits(dx), bits(reference(x, dy)))
     # x = base.T[::2] has element strides (2, 64): its span is 31*2 + 63*64 + 1 elements;
     # the broadcast dy is one row.
-    assert writes == [31 * 2 + 63 * 64 + 1, 64]
+    assert uploads == [4 * (31 * 2 + 63 * 64 + 1), 4 * 64]
 
 
 def test_out_may_be_a_strided_view_and_keeps_its_gaps(device):
@@ -251,3 +253,15 @@ def test_out_overlapping_an_input_reads_the_input_first(device):
     expected = reference(x.copy(), dy.copy())
     dml.relu_grad(x, dy, out=out, device=device)
     assert np.array_equal(bits(out), bits(expected))
+
+
+def test_front_end_across_segments_and_on_a_guarded_device(small_segments):
+    """The front end's one-submission path needs a single segment and no guard; the other
+    cases take the general path and must give the same bits."""
+    rng = np.random.default_rng(7)
+    x, dy = random_array(rng, np.dtype(np.float16), (50, 70)), random_array(rng, np.dtype(np.float16), (50, 70))
+    assert np.array_equal(bits(dml.relu_grad(x, dy, device=small_segments)), bits(reference(x, dy)))  # windows
+    out = np.zeros((50, 140), np.float16)[:, ::2]  # a strided out: its gaps are uploaded too
+    with dml.create_device(guarded=True) as guarded:
+        assert np.array_equal(bits(dml.relu_grad(x.T, dy.T, out=out.T, device=guarded)), bits(reference(x.T, dy.T)))
+    assert not out.base[:, 1::2].any()
