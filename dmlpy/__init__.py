@@ -1,6 +1,7 @@
 """dmlpy: DirectML's operator-descriptor model on any Vulkan device."""
 
 from .binding import BindingProperties, BindingTable, Buffer, BufferBinding
+from .caches import CacheLimits
 from .command_list import CommandList
 from .device import (
     CompiledOperator,
@@ -35,6 +36,7 @@ __all__ = [
     "Buffer",
     "BufferBinding",
     "BufferTensorDesc",
+    "CacheLimits",
     "CommandList",
     "CompiledOperator",
     "Device",

@@ -34,6 +34,22 @@ def _as_count(value, what: str) -> int:
     return number
 
 
+def _raw_bytes(array) -> np.ndarray:
+    """The bytes of a NumPy array or bytes-like object, as a flat uint8 array."""
+    if isinstance(array, (bytes, bytearray, memoryview)):
+        try:
+            return np.frombuffer(memoryview(array).tobytes(), dtype=np.uint8)
+        except (TypeError, ValueError, BufferError) as error:
+            raise InvalidArgumentError(f"array: this memoryview cannot be read as bytes ({error})") from None
+    if not isinstance(array, np.ndarray):
+        raise InvalidArgumentError(
+            f"array must be a NumPy array or a bytes-like object, not {type(array).__name__}: a buffer has no "
+            "data type, so pass np.asarray(values, dtype=...) with the dtype you mean")
+    if array.dtype.hasobject:
+        raise InvalidArgumentError(f"array.dtype {array.dtype} holds Python objects, not raw data")
+    return np.ascontiguousarray(array).reshape(-1).view(np.uint8)
+
+
 def _available_host_memory() -> int | None:
     try:
         with open("/proc/meminfo") as meminfo:
@@ -75,14 +91,20 @@ class Buffer:
         self.segment_size = device.segment_size
         starts = range(0, size, self.segment_size)
         try:
-            self._segments = [device._context.create_words((min(self.segment_size, size - start) + 3) // 4)
-                              for start in starts]
+            self.segments = [device.context.create_words((min(self.segment_size, size - start) + 3) // 4)
+                             for start in starts]
         except (MemoryError, RuntimeError) as error:
             raise UnsupportedError(f"size_in_bytes {size}: the device could not allocate it ({error})") from None
 
-    def _check_usable(self) -> None:
+    def __repr__(self) -> str:
+        state = " destroyed" if self.segments is None else ""
+        return f"<dmlpy.Buffer {self.size_in_bytes} bytes{state}>"
+
+    def check_usable(self) -> None:
+        """Raise DeviceRemovedError unless the buffer and its device are alive (call it
+        holding the device lock for the answer to stay true)."""
         self.device._check_open()
-        if self._segments is None:
+        if self.segments is None:
             raise DeviceRemovedError("this Buffer was destroyed")
 
     def _pieces(self, offset: int, byte_count: int):
@@ -91,7 +113,7 @@ class Buffer:
         while position < offset + byte_count:
             index, start = divmod(position, self.segment_size)
             length = min(self.segment_size - start, offset + byte_count - position)
-            yield self._segments[index], start, position - offset, length
+            yield self.segments[index], start, position - offset, length
             position += length
 
     def _check_range(self, offset, byte_count: int, what: str) -> int:
@@ -103,18 +125,19 @@ class Buffer:
         return offset
 
     def write(self, array, offset: int = 0) -> None:
-        """Copy the bytes of `array` (any NumPy array or bytes-like object) to `offset`."""
-        self._check_usable()
-        data = np.frombuffer(array, dtype=np.uint8) if isinstance(array, (bytes, bytearray, memoryview)) \
-            else np.ascontiguousarray(array)
-        offset = self._check_range(offset, data.nbytes, "write")
-        raw = data.reshape(-1).view(np.uint8)
-        for segment, start, position, length in self._pieces(offset, data.nbytes):
-            self.device._context.write(segment, start, raw[position:position + length])
+        """Copy the bytes of `array` (a NumPy array or a bytes-like object) to `offset`.
+
+        A buffer has no data type, so lists and Python scalars are refused: pass a NumPy
+        array of the intended dtype."""
+        raw = _raw_bytes(array)
+        with self.device.using():
+            self.check_usable()
+            offset = self._check_range(offset, raw.nbytes, "write")
+            for segment, start, position, length in self._pieces(offset, raw.nbytes):
+                self.device.context.write(segment, start, raw[position:position + length])
 
     def read(self, dtype, count: int, offset: int = 0) -> np.ndarray:
         """`count` elements of `dtype` (a NumPy dtype or a TensorDataType) from `offset`."""
-        self._check_usable()
         if isinstance(dtype, TensorDataType):
             numpy_dtype = data_type_info(dtype).numpy_dtype
             if numpy_dtype is None:
@@ -122,21 +145,29 @@ class Buffer:
         else:
             try:
                 numpy_dtype = np.dtype(dtype)
-            except TypeError:
+            except Exception:  # NumPy raises TypeError, ValueError and others for non-dtypes
                 raise InvalidArgumentError(f"dtype {dtype!r} is not a NumPy dtype") from None
+        if numpy_dtype.hasobject or numpy_dtype.itemsize == 0:
+            raise InvalidArgumentError(f"dtype {numpy_dtype} holds no plain data: a buffer holds raw bytes")
         count = _as_count(count, "count")
-        offset = self._check_range(offset, count * numpy_dtype.itemsize, "read")
         raw = np.empty(count * numpy_dtype.itemsize, np.uint8)
-        for segment, start, position, length in self._pieces(offset, raw.nbytes):
-            raw[position:position + length] = self.device._context.read(segment, start, length)
+        with self.device.using():
+            self.check_usable()
+            offset = self._check_range(offset, raw.nbytes, "read")
+            for segment, start, position, length in self._pieces(offset, raw.nbytes):
+                raw[position:position + length] = self.device.context.read(segment, start, length)
         return raw.view(numpy_dtype)
 
     def destroy(self) -> None:
-        """Free the memory now; later use raises DeviceRemovedError."""
-        if self._segments is not None:
-            for segment in self._segments:
-                segment.destroy()
-            self._segments = None
+        """Free the memory now (after the call in flight on another thread); later use
+        raises DeviceRemovedError. Safe after the device was closed."""
+        try:
+            with self.device.using():
+                for segment in self.segments or ():
+                    self.device.context.destroy_words(segment)
+                self.segments = None
+        except DeviceRemovedError:  # the device took every buffer with it
+            self.segments = None
 
 
 @dataclass(frozen=True)
@@ -187,7 +218,7 @@ def bind_tensor(device: Device, name: str, desc: BufferTensorDesc | None, item, 
     buffer = binding.buffer
     if buffer.device is not device:
         raise InvalidArgumentError(f"{name} is bound to a buffer of another device")
-    buffer._check_usable()
+    buffer.check_usable()
     offset = _as_count(binding.offset, f"{name}.offset")
     alignment = (desc.guaranteed_base_offset_alignment if desc else 0) or MINIMUM_BUFFER_TENSOR_ALIGNMENT
     if offset % alignment:
@@ -267,16 +298,29 @@ class BindingTable:
         check_aliasing(self.inputs, [*self.outputs, *scratch])
         self.device = device
         self.compiled = compiled
-        self._bound = tensors = [*self.inputs, *self.outputs, *scratch]
+        self.scratch = scratch
+        self.bound = tensors = [*self.inputs, *self.outputs, *scratch]
         self.windows = plan_windows(tensors, plan.element_count, plan.windowable, device.max_storage_buffer_range)
-        self._dispatches = [
-            device._context.create_dispatch(spirv, [
-                Launch([t.buffer._segments[s] for t, s in zip(tensors, window.segments)],
+        self.dispatches = [
+            device.context.create_dispatch(spirv, [
+                Launch([t.buffer.segments[s] for t, s in zip(tensors, window.segments)],
                        stage.workgroups(device.adapter, window.element_count),
                        np.array([*window.base_elements, window.element_count, *plan.scalar_bits], dtype=np.uint32))
                 for window in self.windows])
             for stage, spirv in zip(plan.stages, compiled.spirv)]
 
-    def _check_usable(self) -> None:
-        for tensor in self._bound:
-            tensor.buffer._check_usable()
+    def __repr__(self) -> str:
+        return f"<dmlpy.BindingTable {self.compiled.desc.schema.dml_name} {len(self.bound)} bindings>"
+
+    def check_usable(self) -> None:
+        for tensor in self.bound:
+            tensor.buffer.check_usable()
+
+    def tables(self) -> list[BindingTable]:
+        return [self]
+
+    def submissions(self) -> list:
+        """What `execute` submits, in order, once the buffers are known to be alive: one
+        submission per stage, since kp records no barrier between dependent dispatches."""
+        self.check_usable()
+        return self.dispatches

@@ -40,9 +40,9 @@ class CommandList:
         self.device._check_owned(table, BindingTable, "table")
         if self.closed:
             raise InvalidArgumentError("this CommandList is closed: it was executed or closed; record a new one")
-        table._check_usable()
-        reads, writes = table.inputs, [*table.outputs, *table._bound[len(table.inputs) + len(table.outputs):]]
-        for stage, dispatch in enumerate(table._dispatches):
+        table.check_usable()
+        reads, writes = table.inputs, [*table.outputs, *table.scratch]
+        for stage, dispatch in enumerate(table.dispatches):
             depends = stage > 0 or any(_overlaps(w, t) for w in self._writes for t in (*reads, *writes)) \
                 or any(_overlaps(r, w) for r in self._reads for w in writes)
             if depends and self._batches[-1]:
@@ -58,16 +58,23 @@ class CommandList:
         """How many command buffers (submissions) one replay takes."""
         return len([b for b in self._batches if b])
 
+    def __repr__(self) -> str:
+        state = "closed" if self.closed else "open"
+        return f"<dmlpy.CommandList {len(self._tables)} dispatches, {self.batch_count} batches, {state}>"
+
     def close(self) -> None:
         """Finish recording: the command buffers are recorded now, once."""
-        if self._recorded is None:
-            self.device._check_open()
-            self._recorded = [self.device._context.record(batch) for batch in self._batches if batch]
-            self.closed = True
+        with self.device.using():
+            if self._recorded is None:
+                self._recorded = [self.device.context.record(batch) for batch in self._batches if batch]
+                self.closed = True
 
-    def _run(self) -> None:
+    def tables(self) -> list[BindingTable]:
+        return list(self._tables)
+
+    def submissions(self) -> list:
+        """What `execute` submits, in order: one per batch (closing the list first)."""
         self.close()
         for table in self._tables:
-            table._check_usable()
-        for recorded in self._recorded:
-            self.device._context.run(recorded)
+            table.check_usable()
+        return self._recorded

@@ -2,24 +2,32 @@
 
 from __future__ import annotations
 
-import contextlib
+import atexit
 import operator
 import os
+import threading
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 from .binding import BindingProperties, BindingTable, Buffer
+from .caches import CacheLimits, LruCache
 from .codegen import KernelPlan, compile_desc
 from .command_list import CommandList
-from .errors import DeviceRemovedError, InvalidArgumentError, UnsupportedError
+from .errors import InvalidArgumentError, UnsupportedError
 from .guard import Guard
 from .kompute import GpuContext
-from .schema import OperatorDesc
+from .schema import OperatorDesc, schema_of
 from .types import DATA_TYPES, RUNTIME_FEATURE_LEVEL, ExecutionFlags, Feature, FeatureLevel, TensorDataType
 from .vulkan_info import AdapterInfo, default_adapter, list_adapters
 
 
 def _as_feature_level(value, what: str) -> FeatureLevel:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise InvalidArgumentError(f"{what} {value!r} is not a FeatureLevel (LEVEL_1_0 .. LEVEL_6_4)")
+    value = int(value)
     try:
         return FeatureLevel(value)
     except (ValueError, TypeError):
@@ -41,11 +49,14 @@ class FeatureDataFeatureLevels:
 
 
 class Operator:
-    """IDMLOperator: a validated desc, accepted by this device's feature level."""
+    """IDMLOperator: the device's own validated copy of a desc, accepted by its feature level."""
 
     def __init__(self, device: Device, desc: OperatorDesc):
         self.device = device
         self.desc = desc
+
+    def __repr__(self) -> str:
+        return f"<dmlpy.Operator {self.desc.schema.dml_name}>"
 
 
 @dataclass(frozen=True)
@@ -60,6 +71,9 @@ class CompiledOperator:
     spirv: tuple[bytes, ...]
     cache_hit: bool  # True when every stage's SPIR-V came from the on-disk cache
 
+    def __repr__(self) -> str:
+        return f"<dmlpy.CompiledOperator {self.desc.schema.dml_name} path={self.plan.path}>"
+
     @property
     def binding_properties(self) -> BindingProperties:
         temporary = self.plan.temporary_size
@@ -68,19 +82,29 @@ class CompiledOperator:
 
 
 class Device:
-    """IDMLDevice on one Vulkan adapter. Create it with `create_device`."""
+    """IDMLDevice on one Vulkan adapter. Create it with `create_device`.
+
+    The device owns its Vulkan context (and the one lock that guards it), the compiled
+    operators its front ends reuse and the front end's buffers: see docs/ownership.md.
+    """
 
     def __init__(self, adapter: AdapterInfo, feature_level: FeatureLevel, strict_directml: bool,
-                 guarded: bool = False):
+                 guarded: bool = False, cache_limits: CacheLimits | None = None):
         self.adapter = adapter
         self.feature_level = feature_level
         self.strict_directml = strict_directml
         self.guarded = guarded
-        self._context = GpuContext(adapter.index, adapter.timestamp_period_ns)
-        self._closed = False
+        self.cache_limits = cache_limits or CacheLimits()
+        self.context = GpuContext(adapter.index, adapter.timestamp_period_ns)
         # Bytes per buffer segment: the most one binding (and one allocation) can cover, in
         # whole 16-byte units.
         self.segment_size = min(adapter.max_storage_buffer_range, adapter.max_memory_allocation_size) // 16 * 16
+        self.compiled_operators: LruCache[CompiledOperator] = LruCache(self.cache_limits.compiled_operators)
+        # Kept for the NumPy front end (numpy_api.py says what an entry is and how it retires).
+        self.front_end_cache: LruCache = LruCache(
+            self.cache_limits.front_end_bindings, self.cache_limits.front_end_bytes,
+            cost=lambda entry: entry.nbytes, on_evict=lambda entry: entry.retire())
+        _LIVE_DEVICES.add(self)
 
     @property
     def adapter_name(self) -> str:
@@ -90,12 +114,23 @@ class Device:
     def max_storage_buffer_range(self) -> int:
         return self.adapter.max_storage_buffer_range
 
+    @property
+    def closed(self) -> bool:
+        """True once close() ran, or in a forked child for a device of its parent."""
+        return self.context.closed or self.context.pid != os.getpid()
+
     def __repr__(self) -> str:
-        return f"<dmlpy.Device {self.adapter_name!r} {self.feature_level}>"
+        state = " closed" if self.closed else ""
+        return f"<dmlpy.Device {self.adapter_name!r} {self.feature_level}{state}>"
+
+    def using(self):
+        """A context manager that holds the device lock while the device is open; raises
+        DeviceRemovedError otherwise. Everything that touches the GPU runs inside it."""
+        return self.context.using()
 
     def _check_open(self) -> None:
-        if self._closed:
-            raise DeviceRemovedError("the device was closed")
+        with self.using():
+            pass
 
     def _check_owned(self, obj, kind: type, what: str) -> None:
         if not isinstance(obj, kind):
@@ -108,16 +143,18 @@ class Device:
         """DirectML's CheckFeatureSupport for TENSOR_DATA_TYPE_SUPPORT and FEATURE_LEVELS."""
         self._check_open()
         if feature == Feature.TENSOR_DATA_TYPE_SUPPORT:
+            if isinstance(query, bool) or not isinstance(query, (int, np.integer)):
+                raise InvalidArgumentError(f"query {query!r} is not a TensorDataType")
             try:
-                data_type = TensorDataType(query)
-            except (ValueError, TypeError):
+                data_type = TensorDataType(int(query))
+            except ValueError:
                 raise InvalidArgumentError(f"query {query!r} is not a TensorDataType") from None
             info = DATA_TYPES.get(data_type)
             return FeatureDataTensorDataTypeSupport(
                 info is not None and info.device_supported and info.introduced <= self.feature_level
                 and not (info.extension and self.strict_directml))
         if feature == Feature.FEATURE_LEVELS:
-            if not isinstance(query, Sequence) or not query:
+            if isinstance(query, (str, bytes)) or not isinstance(query, Sequence) or not query:
                 raise InvalidArgumentError("query must be a non-empty list of FeatureLevels")
             levels = [_as_feature_level(level, "query item") for level in query]
             supported = [level for level in levels if level <= self.feature_level]
@@ -125,12 +162,15 @@ class Device:
         raise InvalidArgumentError(f"feature {feature!r} is not a Feature this device answers")
 
     def create_operator(self, desc: OperatorDesc) -> Operator:
+        """Validate `desc` for this device and keep a copy of it (DirectML copies the desc
+        too): later changes to the caller's objects never reach the operator."""
         self._check_open()
-        if not isinstance(desc, OperatorDesc):
-            raise InvalidArgumentError(f"desc must be an operator desc, not {type(desc).__name__}")
-        desc.schema.validate(desc)
-        desc.schema.check_device(desc, self.feature_level, self.strict_directml)
-        return Operator(self, desc)
+        schema = schema_of(desc)
+        if schema is None:
+            raise InvalidArgumentError(f"desc must be an operator desc, not {type(desc).__name__}", "type")
+        own = schema.copy(desc)
+        schema.check_device(own, self.feature_level, self.strict_directml)
+        return Operator(self, own)
 
     def compile_operator(self, op: Operator, flags: ExecutionFlags = ExecutionFlags.NONE) -> CompiledOperator:
         """Specialise the operator's shader for its descs and this device, and compile it.
@@ -139,16 +179,25 @@ class Device:
         """
         self._check_open()
         self._check_owned(op, Operator, "op")
-        try:
-            flags = ExecutionFlags(flags)
-        except (ValueError, TypeError):
-            raise InvalidArgumentError(f"flags {flags!r} is not a combination of ExecutionFlags") from None
-        if int(flags) & ~int(ExecutionFlags.ALLOW_HALF_PRECISION_COMPUTATION | ExecutionFlags.DISABLE_META_COMMANDS
-                             | ExecutionFlags.DESCRIPTORS_VOLATILE):
-            raise InvalidArgumentError(f"flags 0x{int(flags):X} has bits that are not ExecutionFlags")
+        if isinstance(flags, bool) or not isinstance(flags, (int, np.integer)) or not 0 <= int(flags) <= _ALL_FLAGS \
+                or int(flags) & ~_ALL_FLAGS:
+            raise InvalidArgumentError(f"flags {flags!r} is not a combination of ExecutionFlags", "flags")
         plan, shaders = compile_desc(op.desc, self.adapter)
-        return CompiledOperator(self, op.desc, flags, plan, tuple(s.source for s in shaders),
+        return CompiledOperator(self, op.desc, ExecutionFlags(int(flags)), plan, tuple(s.source for s in shaders),
                                 tuple(s.spirv for s in shaders), all(s.cache_hit for s in shaders))
+
+    def compile_cached(self, desc: OperatorDesc) -> CompiledOperator:
+        """create_operator + compile_operator, reusing this device's compiled operator for an
+        identical desc (same tensors, same scalar bits); least recently used dropped first."""
+        schema = schema_of(desc)
+        if schema is None:
+            raise InvalidArgumentError(f"desc must be an operator desc, not {type(desc).__name__}", "type")
+        op = self.create_operator(desc)
+        key = schema.key(op.desc)
+        compiled = self.compiled_operators.get(key)
+        if compiled is None:
+            compiled = self.compiled_operators.put(key, self.compile_operator(op))
+        return compiled
 
     def create_buffer(self, size_in_bytes: int) -> Buffer:
         self._check_open()
@@ -167,25 +216,33 @@ class Device:
         return CommandList(self)
 
     def execute(self, work: BindingTable | CommandList) -> None:
-        """Run a bound operator, or replay a command list, and wait for it to finish."""
-        self._check_open()
-        if isinstance(work, CommandList):
-            self._check_owned(work, CommandList, "command list")
-            work._run()
-            return
-        self._check_owned(work, BindingTable, "table")
-        work._check_usable()
-        with Guard(work) if self.guarded else contextlib.nullcontext():
-            # Each stage is its own submission: kp records no barrier between dependent
-            # dispatches, and waiting on one submission before the next orders them.
-            for dispatch in work._dispatches:
-                self._context.run(dispatch)
+        """Run a bound operator, or replay a command list, and wait for it to finish.
+
+        Holds the device lock throughout, so a guarded device's snapshots see no other
+        thread's writes and close() waits for the work to finish."""
+        if not isinstance(work, (BindingTable, CommandList)):
+            raise InvalidArgumentError(f"work must be a BindingTable or a CommandList, not {type(work).__name__}")
+        self._check_owned(work, type(work), "work")
+        with self.using():
+            submissions = work.submissions()
+            if self.guarded:
+                with Guard(work.tables()):
+                    for submission in submissions:
+                        self.context.run(submission)
+            else:
+                for submission in submissions:
+                    self.context.run(submission)
 
     def close(self) -> None:
-        """Release the Vulkan device; every object made from it becomes unusable."""
-        if not self._closed:
-            self._closed = True
-            self._context.close()
+        """Release the Vulkan device once the call in flight on another thread returns; every
+        object made from it becomes unusable (DeviceRemovedError). Safe to call twice."""
+        self._close(-1)
+
+    def _close(self, timeout: float) -> bool:
+        for entry in self.front_end_cache.clear():
+            entry.forget()
+        self.compiled_operators.clear()
+        return self.context.close(timeout)
 
     def __enter__(self) -> Device:
         return self
@@ -194,8 +251,56 @@ class Device:
         self.close()
 
 
+_ALL_FLAGS = int(ExecutionFlags.ALLOW_HALF_PRECISION_COMPUTATION | ExecutionFlags.DISABLE_META_COMMANDS
+                 | ExecutionFlags.DESCRIPTORS_VOLATILE)
+
+# Every open device of this process, held weakly: what fork() and interpreter exit must
+# settle. Not a cache: a device leaves it when it is collected.
+_LIVE_DEVICES: weakref.WeakSet[Device] = weakref.WeakSet()
+_FORK_WAIT_SECONDS = 10.0
+_EXIT_WAIT_SECONDS = 5.0
+_held_across_fork: list[threading.RLock] = []
+
+
+def _before_fork() -> None:
+    """Let no dmlpy thread be inside Vulkan while the process is copied."""
+    for device in list(_LIVE_DEVICES):
+        lock = device.context.lock
+        if device.context.pid == os.getpid() and lock.acquire(timeout=_FORK_WAIT_SECONDS):
+            _held_across_fork.append(lock)
+
+
+def _after_fork_in_parent() -> None:
+    while _held_across_fork:
+        _held_across_fork.pop().release()
+
+
+def _after_fork_in_child() -> None:
+    """The child inherits the parent's devices as closed: it creates its own."""
+    _held_across_fork.clear()
+    for device in list(_LIVE_DEVICES):
+        device.context.abandon()
+        device.compiled_operators.reset_after_fork()
+        device.front_end_cache.reset_after_fork()
+    _LIVE_DEVICES.clear()
+
+
+def _close_all_at_exit() -> None:
+    """Close every device before the interpreter tears down kp; a device another thread keeps
+    busy past the wait is left to the operating system rather than pulled from under it."""
+    for device in list(_LIVE_DEVICES):
+        if device.context.pid == os.getpid():
+            device._close(_EXIT_WAIT_SECONDS)
+
+
+os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_in_parent,
+                    after_in_child=_after_fork_in_child)
+atexit.register(_close_all_at_exit)
+
+
 def create_device(min_feature_level: FeatureLevel | None = None, max_feature_level: FeatureLevel | None = None,
-                  adapter: int | None = None, strict_directml: bool = False, guarded: bool = False) -> Device:
+                  adapter: int | None = None, strict_directml: bool = False, guarded: bool = False,
+                  cache_limits: CacheLimits | None = None) -> Device:
     """Open a device on a Vulkan adapter.
 
     adapter: index into `list_adapters()`; default `DMLPY_ADAPTER`, else the first discrete
@@ -204,8 +309,11 @@ def create_device(min_feature_level: FeatureLevel | None = None, max_feature_lev
     check a program against an older DirectML. strict_directml: accept only what DirectML
     itself accepts (no dmlpy extensions). guarded: a test mode that reads back every bound
     buffer around each dispatch and raises GuardViolationError if a byte outside the
-    outputs' elements changed (see guard.py); slow.
+    outputs' elements changed (see guard.py); slow. cache_limits: budgets of the caches the
+    device owns (CacheLimits).
     """
+    if cache_limits is not None and not isinstance(cache_limits, CacheLimits):
+        raise InvalidArgumentError(f"cache_limits must be a CacheLimits, not {type(cache_limits).__name__}")
     ceiling = RUNTIME_FEATURE_LEVEL
     if max_feature_level is not None:
         ceiling = min(ceiling, _as_feature_level(max_feature_level, "max_feature_level"))
@@ -235,4 +343,4 @@ def create_device(min_feature_level: FeatureLevel | None = None, max_feature_lev
             names = ", ".join(f"{a.index}: {a.name}" for a in adapters)
             raise InvalidArgumentError(f"{what} {adapter!r} is not an adapter index; the adapters are {names}")
         chosen = adapters[index]
-    return Device(chosen, ceiling, strict_directml, guarded)
+    return Device(chosen, ceiling, strict_directml, guarded, cache_limits)

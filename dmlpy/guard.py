@@ -29,12 +29,13 @@ def element_bytes(tensor) -> np.ndarray:
 
 
 class Guard:
-    def __init__(self, table):
-        outputs = table.outputs
-        self.buffers = list({id(t.buffer): t.buffer for t in table._bound}.values())
-        scratch = table._bound[len(table.inputs) + len(outputs):]
-        self.writable = {}  # buffer id -> byte mask of what the dispatch may change
-        for tensor in (*outputs, *scratch):
+    """Snapshots of every buffer the tables bind, around work the caller runs holding the
+    device lock (so no other thread's write is taken for a stray one)."""
+
+    def __init__(self, tables):
+        self.buffers = list({id(t.buffer): t.buffer for table in tables for t in table.bound}.values())
+        self.writable = {}  # buffer id -> byte mask of what the work may change
+        for tensor in (t for table in tables for t in (*table.outputs, *table.scratch)):
             mask = self.writable.setdefault(id(tensor.buffer), np.zeros(tensor.buffer.size_in_bytes, bool))
             if tensor.desc is None:  # the temporary resource is the operator's own
                 mask[tensor.offset:tensor.end] = True

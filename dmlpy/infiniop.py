@@ -19,7 +19,7 @@ import enum
 import threading
 from dataclasses import dataclass
 
-from .binding import BufferBinding
+from .binding import Buffer, BufferBinding
 from .device import CompiledOperator, Device, create_device
 from .errors import DeviceRemovedError, DmlError, UnsupportedError
 from .operators import (
@@ -144,7 +144,13 @@ class Handle:
 
 def infiniopCreateHandle(device: Device | None = None):
     """(status, handle) on `device`, or on a new default device the handle owns."""
-    return _call(lambda: (InfiniStatus.SUCCESS, Handle(device or create_device(), device is None)), has_out=True)
+
+    def body():
+        if device is not None and not isinstance(device, Device):
+            raise _Failure(InfiniStatus.BAD_PARAM, f"device must be a dmlpy Device or None, not {device!r}")
+        return InfiniStatus.SUCCESS, Handle(device or create_device(), device is None)
+
+    return _call(body, has_out=True)
 
 
 def infiniopDestroyHandle(handle) -> InfiniStatus:
@@ -155,6 +161,15 @@ def infiniopDestroyHandle(handle) -> InfiniStatus:
         return InfiniStatus.SUCCESS
 
     return _call(body)
+
+
+def _integers(values, name: str, status: InfiniStatus) -> tuple[int, ...]:
+    """A sequence of integers, or the status InfiniCore gives a malformed one."""
+    if isinstance(values, (str, bytes)) or not isinstance(values, (tuple, list)):
+        raise _Failure(status, f"{name} {values!r} must be a list of integers")
+    if any(isinstance(v, bool) or not isinstance(v, int) for v in values):
+        raise _Failure(status, f"{name} {values!r} must hold integers")
+    return tuple(values)
 
 
 @dataclass
@@ -169,14 +184,15 @@ def infiniopCreateTensorDescriptor(shape, strides, dtype):
     def body():
         if shape is None:
             raise _Failure(InfiniStatus.NULL_POINTER, "shape is NULL")
-        try:
-            data_type = _DATA_TYPES[InfiniDtype(dtype)]
-        except (ValueError, KeyError):
-            raise _Failure(InfiniStatus.BAD_TENSOR_DTYPE, f"dtype {dtype!r} has no dmlpy data type") from None
-        if strides is not None and any(s < 0 for s in strides):
-            raise _Failure(InfiniStatus.BAD_TENSOR_STRIDES, f"strides {tuple(strides)}: negative strides are "
+        if isinstance(dtype, bool) or not isinstance(dtype, int) or dtype not in _DATA_TYPES.keys():
+            raise _Failure(InfiniStatus.BAD_TENSOR_DTYPE, f"dtype {dtype!r} has no dmlpy data type")
+        data_type = _DATA_TYPES[InfiniDtype(dtype)]
+        shape_values = _integers(shape, "shape", InfiniStatus.BAD_TENSOR_SHAPE)
+        stride_values = None if strides is None else _integers(strides, "strides", InfiniStatus.BAD_TENSOR_STRIDES)
+        if stride_values is not None and any(s < 0 for s in stride_values):
+            raise _Failure(InfiniStatus.BAD_TENSOR_STRIDES, f"strides {stride_values}: negative strides are "
                            "not expressible as a DirectML tensor desc")
-        return InfiniStatus.SUCCESS, TensorDescriptor(BufferTensorDesc(data_type, tuple(shape), strides))
+        return InfiniStatus.SUCCESS, TensorDescriptor(BufferTensorDesc(data_type, shape_values, stride_values))
 
     return _call(body, has_out=True)
 
@@ -242,6 +258,9 @@ def _lifecycle(desc_class, arguments: tuple[tuple[str, str], ...], scalars: tupl
                 if data[field] is None:
                     raise _Failure(InfiniStatus.NULL_POINTER, f"{name} is NULL")
             required = live.compiled.binding_properties.temporary_resource_size
+            if workspace_size is not None and (isinstance(workspace_size, bool) or not isinstance(workspace_size, int)
+                                               or workspace_size < 0):
+                raise _Failure(InfiniStatus.BAD_PARAM, f"workspace_size {workspace_size!r} must be an integer >= 0")
             if required and (workspace_size is None or workspace_size < required):
                 raise _Failure(InfiniStatus.INSUFFICIENT_WORKSPACE,
                                f"workspace_size {workspace_size} < the {required} bytes this operator needs")
@@ -249,8 +268,17 @@ def _lifecycle(desc_class, arguments: tuple[tuple[str, str], ...], scalars: tupl
             if required:
                 if workspace is None:
                     raise _Failure(InfiniStatus.NULL_POINTER, "workspace is NULL")
+                if not isinstance(workspace, (Buffer, BufferBinding)):
+                    raise _Failure(InfiniStatus.BAD_PARAM,
+                                   f"workspace must be a Buffer or a BufferBinding, not {type(workspace).__name__}")
                 binding = workspace if isinstance(workspace, BufferBinding) else BufferBinding(workspace)
-                temporary = BufferBinding(binding.buffer, binding.offset, workspace_size)
+                # The caller's range is the limit: workspace_size never widens a binding.
+                usable = workspace_size if binding.size_in_bytes is None else min(workspace_size,
+                                                                                  binding.size_in_bytes)
+                if usable < required:
+                    raise _Failure(InfiniStatus.INSUFFICIENT_WORKSPACE,
+                                   f"the workspace binding holds {usable} bytes < the {required} this operator needs")
+                temporary = BufferBinding(binding.buffer, binding.offset, usable)
             device = live.handle.device
             table = device.create_binding_table(
                 live.compiled, inputs=[data[f.name] for f in schema.inputs],

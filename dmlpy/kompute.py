@@ -6,11 +6,15 @@ kp workaround lives here with the reason for it.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
+import weakref
 from dataclasses import dataclass
 
 import numpy as np
+
+from .errors import DeviceRemovedError
 
 # kp enables VK_LAYER_KHRONOS_validation by itself whenever the layer is installed, which
 # slows every submission; it is loaded only when asked for (DMLPY_VALIDATION=1).
@@ -24,12 +28,16 @@ import kp  # noqa: E402  (the environment above must be set before kp loads Vulk
 # which turns uint32 push constants into float bits: always pass uint32 NumPy arrays.
 _NO_SPECIALIZATION = np.array([], dtype=np.uint32)
 
+# kp objects a forked child inherited from its parent: referenced for good, so that no
+# destructor of theirs ever runs (it would act on the parent's Vulkan device).
+_KEPT_FOREVER: list = []
+
 
 @dataclass(frozen=True)
 class Launch:
-    """One vkCmdDispatch: the kp tensors bound in binding order, the grid, the push constants."""
+    """One vkCmdDispatch: the device words bound in binding order, the grid, the push constants."""
 
-    buffers: list
+    buffers: list[DeviceWords]
     workgroups: tuple[int, int, int]
     push_constants: np.ndarray
 
@@ -42,48 +50,101 @@ class Dispatch:
         self.sequence = sequence
 
 
+class DeviceWords:
+    """One kp tensor: a device buffer of 32-bit words and kp's host staging copy of it."""
+
+    def __init__(self, tensor):
+        self.tensor = tensor
+
+
 class GpuContext:
-    """A kp Manager on one adapter; `lock` serialises queue submissions from many threads."""
+    """A kp Manager on one adapter, and the lock that guards every kp object made from it.
+
+    Every method holds `lock` while it touches kp and first checks, under it, that the
+    context is open and belongs to this process: `close()` takes the same lock, so it waits
+    for the call in flight and every later call raises DeviceRemovedError. A forked child
+    never touches its parent's Vulkan objects: `abandon()` marks the context foreign and
+    keeps every kp object it made alive for good, so no destructor runs in the child.
+    """
 
     def __init__(self, adapter_index: int, timestamp_period_ns: float):
         self.manager = kp.Manager(adapter_index)
         self.lock = threading.RLock()
+        self.pid = os.getpid()
+        self.closed = False
         self.timestamp_period_ns = timestamp_period_ns
         # kp 0.9 writes timestamps into a query pool it never resets, which the validation
         # layer reports as an error: under validation, time on the host instead.
         self.timestamps_usable = timestamp_period_ns > 0 and not VALIDATION
+        # Every wrapper of kp objects made here, so a forked child can keep them alive.
+        self._owners: weakref.WeakSet = weakref.WeakSet()
 
-    def close(self) -> None:
+    @contextlib.contextmanager
+    def using(self):
+        """Hold the lock while the context is open in the process that made it."""
+        if self.pid != os.getpid():
+            raise DeviceRemovedError("the device was created in another process: after fork(), create a new one")
         with self.lock:
-            self.manager.destroy()
+            if self.closed:
+                raise DeviceRemovedError("the device was closed")
+            yield
 
-    def create_words(self, word_count: int) -> kp.Tensor:
+    def close(self, timeout: float = -1) -> bool:
+        """Destroy every kp object once the call in flight returns; False if `timeout` ran out."""
+        if self.pid != os.getpid():
+            self.closed = True
+            return True
+        if not self.lock.acquire(timeout=timeout):
+            return False
+        try:
+            if not self.closed:
+                self.closed = True
+                self.manager.destroy()
+        finally:
+            self.lock.release()
+        return True
+
+    def abandon(self) -> None:
+        """In a forked child: never use or destroy the parent's kp objects."""
+        self.closed = True
+        self.lock = threading.RLock()  # the parent's may have been held at fork time
+        _KEPT_FOREVER.append([self.manager, *self._owners])
+
+    def _own(self, wrapper):
+        self._owners.add(wrapper)
+        return wrapper
+
+    def create_words(self, word_count: int) -> DeviceWords:
         """A zero-filled device buffer of `word_count` 32-bit words.
 
         `tensor_t` keeps uint32 data as is (`tensor` would convert to float32). The device
         copy is not initialised by kp until a sync, so zeroes are synced at once.
         """
-        with self.lock:
+        with self.using():
             words = self.manager.tensor_t(np.zeros(word_count, dtype=np.uint32))
             self.manager.sequence().eval(kp.OpTensorSyncDevice([words]))
-        return words
+            return self._own(DeviceWords(words))
 
-    def write(self, words: kp.Tensor, byte_offset: int, data: np.ndarray) -> None:
+    def destroy_words(self, words: DeviceWords) -> None:
+        with self.using():
+            words.tensor.destroy()
+
+    def write(self, words: DeviceWords, byte_offset: int, data: np.ndarray) -> None:
         """Copy raw bytes into the device buffer at byte_offset."""
-        with self.lock:
-            staging = words.data().view(np.uint8)  # a view of kp's mapped staging memory
+        with self.using():
+            staging = words.tensor.data().view(np.uint8)  # a view of kp's mapped staging memory
             if data.nbytes != staging.nbytes:
                 # The staging copy may be older than what a shader wrote: refresh it so the
                 # sync below does not put stale bytes back around the written range.
-                self.manager.sequence().eval(kp.OpTensorSyncLocal([words]))
+                self.manager.sequence().eval(kp.OpTensorSyncLocal([words.tensor]))
             staging[byte_offset:byte_offset + data.nbytes] = data.reshape(-1).view(np.uint8)
-            self.manager.sequence().eval(kp.OpTensorSyncDevice([words]))
+            self.manager.sequence().eval(kp.OpTensorSyncDevice([words.tensor]))
 
-    def read(self, words: kp.Tensor, byte_offset: int, byte_count: int) -> np.ndarray:
+    def read(self, words: DeviceWords, byte_offset: int, byte_count: int) -> np.ndarray:
         """A copy of `byte_count` bytes of the device buffer from byte_offset."""
-        with self.lock:
-            self.manager.sequence().eval(kp.OpTensorSyncLocal([words]))
-            return words.data().view(np.uint8)[byte_offset:byte_offset + byte_count].copy()
+        with self.using():
+            self.manager.sequence().eval(kp.OpTensorSyncLocal([words.tensor]))
+            return words.tensor.data().view(np.uint8)[byte_offset:byte_offset + byte_count].copy()
 
     def create_dispatch(self, spirv: bytes, launches: list[Launch]) -> Dispatch:
         """Record every launch of `spirv` into one command buffer.
@@ -91,55 +152,56 @@ class GpuContext:
         A kp Algorithm is tied to the buffers it was created with, so each launch gets its
         own; the launches of one dispatch touch disjoint elements and need no barrier.
         """
-        with self.lock:
-            algorithms = [self.manager.algorithm(launch.buffers, spirv, list(launch.workgroups), _NO_SPECIALIZATION,
+        with self.using():
+            algorithms = [self.manager.algorithm([w.tensor for w in launch.buffers], spirv, list(launch.workgroups),
+                                                 _NO_SPECIALIZATION,
                                                  np.ascontiguousarray(launch.push_constants, dtype=np.uint32))
                           for launch in launches]
-        return self.record(algorithms)
+            return self.record(algorithms)
 
     def record(self, algorithms: list, timestamped: bool = False) -> Dispatch:
         """One command buffer dispatching `algorithms` in order, with no barrier between them
         (kp records none from shader writes to shader reads: callers keep dependent work in
         separate command buffers). Timestamped ones latch GPU time around each dispatch."""
-        with self.lock:
+        with self.using():
             sequence = self.manager.sequence(0, len(algorithms) + 1) if timestamped else self.manager.sequence()
             for algorithm in algorithms:
                 sequence.record(kp.OpAlgoDispatch(algorithm))
-        return Dispatch(algorithms, sequence)
+            return self._own(Dispatch(algorithms, sequence))
 
     def record_round_trip(self, uploads: list, algorithms: list, downloads: list) -> Dispatch:
         """One command buffer: staging-to-device copies of `uploads`, the dispatches, device-to-
         staging copies of `downloads`. kp records the barriers this order needs (transfer
         write -> shader read before a dispatch; shader write -> transfer read -> host read
         around a download), so one submission replaces three."""
-        with self.lock:
+        with self.using():
             sequence = self.manager.sequence()
-            sequence.record(kp.OpTensorSyncDevice(uploads))
+            sequence.record(kp.OpTensorSyncDevice([w.tensor for w in uploads]))
             for algorithm in algorithms:
                 sequence.record(kp.OpAlgoDispatch(algorithm))
-            sequence.record(kp.OpTensorSyncLocal(downloads))
-        return Dispatch(algorithms, sequence)
+            sequence.record(kp.OpTensorSyncLocal([w.tensor for w in downloads]))
+            return self._own(Dispatch(algorithms, sequence))
 
-    def stage(self, words: kp.Tensor, byte_offset: int, data: np.ndarray) -> None:
+    def stage(self, words: DeviceWords, byte_offset: int, data: np.ndarray) -> None:
         """Put bytes in the buffer's staging copy only; a round trip's upload takes them over."""
-        with self.lock:
-            words.data().view(np.uint8)[byte_offset:byte_offset + data.nbytes] = data.reshape(-1).view(np.uint8)
+        with self.using():
+            words.tensor.data().view(np.uint8)[byte_offset:byte_offset + data.nbytes] = data.reshape(-1).view(np.uint8)
 
-    def staged(self, words: kp.Tensor, byte_offset: int, byte_count: int) -> np.ndarray:
+    def staged(self, words: DeviceWords, byte_offset: int, byte_count: int) -> np.ndarray:
         """A copy of bytes of the staging copy (as a round trip's download left them)."""
-        with self.lock:
-            return words.data().view(np.uint8)[byte_offset:byte_offset + byte_count].copy()
+        with self.using():
+            return words.tensor.data().view(np.uint8)[byte_offset:byte_offset + byte_count].copy()
 
-    def record_buffer_copy(self, source: kp.Tensor, destination: kp.Tensor, timestamped: bool) -> Dispatch:
+    def record_buffer_copy(self, source: DeviceWords, destination: DeviceWords, timestamped: bool) -> Dispatch:
         """vkCmdCopyBuffer from source to destination (a benchmark yardstick)."""
-        with self.lock:
+        with self.using():
             sequence = self.manager.sequence(0, 2) if timestamped else self.manager.sequence()
-            sequence.record(kp.OpTensorCopy([source, destination]))
-        return Dispatch([], sequence)
+            sequence.record(kp.OpTensorCopy([source.tensor, destination.tensor]))
+            return self._own(Dispatch([], sequence))
 
     def run(self, dispatch: Dispatch) -> None:
         """Submit the recorded dispatch and wait for it; re-submitting re-records nothing."""
-        with self.lock:
+        with self.using():
             dispatch.sequence.eval()
 
     def gpu_seconds(self, dispatch: Dispatch) -> float:

@@ -6,8 +6,8 @@ array's, over the span of memory the array covers, uploaded once. See README, "N
 
 from __future__ import annotations
 
+import os
 import threading
-from collections import OrderedDict
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
@@ -23,42 +23,45 @@ from .operators import (
 from .tensor_desc import MAX_DIMENSION_COUNT, BufferTensorDesc
 from .types import data_type_for_numpy
 
+# The front end's one piece of module state: the device used when a call names none. Its
+# caches belong to it (Device.front_end_cache); a forked child starts without it.
 _default_device: Device | None = None
-_lock = threading.Lock()
-_compiled: OrderedDict[tuple[int, object], CompiledOperator] = OrderedDict()
-_COMPILED_CACHE_SIZE = 256
-_bindings: OrderedDict[tuple, _Binding] = OrderedDict()
-_BINDING_CACHE_BYTES = 256 << 20  # device memory the front end keeps for reuse
+_default_lock = threading.Lock()
 
 
 def default_device() -> Device:
     """The device the front end uses when none is given (created on first use)."""
     global _default_device
-    with _lock:
-        if _default_device is None or _default_device._closed:
+    with _default_lock:
+        if _default_device is None or _default_device.closed:
             _default_device = create_device()
         return _default_device
 
 
-def _compile(device: Device, desc) -> CompiledOperator:
-    """Compiled operators are kept per (device, desc), least recently used dropped first."""
-    key = (id(device), desc)
-    with _lock:
-        compiled = _compiled.get(key)
-        if compiled is not None and compiled.device is device:
-            _compiled.move_to_end(key)
-            return compiled
-    compiled = device.compile_operator(device.create_operator(desc))
-    with _lock:
-        _compiled[key] = compiled
-        while len(_compiled) > _COMPILED_CACHE_SIZE:
-            _compiled.popitem(last=False)
-    return compiled
+def _forget_default_device_in_child() -> None:
+    global _default_device, _default_lock
+    _default_device = None
+    _default_lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forget_default_device_in_child)
+
+
+def _device(device) -> Device:
+    if device is None:
+        return default_device()
+    if not isinstance(device, Device):
+        raise InvalidArgumentError(f"device must be a dmlpy Device or None, not {type(device).__name__} {device!r}")
+    return device
 
 
 class _Binding:
-    """Buffers and a binding table kept for one (device, desc, in-place) shape of call, so a
-    loop of identical calls rebuilds nothing; `lock` keeps concurrent calls apart."""
+    """Buffers and a binding table kept for one (desc, in-place) shape of call in the
+    device's front_end_cache, so a loop of identical calls rebuilds nothing.
+
+    `lock` is held while a call uses the entry. The cache evicts by calling `retire()`: an
+    idle entry frees its buffers at once, one in use when its call ends. A call that finds
+    its entry already freed builds a new one."""
 
     def __init__(self, device: Device, compiled: CompiledOperator, in_place: int | None):
         tensors = [getattr(compiled.desc, f.name) for f in compiled.desc.schema.tensors]
@@ -74,6 +77,8 @@ class _Binding:
         self.nbytes = sum(b.size_in_bytes for b in {id(b): b for b in self.buffers}.values()) + temporary_size
         self.lock = threading.Lock()
         self.device = device
+        self.freed = False
+        self.retired = False
         self._round_trips = {}
 
     def run(self, spans: list[np.ndarray], upload_output: bool) -> np.ndarray:
@@ -83,47 +88,67 @@ class _Binding:
         device, table = self.device, self.table
         inputs, output = self.buffers[:-1], self.buffers[-1]
         uploaded = [*inputs, output] if upload_output else inputs
-        single = len(table._dispatches) == 1 and len(table.windows) == 1 and not device.guarded \
-            and all(len(b._segments) == 1 for b in self.buffers)
+        single = len(table.dispatches) == 1 and len(table.windows) == 1 and not device.guarded \
+            and all(len(b.segments) == 1 for b in self.buffers)
         if not single:
             for buffer, span in zip(uploaded, spans):
                 buffer.write(span)
             device.execute(table)
             return output.read(np.uint8, output.size_in_bytes)
-        device._check_open()
-        context = device._context
-        round_trip = self._round_trips.get(upload_output)
-        if round_trip is None:
-            round_trip = self._round_trips[upload_output] = context.record_round_trip(
-                list({id(b): b._segments[0] for b in uploaded}.values()), table._dispatches[0].algorithms,
-                [output._segments[0]])
-        for buffer, span in zip(uploaded, spans):
-            context.stage(buffer._segments[0], 0, np.ascontiguousarray(span))
-        context.run(round_trip)
-        return context.staged(output._segments[0], 0, output.size_in_bytes)
+        context = device.context
+        with device.using():
+            round_trip = self._round_trips.get(upload_output)
+            if round_trip is None:
+                round_trip = self._round_trips[upload_output] = context.record_round_trip(
+                    list({id(b): b.segments[0] for b in uploaded}.values()), table.dispatches[0].algorithms,
+                    [output.segments[0]])
+            for buffer, span in zip(uploaded, spans):
+                context.stage(buffer.segments[0], 0, np.ascontiguousarray(span))
+            context.run(round_trip)
+            return context.staged(output.segments[0], 0, output.size_in_bytes)
 
-    def destroy(self) -> None:
-        for buffer in (*self.buffers, self.temporary):
-            if buffer is not None:
-                buffer.destroy()
+    def retire(self) -> None:
+        """Evicted from the cache: free now if idle, else when the call using it ends."""
+        if self.lock.acquire(blocking=False):
+            try:
+                self._free()
+            finally:
+                self.lock.release()
+        else:
+            self.retired = True
+
+    def forget(self) -> None:
+        """The device is closing and frees everything itself."""
+        self.freed = True
+
+    def _free(self) -> None:
+        if not self.freed:
+            self.freed = True
+            for buffer in (*self.buffers, self.temporary):
+                if buffer is not None:
+                    buffer.destroy()
+
+    def release(self) -> None:
+        if self.retired:
+            self._free()
+        self.lock.release()
 
 
-def _binding(device: Device, compiled: CompiledOperator, in_place: int | None = None) -> _Binding:
-    key = (id(device), compiled.desc, in_place)
-    with _lock:
-        entry = _bindings.get(key)
-        if entry is not None and entry.table.device is device and not device._closed:
-            _bindings.move_to_end(key)
+def _acquire_binding(device: Device, compiled: CompiledOperator, in_place: int | None = None) -> _Binding:
+    """The device's cached binding for this call shape, locked for the caller (who must
+    call release()); built when missing or freed by an eviction."""
+    key = (compiled.desc.schema.key(compiled.desc), in_place)
+    while True:
+        entry = device.front_end_cache.get(key)
+        if entry is None:
+            entry = device.front_end_cache.put(key, _Binding(device, compiled, in_place))
+        entry.lock.acquire()
+        if not entry.freed:
             return entry
-    entry = _Binding(device, compiled, in_place)
-    with _lock:
-        _bindings[key] = entry
-        while sum(e.nbytes for e in _bindings.values()) > _BINDING_CACHE_BYTES and len(_bindings) > 1:
-            _, evicted = _bindings.popitem(last=False)
-            if evicted.lock.acquire(blocking=False):  # one in use is left to the collector
-                evicted.destroy()
-                evicted.lock.release()
-    return entry
+        entry.lock.release()
+        if device.front_end_cache.get(key) is entry:  # freed by close(): the device says why
+            with device.using():
+                pass
 
 
 def _as_array(value, name: str) -> np.ndarray:
@@ -137,10 +162,11 @@ def _as_array(value, name: str) -> np.ndarray:
 
 
 def _element_strides(array: np.ndarray) -> tuple[int, ...] | None:
-    """Strides in elements, or None when some stride is not a whole number of elements."""
-    if any(s % array.itemsize for s in array.strides):
+    """Strides in elements, or None when some stride is not a whole number of elements.
+    A dim of size 1 is never stepped along, so its stride carries nothing and is 0."""
+    if any(s % array.itemsize for s, n in zip(array.strides, array.shape) if n > 1):
         return None
-    return tuple(s // array.itemsize for s in array.strides)
+    return tuple(s // array.itemsize if n > 1 else 0 for s, n in zip(array.strides, array.shape))
 
 
 def _bindable(array: np.ndarray) -> np.ndarray:
@@ -186,40 +212,67 @@ def _check_same(arrays: dict[str, np.ndarray], shape_too: bool = True) -> None:
             raise InvalidArgumentError(f"{name}.shape {arrays[name].shape} != {names[0]}.shape {first.shape}")
 
 
+def _check_out(out, shape, dtype) -> None:
+    if not isinstance(out, np.ndarray):
+        raise InvalidArgumentError(f"out must be a NumPy array, not {type(out).__name__}")
+    if out.shape != shape or out.dtype != dtype:
+        raise InvalidArgumentError(
+            f"out has shape {out.shape} and dtype {out.dtype}; the result has {shape} and {dtype}")
+    if not out.flags.writeable:
+        raise InvalidArgumentError("out is read-only")
+
+
+def _elements(flat: np.ndarray, sizes, strides) -> np.ndarray:
+    """The elements of a span (a 1-D array from the first element to the last) as an array of
+    `sizes`, read through the element strides: a view, never the gaps."""
+    return as_strided(flat, shape=sizes, strides=tuple(s * flat.itemsize for s in strides), writeable=True)
+
+
 def _run_elementwise(desc_class, arrays: dict[str, np.ndarray], out, device: Device | None,
                      **scalars) -> np.ndarray:
     """Run an element-wise operator; `arrays` maps argument names to its inputs, in order."""
     _check_same(arrays)
     first = next(iter(arrays.values()))
     desc_class(*[BufferTensorDesc(data_type_for_numpy(first.dtype), (1,))] * 3, **scalars)  # scalars first
+    device = _device(device)
     if out is not None:
-        if not isinstance(out, np.ndarray):
-            raise InvalidArgumentError(f"out must be a NumPy array, not {type(out).__name__}")
-        if out.shape != first.shape or out.dtype != first.dtype:
-            raise InvalidArgumentError(
-                f"out has shape {out.shape} and dtype {out.dtype}; the result has {first.shape} and {first.dtype}")
-        if not out.flags.writeable:
-            raise InvalidArgumentError("out is read-only")
+        _check_out(out, first.shape, first.dtype)
     result = out if out is not None else np.empty(first.shape, first.dtype)
     if first.size == 0:
         return result
+    # The result is computed in `target`: `out` itself where its strides are whole elements,
+    # else a contiguous array copied into `out` at the end.
+    target = result if _element_strides(result) is not None else np.empty(first.shape, first.dtype)
     inputs = list(arrays.values())
     # An input bound in place must be the result itself, element for element; any other
     # sharing of memory reads the input as it was before the call, as NumPy does.
-    in_place = next((i for i, a in enumerate(inputs) if a.shape == result.shape and a.strides == result.strides
-                     and a.__array_interface__["data"][0] == result.__array_interface__["data"][0]), None)
-    inputs = [a.copy() if i != in_place and np.shares_memory(a, result) else a for i, a in enumerate(inputs)]
-    views, sizes, strides = _views([*inputs, result], len(inputs))
+    in_place = next((i for i, a in enumerate(inputs) if a.shape == target.shape and a.strides == target.strides
+                     and a.__array_interface__["data"][0] == target.__array_interface__["data"][0]), None)
+    inputs = [a.copy() if i != in_place and np.shares_memory(a, target) else a for i, a in enumerate(inputs)]
+    views, sizes, strides = _views([*inputs, target], len(inputs))
     data_type = data_type_for_numpy(first.dtype)
     descs = [BufferTensorDesc(data_type, sizes, s) for s in strides]
-    device = device or default_device()
-    compiled = _compile(device, desc_class(*descs, **scalars))
+    compiled = device.compile_cached(desc_class(*descs, **scalars))
+    if not compiled.plan.windowable and max(d.total_tensor_size_in_bytes for d in descs) > device.segment_size:
+        # A layout that cannot be split across buffer segments: run on packed copies instead.
+        packed = np.empty(first.shape, first.dtype)
+        _run_elementwise(desc_class, {name: np.ascontiguousarray(a) for name, a in arrays.items()}, packed,
+                         device, **scalars)
+        result[...] = packed
+        return result
     spans = [_span(v, sizes, s) for v, s in zip(views, strides)]
-    binding = _binding(device, compiled, in_place)
-    gaps = in_place is None and spans[-1].size > result.size  # the gaps between out's elements survive
-    with binding.lock:
+    # The gaps between out's elements are never written: in place they are uploaded with
+    # the input, otherwise the shader leaves them and only the elements are copied back.
+    gaps = in_place is None and spans[-1].size > target.size
+    binding = _acquire_binding(device, compiled, in_place)
+    try:
         raw = binding.run(spans if gaps else spans[:-1], upload_output=gaps)
-    spans[-1][...] = raw[:spans[-1].nbytes].view(first.dtype)
+    finally:
+        binding.release()
+    computed = raw[:spans[-1].nbytes].view(first.dtype)
+    _elements(spans[-1], sizes, strides[-1])[...] = _elements(computed, sizes, strides[-1])
+    if target is not result:
+        result[...] = target
     return result
 
 
@@ -237,7 +290,7 @@ def relu_grad(x, dy, *, use_dst: bool = False, out: np.ndarray | None = None,
                             {"x": _as_array(x, "x"), "dy": _as_array(dy, "dy")}, out, device)
 
 
-def hard_sigmoid_grad(x, dy, *, alpha: float, beta: float, out: np.ndarray | None = None,
+def hard_sigmoid_grad(x, dy, *, alpha: float = 0.2, beta: float = 0.5, out: np.ndarray | None = None,
                       device: Device | None = None) -> np.ndarray:
     """oneDNN's HardSigmoidBackward: `dy * alpha where 0 < alpha * x + beta < 1, else 0`."""
     return _run_elementwise(ActivationHardSigmoidGradOperatorDesc,
@@ -271,8 +324,9 @@ def prelu_grad(x, slope, dy, *, data_format: str = "NXC",
     dx = x > 0 ? dy : slope * dy; dslope sums (x > 0 ? 0 : x * dy) over the dims slope is
     broadcast along, in a fixed order with FP32 accumulation.
     """
-    if data_format not in ("NCX", "NXC"):
+    if not isinstance(data_format, str) or data_format not in ("NCX", "NXC"):
         raise InvalidArgumentError(f"data_format {data_format!r} must be 'NCX' or 'NXC'")
+    device = _device(device)
     arrays = {"x": _as_array(x, "x"), "slope": _as_array(slope, "slope"), "dy": _as_array(dy, "dy")}
     _check_same({"x": arrays["x"], "dy": arrays["dy"]})
     _check_same(arrays, shape_too=False)
@@ -291,13 +345,14 @@ def prelu_grad(x, slope, dy, *, data_format: str = "NXC",
              BufferTensorDesc(data_type, x.shape, _element_strides(dy)),
              BufferTensorDesc(data_type, x.shape),
              BufferTensorDesc(data_type, dslope_sizes)]
-    device = device or default_device()
-    compiled = _compile(device, ActivationParameterizedReluGradOperatorDesc(*descs))
-    binding = _binding(device, compiled)
-    with binding.lock:
+    compiled = device.compile_cached(ActivationParameterizedReluGradOperatorDesc(*descs))
+    binding = _acquire_binding(device, compiled)
+    try:
         for buffer, array, desc in zip(binding.buffers, (x, slope, dy), descs):
             buffer.write(_span(array, desc.sizes, desc.element_strides))
         device.execute(binding.table)
         dx[...] = binding.buffers[3].read(x.dtype, x.size).reshape(x.shape)
         dslope[...] = binding.buffers[4].read(x.dtype, dslope.size).reshape(slope.shape)
+    finally:
+        binding.release()
     return dx, dslope

@@ -132,9 +132,33 @@ class OperatorSchema:
             if field.role is TensorRole.OUTPUT and not tensor.writes_each_element_once():
                 raise InvalidArgumentError(
                     f"{where}.strides {_show(tensor.strides)} with sizes {_show(tensor.sizes)} make two "
-                    "indices share an element: an output must not write any element twice", "strides")
+                    "indices share an element (or, past 2**22 elements, cannot be proven not to): an output "
+                    "must not write any element twice", "strides")
         if self.check is not None:
             self.check(desc)
+
+    def copy(self, desc) -> OperatorDesc:
+        """A new desc of this operator's own class with `desc`'s values, every tensor desc
+        copied and everything validated again: what a device keeps, so nothing the caller
+        does to its objects afterwards (or a subclass that skipped validation) reaches it."""
+        owner = type(desc).__name__
+        values = {}
+        try:
+            for field in self.tensors:
+                values[field.name] = BufferTensorDesc.copy_of(getattr(desc, field.name), f"{owner}.{field.name}")
+            for scalar in self.scalars:
+                values[scalar.name] = getattr(desc, scalar.name)
+        except InvalidArgumentError:
+            raise
+        except Exception as error:  # a subclass may do anything in a property
+            raise InvalidArgumentError(f"{owner} could not be read: {error!r}", "type") from None
+        return self.desc_class(**values)
+
+    def key(self, desc) -> tuple:
+        """What identifies the computation: the tensors and the FP32 bits of each scalar
+        (0.0 and -0.0 compare equal as floats but give different results)."""
+        return (self.name, *(getattr(desc, t.name) for t in self.tensors),
+                *(fp32_bits(getattr(desc, s.name)) for s in self.scalars))
 
     def required_level(self, tensor: BufferTensorDesc) -> FeatureLevel | None:
         """The lowest feature level that accepts this tensor's data type and dimension count."""
@@ -179,6 +203,21 @@ class OperatorSchema:
                          f"from {row.level}" for row in self.support)
 
 
+def fp32_bits(value) -> int:
+    """The bits of a finite number rounded to FP32."""
+    return int(np.float32(float(value)).view(np.uint32))
+
+
+def schema_of(desc) -> OperatorSchema | None:
+    """The schema of the operator class `desc` is (or derives from), found by class, never
+    by an attribute the object could override."""
+    for cls in type(desc).__mro__:
+        schema = _SCHEMAS_BY_CLASS.get(cls)
+        if schema is not None:
+            return schema
+    return None
+
+
 def _listed(names: list[str]) -> str:
     return ", ".join(names[:-1]) + f", and {names[-1]}" if len(names) > 2 else " and ".join(names)
 
@@ -196,6 +235,7 @@ def scalar_field(dml_name: str):
 
 
 OPERATORS: dict[str, OperatorSchema] = {}
+_SCHEMAS_BY_CLASS: dict[type, OperatorSchema] = {}
 
 
 class OperatorDesc:
@@ -219,6 +259,7 @@ def operator(**schema_fields):
         schema = OperatorSchema(**schema_fields, desc_class=cls, tensors=tensors, scalars=scalars)
         cls.schema = schema
         OPERATORS[schema.name] = schema
+        _SCHEMAS_BY_CLASS[cls] = schema
         return cls
 
     return declare

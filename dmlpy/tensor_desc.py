@@ -7,6 +7,8 @@ import operator
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 from .errors import InvalidArgumentError
 from .types import TensorDataType, TensorFlags, data_type_info
 
@@ -34,8 +36,10 @@ def _as_uint(value, what: str, maximum: int) -> int:
 
 
 def _as_data_type(value, what: str) -> TensorDataType:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise InvalidArgumentError(f"{what} {value!r} is not a TensorDataType", "data_type")
     try:
-        data_type = TensorDataType(value)
+        data_type = TensorDataType(int(value))
     except (ValueError, TypeError):
         raise InvalidArgumentError(f"{what} {value!r} is not a TensorDataType", "data_type") from None
     if data_type == TensorDataType.UNKNOWN:
@@ -118,6 +122,10 @@ class BufferTensorDesc:
         if flags_value & ~int(TensorFlags.OWNED_BY_DML):
             raise InvalidArgumentError(f"{what}.flags 0x{flags_value:X} has bits that are not TensorFlags", "flags")
         implied = _implied_size(data_type, sizes, strides)
+        if implied > UINT64_MAX:
+            raise InvalidArgumentError(
+                f"{what}.sizes {sizes} with strides {strides} span {implied} bytes: more than a UINT64 can count",
+                "strides")
         if self.total_tensor_size_in_bytes is None:
             total = implied
         else:
@@ -138,6 +146,21 @@ class BufferTensorDesc:
                             ("flags", TensorFlags(flags_value)), ("total_tensor_size_in_bytes", total),
                             ("guaranteed_base_offset_alignment", alignment)):
             object.__setattr__(self, name, value)
+
+    @classmethod
+    def copy_of(cls, desc, what: str = "BufferTensorDesc") -> BufferTensorDesc:
+        """A new, validated BufferTensorDesc with `desc`'s values (DirectML copies descs when
+        an operator is created: nothing done to the caller's object later reaches it)."""
+        if not isinstance(desc, BufferTensorDesc):
+            raise InvalidArgumentError(f"{what} must be a BufferTensorDesc, not {type(desc).__name__}", "type")
+        try:
+            values = [getattr(desc, name) for name in _FIELDS]
+        except Exception as error:  # a subclass may do anything in a property
+            raise InvalidArgumentError(f"{what} could not be read: {error!r}", "type") from None
+        try:
+            return cls(*values)
+        except InvalidArgumentError as error:
+            raise InvalidArgumentError(f"{what}: {error.message}", error.field) from None
 
     @property
     def dimension_count(self) -> int:
@@ -171,14 +194,25 @@ class BufferTensorDesc:
         return True
 
 
-def _offsets_are_distinct(dims) -> bool:
-    import numpy as np
+_FIELDS = ("data_type", "sizes", "strides", "flags", "total_tensor_size_in_bytes", "guaranteed_base_offset_alignment")
 
+# Offsets the exact overlap check may enumerate (8 bytes each); a layout past this that no
+# quick argument decides is refused as unprovable.
+EXACT_OVERLAP_CHECK_LIMIT = 1 << 22
+
+
+def _offsets_are_distinct(dims) -> bool:
+    """Exact answer for (stride, size) dims the nesting argument did not settle, in time and
+    memory bounded independently of the element count."""
     if any(stride == 0 for stride, _ in dims):
         return False
+    count = math.prod(size for _, size in dims)
+    span = sum((size - 1) * stride for stride, size in dims) + 1
+    if span < count:  # pigeonhole: more indices than offsets they can reach
+        return False
+    if count > EXACT_OVERLAP_CHECK_LIMIT:
+        return False  # too many to count: treated as overlapping, reported as such
     offsets = np.zeros(1, dtype=np.int64)
     for stride, size in dims:
         offsets = (offsets[:, None] + np.arange(size, dtype=np.int64) * stride).ravel()
-        if offsets.size > 1 << 26:
-            return False  # too many to count: treated as overlapping, reported as such
     return np.unique(offsets).size == offsets.size

@@ -5,7 +5,6 @@ import pytest
 from reference import relu_grad
 
 import dmlpy as dml
-from dmlpy import numpy_api
 from dmlpy.kompute import GpuContext
 
 T = dml.TensorDataType
@@ -115,9 +114,12 @@ def test_front_end_loop_compiles_and_binds_once(device, monkeypatch):
     assert calls["compile"] <= 1 and calls["create_buffer"] <= 3 and calls["create_binding_table"] <= 1
 
 
-def test_front_end_binding_cache_is_bounded(device, monkeypatch):
-    monkeypatch.setattr(numpy_api, "_BINDING_CACHE_BYTES", 64 << 10)
-    for count in range(1000, 1040):
-        x = np.ones(count, np.float32)
-        dml.relu_grad(x, x, device=device)
-    assert sum(e.nbytes for e in numpy_api._bindings.values()) <= (64 << 10) + 3 * 4 * 1040
+@pytest.mark.parametrize("limits", [dml.CacheLimits(front_end_bytes=64 << 10), dml.CacheLimits(front_end_bindings=5)])
+def test_front_end_binding_cache_is_bounded_by_bytes_and_entries(limits):
+    with dml.create_device(cache_limits=limits) as device:
+        for count in range(1000, 1040):
+            x = np.ones(count, np.float32)
+            assert np.array_equal(dml.relu_grad(x, x, device=device), relu_grad(x, x))
+        cache = device.front_end_cache
+        assert len(cache) <= limits.front_end_bindings
+        assert cache.nbytes <= limits.front_end_bytes + 3 * 4 * 1040

@@ -155,5 +155,5 @@ def test_own_handle_closes_its_device():
     status, handle = op.infiniopCreateHandle()
     assert status == InfiniStatus.SUCCESS and handle.owns_device
     assert op.infiniopDestroyHandle(handle) == InfiniStatus.SUCCESS
-    assert handle.device._closed
+    assert handle.device.closed
     assert op.infiniopDestroyHandle(handle) == InfiniStatus.BAD_PARAM

@@ -122,11 +122,11 @@ class Device:
 
     def __init__(self, device):
         self.device = device
-        self.context = device._context  # kp-level access: timestamps and the copy yardsticks
+        self.context = device.context  # kp-level access: timestamps and the copy yardsticks
         self.gpu_timer = self.context.timestamps_usable
 
     def table_run(self, table):
-        stages = [self.context.record(d.algorithms, timestamped=self.gpu_timer) for d in table._dispatches]
+        stages = [self.context.record(d.algorithms, timestamped=self.gpu_timer) for d in table.dispatches]
         if not self.gpu_timer:
             return host_seconds(lambda: [self.context.run(s) for s in stages])
 
@@ -146,10 +146,10 @@ class Device:
         spirv = compile_glsl(shader_source(stage.shader, stage.defines)).spirv
         source, destination = (self.device.create_buffer(words * 4) for _ in range(2))
         algorithms = self.context.create_dispatch(spirv, [Launch(
-            [source._segments[0], destination._segments[0]], stage.workgroups(self.device.adapter, words),
+            [source.segments[0], destination.segments[0]], stage.workgroups(self.device.adapter, words),
             np.array([words], np.uint32))]).algorithms
         shader = self.context.record(algorithms, timestamped=self.gpu_timer)
-        buffer_copy = self.context.record_buffer_copy(source._segments[0], destination._segments[0], self.gpu_timer)
+        buffer_copy = self.context.record_buffer_copy(source.segments[0], destination.segments[0], self.gpu_timer)
 
         def timed_run(dispatch):
             def run():
@@ -229,7 +229,7 @@ def overhead_rows(bench: Device, repeats: int) -> list[dict]:
     for _ in range(dispatches_per_list):
         command_list.record_dispatch(device.create_binding_table(compiled, inputs=buffers[:2],
                                                                  outputs=[device.create_buffer(1024)]))
-    bare = bench.context.record(table._dispatches[0].algorithms)
+    bare = bench.context.record(table.dispatches[0].algorithms)
     paths = {
         "bare kp sequence eval": (lambda: bench.context.run(bare), 1),
         "NumPy front end (relu_grad)": (lambda: dml.relu_grad(x, x, device=device), 1),
