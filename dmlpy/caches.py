@@ -22,20 +22,22 @@ class CacheLimits:
     """Budgets of the caches a device owns (see docs/ownership.md).
 
     compiled_operators: compiled operators kept per device for the front ends and graphs
-    (each holds its GLSL and SPIR-V, some tens of KiB). front_end_bindings and
+    (each holds its GLSL and SPIR-V, some tens of KiB). shaders: SPIR-V per shader source,
+    so a compile of a source seen before touches neither glslang nor the disk cache. front_end_bindings and
     front_end_bytes: buffers and binding tables the NumPy front end keeps for reuse, by
     count (each costs about half a MiB of host memory in kp's objects, whatever the tensor
     size) and by the device memory their buffers hold.
     """
 
     compiled_operators: int = 256
+    shaders: int = 256
     front_end_bindings: int = 32
     front_end_bytes: int = 256 << 20
 
     def __post_init__(self):
         from .errors import InvalidArgumentError
 
-        for name in ("compiled_operators", "front_end_bindings", "front_end_bytes"):
+        for name in ("compiled_operators", "shaders", "front_end_bindings", "front_end_bytes"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise InvalidArgumentError(f"CacheLimits.{name} {value!r} must be an integer >= 0", name)

@@ -177,10 +177,13 @@ def plan_copy(word_count: int, adapter: AdapterInfo) -> KernelPlan:
     return KernelPlan("copy", (stage,), word_count)
 
 
-def compile_desc(desc, adapter: AdapterInfo):
-    """The kernel plan for a validated desc on `adapter`, and each stage's compiled shader."""
-    from .shader_compiler import compile_glsl, shader_source
+def compile_desc(desc, adapter: AdapterInfo, compile_glsl=None):
+    """The kernel plan for a validated desc on `adapter`, and each stage's compiled shader
+    (`compile_glsl(source)`: the device passes one that remembers what it compiled)."""
+    from .shader_compiler import compile_glsl as compile_afresh
+    from .shader_compiler import shader_source
 
+    compile_glsl = compile_glsl or compile_afresh
     plan = desc.schema.kernel(desc, adapter)
     return plan, tuple(compile_glsl(shader_source(stage.shader, stage.defines)) for stage in plan.stages)
 

@@ -20,6 +20,7 @@ from .errors import InvalidArgumentError, UnsupportedError
 from .guard import Guard
 from .kompute import GpuContext
 from .schema import OperatorDesc, schema_of
+from .shader_compiler import CompiledShader, compile_glsl
 from .types import DATA_TYPES, RUNTIME_FEATURE_LEVEL, ExecutionFlags, Feature, FeatureLevel, TensorDataType
 from .vulkan_info import AdapterInfo, default_adapter, list_adapters
 
@@ -100,6 +101,7 @@ class Device:
         # whole 16-byte units.
         self.segment_size = min(adapter.max_storage_buffer_range, adapter.max_memory_allocation_size) // 16 * 16
         self.compiled_operators: LruCache[CompiledOperator] = LruCache(self.cache_limits.compiled_operators)
+        self.shaders: LruCache[CompiledShader] = LruCache(self.cache_limits.shaders)
         # Kept for the NumPy front end (numpy_api.py says what an entry is and how it retires).
         self.front_end_cache: LruCache = LruCache(
             self.cache_limits.front_end_bindings, self.cache_limits.front_end_bytes,
@@ -182,9 +184,18 @@ class Device:
         if isinstance(flags, bool) or not isinstance(flags, (int, np.integer)) or not 0 <= int(flags) <= _ALL_FLAGS \
                 or int(flags) & ~_ALL_FLAGS:
             raise InvalidArgumentError(f"flags {flags!r} is not a combination of ExecutionFlags", "flags")
-        plan, shaders = compile_desc(op.desc, self.adapter)
+        plan, shaders = compile_desc(op.desc, self.adapter, self._compile_glsl)
         return CompiledOperator(self, op.desc, ExecutionFlags(int(flags)), plan, tuple(s.source for s in shaders),
                                 tuple(s.spirv for s in shaders), all(s.cache_hit for s in shaders))
+
+    def _compile_glsl(self, source: str) -> CompiledShader:
+        """SPIR-V for a shader source, remembered per device (a packed desc of any size
+        shares its shader, so most compiles of a loop are found here)."""
+        shader = self.shaders.get(source)
+        if shader is None:
+            shader = self.shaders.put(source, compile_glsl(source))
+            return shader
+        return CompiledShader(source, shader.spirv, cache_hit=True)
 
     def compile_cached(self, desc: OperatorDesc) -> CompiledOperator:
         """create_operator + compile_operator, reusing this device's compiled operator for an
@@ -242,6 +253,7 @@ class Device:
         for entry in self.front_end_cache.clear():
             entry.forget()
         self.compiled_operators.clear()
+        self.shaders.clear()
         return self.context.close(timeout)
 
     def __enter__(self) -> Device:
@@ -281,6 +293,7 @@ def _after_fork_in_child() -> None:
     for device in list(_LIVE_DEVICES):
         device.context.abandon()
         device.compiled_operators.reset_after_fork()
+        device.shaders.reset_after_fork()
         device.front_end_cache.reset_after_fork()
     _LIVE_DEVICES.clear()
 

@@ -78,6 +78,7 @@ class GpuContext:
         self.timestamps_usable = timestamp_period_ns > 0 and not VALIDATION
         # Every wrapper of kp objects made here, so a forked child can keep them alive.
         self._owners: weakref.WeakSet = weakref.WeakSet()
+        self._made_since_clear = 0
 
     @contextlib.contextmanager
     def using(self):
@@ -111,7 +112,13 @@ class GpuContext:
         _KEPT_FOREVER.append([self.manager, *self._owners])
 
     def _own(self, wrapper):
+        """Track a new wrapper (called holding the lock). The Manager keeps a weak record of
+        every object it ever made, and with it each object's memory: prune it now and then."""
         self._owners.add(wrapper)
+        self._made_since_clear += 1
+        if self._made_since_clear >= 256:
+            self._made_since_clear = 0
+            self.manager.clear()
         return wrapper
 
     def create_words(self, word_count: int) -> DeviceWords:

@@ -109,46 +109,43 @@ class _Binding:
 
     def retire(self) -> None:
         """Evicted from the cache: free now if idle, else when the call using it ends."""
+        self.retired = True
         if self.lock.acquire(blocking=False):
             try:
-                self._free()
+                self.free_if_retired()
             finally:
                 self.lock.release()
-        else:
-            self.retired = True
 
     def forget(self) -> None:
         """The device is closing and frees everything itself."""
         self.freed = True
 
-    def _free(self) -> None:
-        if not self.freed:
+    def free_if_retired(self) -> None:
+        """Called holding `lock`, at the end of a call."""
+        if self.retired and not self.freed:
             self.freed = True
             for buffer in (*self.buffers, self.temporary):
                 if buffer is not None:
                     buffer.destroy()
 
-    def release(self) -> None:
-        if self.retired:
-            self._free()
-        self.lock.release()
 
-
-def _acquire_binding(device: Device, compiled: CompiledOperator, in_place: int | None = None) -> _Binding:
-    """The device's cached binding for this call shape, locked for the caller (who must
-    call release()); built when missing or freed by an eviction."""
+def _run_bound(device: Device, compiled: CompiledOperator, in_place: int | None, work):
+    """work(binding) with the device's cached binding for this call shape, built when
+    missing or freed by an eviction. `with binding.lock` (not acquire/try) so that an
+    interrupt cannot leave the lock held."""
     key = (compiled.desc.schema.key(compiled.desc), in_place)
     while True:
-        entry = device.front_end_cache.get(key)
-        if entry is None:
-            entry = device.front_end_cache.put(key, _Binding(device, compiled, in_place))
-        entry.lock.acquire()
-        if not entry.freed:
-            return entry
-        entry.lock.release()
-        if device.front_end_cache.get(key) is entry:  # freed by close(): the device says why
-            with device.using():
-                pass
+        binding = device.front_end_cache.get(key)
+        if binding is None:
+            binding = device.front_end_cache.put(key, _Binding(device, compiled, in_place))
+        with binding.lock:
+            if not binding.freed:
+                try:
+                    return work(binding)
+                finally:
+                    binding.free_if_retired()
+        with device.using():  # freed by close(): using() says so; else it was evicted, retry
+            pass
 
 
 def _as_array(value, name: str) -> np.ndarray:
@@ -264,11 +261,7 @@ def _run_elementwise(desc_class, arrays: dict[str, np.ndarray], out, device: Dev
     # The gaps between out's elements are never written: in place they are uploaded with
     # the input, otherwise the shader leaves them and only the elements are copied back.
     gaps = in_place is None and spans[-1].size > target.size
-    binding = _acquire_binding(device, compiled, in_place)
-    try:
-        raw = binding.run(spans if gaps else spans[:-1], upload_output=gaps)
-    finally:
-        binding.release()
+    raw = _run_bound(device, compiled, in_place, lambda binding: binding.run(spans if gaps else spans[:-1], gaps))
     computed = raw[:spans[-1].nbytes].view(first.dtype)
     _elements(spans[-1], sizes, strides[-1])[...] = _elements(computed, sizes, strides[-1])
     if target is not result:
@@ -346,13 +339,13 @@ def prelu_grad(x, slope, dy, *, data_format: str = "NXC",
              BufferTensorDesc(data_type, x.shape),
              BufferTensorDesc(data_type, dslope_sizes)]
     compiled = device.compile_cached(ActivationParameterizedReluGradOperatorDesc(*descs))
-    binding = _acquire_binding(device, compiled)
-    try:
+
+    def work(binding):
         for buffer, array, desc in zip(binding.buffers, (x, slope, dy), descs):
             buffer.write(_span(array, desc.sizes, desc.element_strides))
         device.execute(binding.table)
         dx[...] = binding.buffers[3].read(x.dtype, x.size).reshape(x.shape)
         dslope[...] = binding.buffers[4].read(x.dtype, dslope.size).reshape(slope.shape)
-    finally:
-        binding.release()
+
+    _run_bound(device, compiled, None, work)
     return dx, dslope

@@ -2,21 +2,31 @@
 
 The unit compiled is the operator's .comp file with its `#include`s expanded and the
 desc's `#define`s placed after `#version`: exactly the text the dump tool writes, so a
-dumped shader compiles by hand to the same SPIR-V. Cache entries are keyed by a hash of
-that text and the compiler's version, and carry a digest of their payload so a damaged
-entry is detected and rebuilt instead of used.
+dumped shader compiles by hand to the same SPIR-V.
+
+The cache is the user's own: a directory that only its owner may write (created 0700;
+one that is not owned by the user or is writable by others is warned about and not used),
+holding regular files owned by the user. Entries are keyed by a hash of the text and the
+compiler's version and carry a digest of their payload; an entry that is not a regular
+file, is too large, fails its digest or is not valid SPIR-V (SPIRV-Tools' validator) is
+damaged: rebuilt, never used. The directory is kept under a byte budget
+(DMLPY_CACHE_MAX_BYTES), least recently used entries removed first.
 """
 
 from __future__ import annotations
 
+import ctypes
 import functools
+import glob
 import hashlib
 import os
 import re
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,6 +35,9 @@ from .errors import ShaderCompilationError
 SHADER_DIR = Path(__file__).resolve().parent.parent / "shaders"
 SPIRV_MAGIC = b"\x03\x02\x23\x07"
 TARGET_ENV = "vulkan1.0"
+SPV_ENV_VULKAN_1_0 = 1  # spv_target_env in SPIRV-Tools' C API
+MAX_ENTRY_BYTES = 4 << 20  # far above any dmlpy shader; a larger entry is damaged
+DEFAULT_CACHE_MAX_BYTES = 256 << 20
 _INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"\s*$')
 
 
@@ -57,6 +70,79 @@ def cache_dir() -> Path:
     if configured:
         return Path(configured)
     return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "dmlpy" / "spirv"
+
+
+def cache_max_bytes() -> int:
+    try:
+        return max(0, int(os.environ.get("DMLPY_CACHE_MAX_BYTES", DEFAULT_CACHE_MAX_BYTES)))
+    except ValueError:
+        return DEFAULT_CACHE_MAX_BYTES
+
+
+def usable_cache_dir() -> Path | None:
+    """The cache directory if it is safe to trust, else None (with a warning): it must be
+    a directory owned by this user that nobody else may write."""
+    path = cache_dir()
+    try:
+        path.mkdir(mode=0o700, parents=True, exist_ok=True)
+        info = path.stat()
+    except OSError:
+        return None  # an unwritable cache only costs a recompile
+    problem = None
+    if not stat.S_ISDIR(info.st_mode):
+        problem = "is not a directory"
+    elif info.st_uid != os.geteuid():
+        problem = f"is owned by uid {info.st_uid}, not this user ({os.geteuid()})"
+    elif info.st_mode & 0o022:
+        problem = f"is writable by others (mode {stat.filemode(info.st_mode)})"
+    if problem:
+        warnings.warn(f"dmlpy: not using the SPIR-V cache {path}: it {problem}; anyone who can write it "
+                      "could choose the code dmlpy runs. Shaders are compiled afresh.", RuntimeWarning, stacklevel=4)
+        return None
+    return path
+
+
+class _SpirvValidator:
+    """SPIRV-Tools' validator, in process through its C API (about 2 ms a shader), else
+    spirv-val as a program."""
+
+    def __init__(self):
+        self._lib = self._context = None
+        for candidate in glob.glob(os.path.join(sys.prefix, "lib", "python3*", "site-packages", "cmeel.prefix",
+                                                "lib", "libSPIRV-Tools-shared.so")):
+            try:
+                lib = ctypes.CDLL(candidate)
+            except OSError:
+                continue
+            lib.spvContextCreate.restype = ctypes.c_void_p
+            lib.spvContextCreate.argtypes = [ctypes.c_int]
+            lib.spvValidateBinary.restype = ctypes.c_int
+            lib.spvValidateBinary.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t,
+                                              ctypes.POINTER(ctypes.c_void_p)]
+            lib.spvDiagnosticDestroy.argtypes = [ctypes.c_void_p]
+            self._lib, self._context = lib, lib.spvContextCreate(SPV_ENV_VULKAN_1_0)
+            break
+
+    def valid(self, spirv: bytes) -> bool:
+        if self._lib is not None:
+            diagnostic = ctypes.c_void_p()
+            result = self._lib.spvValidateBinary(self._context, spirv, len(spirv) // 4, ctypes.byref(diagnostic))
+            self._lib.spvDiagnosticDestroy(diagnostic)
+            return result == 0
+        tool = find_tool("spirv-val")
+        if tool is None:
+            return True  # the header and digest checks still stand
+        try:
+            result = subprocess.run([tool, "--target-env", TARGET_ENV, "-"], input=spirv, capture_output=True,
+                                    timeout=60)
+        except (OSError, subprocess.TimeoutExpired):
+            return False
+        return result.returncode == 0
+
+
+@functools.cache
+def spirv_validator() -> _SpirvValidator:
+    return _SpirvValidator()
 
 
 @functools.lru_cache(maxsize=64)
@@ -98,32 +184,82 @@ class CompiledShader:
 
 
 def _read_entry(path: Path) -> bytes | None:
-    """The SPIR-V in a cache entry, or None when it is missing or damaged."""
+    """The SPIR-V in a cache entry, or None when it is missing or damaged. Never follows a
+    link, never blocks on a FIFO, never reads more than MAX_ENTRY_BYTES."""
     try:
-        blob = path.read_bytes()
+        descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError:
         return None
-    digest, spirv = blob[:32], blob[32:]
-    if hashlib.sha256(spirv).digest() != digest or not spirv.startswith(SPIRV_MAGIC) or len(spirv) % 4:
+    try:
+        info = os.fstat(descriptor)
+        if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid() or info.st_mode & 0o022 \
+                or info.st_size > MAX_ENTRY_BYTES:
+            return None
+        with os.fdopen(descriptor, "rb", closefd=False) as entry:
+            blob = entry.read(MAX_ENTRY_BYTES + 1)
+    except OSError:
         return None
+    finally:
+        os.close(descriptor)
+    digest, spirv = blob[:32], blob[32:]
+    if hashlib.sha256(spirv).digest() != digest or not spirv.startswith(SPIRV_MAGIC) or len(spirv) % 4 \
+            or len(spirv) < 20 or not spirv_validator().valid(spirv):
+        return None
+    try:
+        os.utime(path, follow_symlinks=False)  # recently used: evicted last
+    except OSError:
+        pass
     return spirv
 
 
-def _write_entry(path: Path, spirv: bytes) -> None:
+def _write_entry(directory: Path, path: Path, spirv: bytes) -> None:
+    """Write an entry atomically; on any failure (a full disk, say) leave nothing behind."""
+    temporary = None
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=path.parent, delete=False) as temporary:
-            temporary.write(hashlib.sha256(spirv).digest() + spirv)
-        os.replace(temporary.name, path)  # atomic: readers see the old entry or the new one
+        descriptor, temporary = tempfile.mkstemp(dir=directory, prefix=".entry-")  # mode 0600
+        with os.fdopen(descriptor, "wb") as entry:
+            entry.write(hashlib.sha256(spirv).digest() + spirv)
+        os.replace(temporary, path)  # atomic: readers see the old entry or the new one
+        temporary = None
     except OSError:
         pass  # an unwritable cache only costs a recompile next time
+    finally:
+        if temporary is not None:
+            try:
+                os.unlink(temporary)
+            except OSError:
+                pass
+    _trim(directory, cache_max_bytes())
+
+
+def _trim(directory: Path, budget: int) -> None:
+    """Remove least recently used entries until the cache fits its byte budget."""
+    try:
+        entries = []
+        with os.scandir(directory) as scan:
+            for item in scan:
+                if item.name.endswith(".spv") and item.is_file(follow_symlinks=False):
+                    info = item.stat(follow_symlinks=False)
+                    entries.append((info.st_mtime_ns, info.st_size, item.path))
+    except OSError:
+        return
+    total = sum(size for _, size, _ in entries)
+    for _, size, entry_path in sorted(entries):
+        if total <= budget:
+            break
+        try:
+            os.unlink(entry_path)
+            total -= size
+        except OSError:
+            pass
 
 
 def compile_glsl(source: str) -> CompiledShader:
     tool = _glslang()
     key = hashlib.sha256(f"{compiler_version(tool)}\n{TARGET_ENV}\n{source}".encode()).hexdigest()
-    entry = cache_dir() / f"{key}.spv"
-    spirv = _read_entry(entry)
+    directory = usable_cache_dir()
+    entry = directory / f"{key}.spv" if directory is not None else None
+    spirv = _read_entry(entry) if entry is not None else None
     if spirv is not None:
         return CompiledShader(source, spirv, cache_hit=True)
     with tempfile.TemporaryDirectory(prefix="dmlpy-glslang-") as work:
@@ -135,15 +271,16 @@ def compile_glsl(source: str) -> CompiledShader:
         except (OSError, subprocess.TimeoutExpired) as error:
             raise ShaderCompilationError(f"could not run {tool}: {error}") from None
         if result.returncode != 0:
-            kept = cache_dir() / f"failed-{key[:16]}.comp"
             try:
-                kept.parent.mkdir(parents=True, exist_ok=True)
-                kept.write_text(source)
+                descriptor, kept = tempfile.mkstemp(prefix=f"dmlpy-failed-{key[:16]}-", suffix=".comp")
+                with os.fdopen(descriptor, "w") as kept_file:
+                    kept_file.write(source)
             except OSError:
                 kept = source_path
             raise ShaderCompilationError(
                 f"glslang rejected the generated shader (source kept at {kept}):\n"
                 f"{(result.stdout + result.stderr).strip()}")
         spirv = spirv_path.read_bytes()
-    _write_entry(entry, spirv)
+    if entry is not None:
+        _write_entry(directory, entry, spirv)
     return CompiledShader(source, spirv, cache_hit=False)

@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-APT_PACKAGES=(mesa-vulkan-drivers libvulkan-dev libfmt-dev cmake)
+APT_PACKAGES=(mesa-vulkan-drivers libvulkan-dev libfmt-dev cmake patch)
 # `make validate` also needs the Khronos validation layer.
 [ "${DMLPY_WITH_VALIDATION_LAYERS:-0}" = 1 ] && APT_PACKAGES+=(vulkan-validationlayers)
 missing=()
@@ -31,19 +31,23 @@ if ! $PY -c "import numpy, ml_dtypes, pytest, hypothesis, pybind11, cmeel, ruff"
 fi
 
 # kp 0.9.0 is an sdist whose CMake fetches its dependencies unless told to use the system's.
-# Built against PyPI's pybind11 (Debian's 2.10 breaks Tensor.data() under NumPy 2); --no-deps
-# because its metadata pins numpy<2 although it works with NumPy 2 when built this way.
-if ! $PY -c "import kp" 2>/dev/null; then
-    echo "setup: building Kompute (kp 0.9.0) from source, about 80 s the first time"
-    # kp's setup.py fuses two CMake flags (a missing comma), so -DPYTHON_EXECUTABLE never
-    # arrives and CMake picks the first python3.X on PATH: put the venv's first and drop
-    # pyenv-style shims, which answer for interpreters that are not installed.
-    BUILD_PATH="$PWD/.venv/bin:$(echo "$PATH" | tr : '\n' | grep -v '/shims$' | paste -sd:)"
-    PATH="$BUILD_PATH" KOMPUTE_OPT_INSTALL=OFF KOMPUTE_OPT_USE_BUILT_IN_VULKAN_HEADER=OFF \
+# tools/kp/kp-0.9.0.patch binds Manager.clear (kp otherwise keeps a record of every object it
+# ever made, so a long-running process grows), passes -DPYTHON_EXECUTABLE (a missing comma
+# fused it with the flag before) and drops the numpy<2 pin (it builds and runs with NumPy 2
+# against PyPI's pybind11; Debian's 2.10 breaks Tensor.data()).
+KP_VERSION=0.9.0
+if ! $PY -c "import kp; kp.Manager.clear" 2>/dev/null; then
+    echo "setup: building Kompute (kp $KP_VERSION, patched) from source, about 80 s the first time"
+    KP_BUILD="$PWD/build/kp"
+    rm -rf "$KP_BUILD" && mkdir -p "$KP_BUILD"
+    $PY -m pip download -q --no-deps --no-binary :all: -d "$KP_BUILD" "kp==$KP_VERSION"
+    tar -xzf "$KP_BUILD/kp-$KP_VERSION.tar.gz" -C "$KP_BUILD"
+    patch -s -d "$KP_BUILD/kp-$KP_VERSION" -p1 < tools/kp/kp-$KP_VERSION.patch
+    KOMPUTE_OPT_INSTALL=OFF KOMPUTE_OPT_USE_BUILT_IN_VULKAN_HEADER=OFF \
     KOMPUTE_OPT_USE_BUILT_IN_FMT=OFF KOMPUTE_OPT_USE_BUILT_IN_PYBIND11=OFF \
     KOMPUTE_OPT_DISABLE_VULKAN_VERSION_CHECK=ON \
     pybind11_DIR="$($PY -m pybind11 --cmakedir)" \
-        $PY -m pip install -q --no-build-isolation --no-deps kp==0.9.0
+        $PY -m pip install -q --no-build-isolation --no-deps "$KP_BUILD/kp-$KP_VERSION"
 fi
 
 # Checked from / so that the checkout's own directory on sys.path cannot stand in for it.

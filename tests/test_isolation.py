@@ -1,0 +1,259 @@
+"""The dangerous cases, each in a child process with a time limit: close racing every public
+operation, fork, interrupts, interpreter exit with work in flight, many threads creating
+and closing devices, dropped devices, and memory over many distinct front-end calls.
+
+Each child prints "ok" last only if every outcome was a correct result or a DmlError; a
+crash (a signal), a hang (the time limit) or any other exception fails the test."""
+
+import pytest
+from child import assert_clean, run_child
+
+# Each operation runs in a loop on its own threads while the main thread closes the device.
+RACING_OPERATIONS = {
+    "execute": "device.execute(table)",
+    "command_list": "device.execute(command_list)",
+    "front_end": "dml.relu_grad(x, dy, device=device)",
+    "buffer_write": "buffers[0].write(x)",
+    "buffer_read": "buffers[2].read(np.float32, 4096)",
+    "create_buffer": "device.create_buffer(4096).destroy()",
+    "compile": "device.compile_operator(device.create_operator(desc))",
+    "bind": "device.create_binding_table(compiled, inputs=buffers[:2], outputs=buffers[2:])",
+    "destroy": "device.create_buffer(64).destroy()",
+}
+
+
+@pytest.mark.parametrize("operation", sorted(RACING_OPERATIONS))
+def test_close_racing_an_operation_never_crashes(operation):
+    result = run_child(f"""
+        device = dml.create_device()
+        tensor = dml.BufferTensorDesc(dml.TensorDataType.FLOAT32, (4096,))
+        desc = dml.ActivationReluGradOperatorDesc(tensor, tensor, tensor)
+        compiled = device.compile_operator(device.create_operator(desc))
+        buffers = [device.create_buffer(16384) for _ in range(3)]
+        table = device.create_binding_table(compiled, inputs=buffers[:2], outputs=buffers[2:])
+        command_list = device.create_command_list()
+        command_list.record_dispatch(table)
+        x = np.random.default_rng(0).standard_normal(4096).astype(np.float32)
+        dy = np.ones(4096, np.float32)
+        outcomes, started = [], threading.Barrier(5)
+
+        def worker():
+            started.wait()
+            try:
+                while True:
+                    {RACING_OPERATIONS[operation]}
+            except dml.DeviceRemovedError:
+                outcomes.append("removed")
+            except Exception as error:
+                outcomes.append(repr(error))
+
+        threads = [threading.Thread(target=worker) for _ in range(4)]
+        for thread in threads:
+            thread.start()
+        started.wait()
+        time.sleep(0.3)
+        device.close()
+        for thread in threads:
+            thread.join(30)
+        assert not any(t.is_alive() for t in threads), "a worker still runs after close()"
+        assert outcomes == ["removed"] * 4, outcomes
+        print("ok")
+    """)
+    assert_clean(result)
+
+
+def test_forked_child_gets_its_own_device_and_the_parent_is_unaffected():
+    result = run_child("""
+        x = np.linspace(-2, 2, 1001).astype(np.float32)
+        dy = np.arange(1001, dtype=np.float32)
+        expected = reference_relu_grad(x, dy)
+        parent_device = dml.default_device()
+        assert np.array_equal(dml.relu_grad(x, dy), expected)
+        stop = threading.Event()
+
+        def busy():  # the parent keeps the device busy while it forks
+            while not stop.is_set():
+                dml.relu_grad(x, dy)
+
+        thread = threading.Thread(target=busy)
+        thread.start()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                assert np.array_equal(dml.relu_grad(x, dy), expected)        # a fresh device
+                assert dml.default_device() is not parent_device
+                try:
+                    parent_device.create_buffer(16)
+                    os._exit(3)
+                except dml.DeviceRemovedError as error:
+                    assert "another process" in str(error)
+            except BaseException:
+                import traceback; traceback.print_exc(); os._exit(2)
+            sys.exit(0)  # a normal exit: finalizers run and must not touch the parent's device
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                break
+            time.sleep(0.05)
+        else:
+            os.kill(pid, signal.SIGKILL)
+            raise AssertionError("the forked child hung")
+        stop.set()
+        thread.join()
+        assert os.waitstatus_to_exitcode(status) == 0, status
+        assert np.array_equal(dml.relu_grad(x, dy), expected)                # the parent still works
+        print("ok")
+    """)
+    assert_clean(result)
+
+
+def test_multiprocessing_fork_pool_computes_in_every_worker():
+    result = run_child("""
+        import multiprocessing
+
+        def work(seed):
+            rng = np.random.default_rng(seed)
+            x, dy = rng.standard_normal(300).astype(np.float32), rng.standard_normal(300).astype(np.float32)
+            return bool(np.array_equal(dml.relu_grad(x, dy), reference_relu_grad(x, dy)))
+
+        dml.relu_grad(np.ones(3, np.float32), np.ones(3, np.float32))  # the parent has a device first
+        with multiprocessing.get_context("fork").Pool(3) as pool:
+            assert all(pool.map(work, range(6)))
+        print("ok")
+    """)
+    assert_clean(result)
+
+
+def test_interrupts_at_random_points_leave_the_device_usable():
+    """SIGINT lands anywhere in a loop of front-end calls and explicit dispatches; after
+    twenty interrupts every lock is free and results are still right."""
+    result = run_child("""
+        import random
+        device = dml.create_device(cache_limits=dml.CacheLimits(front_end_bindings=4))
+        rng = np.random.default_rng(0)
+
+        def work():
+            n = int(rng.integers(1, 3000))
+            x, dy = rng.standard_normal(n).astype(np.float32), rng.standard_normal(n).astype(np.float32)
+            assert np.array_equal(dml.relu_grad(x, dy, device=device), reference_relu_grad(x, dy))
+            buffer = device.create_buffer(4 * n)
+            buffer.write(x)
+            buffer.destroy()
+
+        caught = 0
+
+        def interrupt_soon():
+            time.sleep(random.uniform(0.001, 0.05))
+            os.kill(os.getpid(), signal.SIGINT)
+
+        while caught < 20:
+            try:
+                try:
+                    threading.Thread(target=interrupt_soon).start()
+                    while True:
+                        work()
+                except KeyboardInterrupt:
+                    caught += 1
+            except KeyboardInterrupt:
+                caught += 1
+        time.sleep(0.1)
+        for _ in range(20):
+            work()
+        device.close()
+        print("ok")
+    """)
+    assert_clean(result)
+
+
+def test_interpreter_exit_with_work_in_flight_is_clean():
+    result = run_child("""
+        device = dml.create_device()
+        x = np.ones(1 << 16, np.float32)
+
+        def busy():
+            while True:
+                dml.relu_grad(x, x, device=device)
+                dml.relu_grad(x, x)
+
+        for _ in range(3):
+            threading.Thread(target=busy, daemon=True).start()
+        time.sleep(0.5)
+        print("ok")
+        sys.exit(0)
+    """)
+    assert_clean(result)
+
+
+def test_eight_threads_creating_using_and_closing_devices():
+    result = run_child("""
+        failures = []
+
+        def worker(seed):
+            try:
+                rng = np.random.default_rng(seed)
+                for _ in range(3):
+                    with dml.create_device() as device:
+                        x, dy = rng.standard_normal(777).astype(np.float32), rng.standard_normal(777).astype(np.float32)
+                        assert np.array_equal(dml.relu_grad(x, dy, device=device), reference_relu_grad(x, dy))
+            except Exception as error:
+                failures.append(repr(error))
+
+        threads = [threading.Thread(target=worker, args=(seed,)) for seed in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert not failures, failures
+        print("ok")
+    """, timeout=180)
+    assert_clean(result)
+
+
+def test_devices_dropped_without_close_release_their_threads():
+    """Caches belong to their device, so a device nobody references is collected with its
+    Vulkan instance and threads (no module-level cache keeps it)."""
+    result = run_child("""
+        def threads_now():
+            return len(os.listdir("/proc/self/task"))
+
+        x = np.ones(100, np.float32)
+        def use_and_drop():
+            device = dml.create_device()
+            dml.relu_grad(x, x, device=device)
+            dml.hard_sigmoid_grad(x, x, device=device)
+
+        use_and_drop()
+        gc.collect()
+        baseline = threads_now()
+        for _ in range(30):
+            use_and_drop()
+        gc.collect()
+        assert threads_now() <= baseline + 2, (baseline, threads_now())
+        print("ok")
+    """, timeout=180)
+    assert_clean(result)
+
+
+def test_memory_stays_flat_over_ten_thousand_distinct_shape_front_end_calls():
+    result = run_child("""
+        def resident_mib():
+            with open("/proc/self/status") as status:
+                return next(int(line.split()[1]) / 1024 for line in status if line.startswith("VmRSS:"))
+
+        device = dml.create_device()
+        def call(n):
+            x = np.full(n, -1.0 if n % 2 else 1.0, np.float32)
+            result = dml.relu_grad(x, x, device=device)
+            assert result[0] == (0.0 if n % 2 else 1.0)
+
+        for n in range(1, 2001):  # warm-up: the caches fill to their budgets
+            call(n)
+        start = resident_mib()
+        for n in range(2001, 10001):
+            call(n)
+        growth = resident_mib() - start
+        assert growth < 0.1 * start + 16, f"{start:.0f} MiB after warm-up, grew by {growth:.1f} MiB"
+        print("ok")
+    """, timeout=300)
+    assert_clean(result)
