@@ -56,6 +56,15 @@ def mostly(valid, hostile):
 plausible_sizes = st.lists(st.integers(1, 6), min_size=1, max_size=8)
 
 
+# FP32 bit patterns that a float strategy rarely draws: both zeros, NaN payloads of either
+# sign, subnormals, the extremes of the normal range, infinities.
+float_bit_patterns = st.one_of(
+    st.sampled_from([0x00000000, 0x80000000, 0x00000001, 0x807FFFFF, 0x00800000, 0x7F7FFFFF, 0xFF7FFFFF,
+                     0x7F800000, 0xFF800000]),
+    st.integers(0x7F800001, 0x7FFFFFFF), st.integers(0xFF800001, 0xFFFFFFFF), st.integers(1, 0x007FFFFF),
+).map(lambda bits: float(np.uint32(bits).view(np.float32)))
+
+
 @st.composite
 def sizes_and_strides(draw):
     sizes = draw(mostly(plausible_sizes, st.one_of(st.lists(st.one_of(ints, small_ints), max_size=10), anything)))
@@ -123,7 +132,8 @@ def operator_descs(draw):
             fields[field.name] = draw(tensors_for(tuple(1 if r else s for r, s in zip(reduced, sizes)), data_type))
         else:
             fields[field.name] = draw(tensors_for(sizes, data_type, field.role.value == "output"))
-    scalar_values = mostly(st.floats(-4, 4), st.one_of(st.floats(), st.integers(-(2**1100), 2**1100), anything))
+    scalar_values = mostly(st.one_of(st.floats(-4, 4), float_bit_patterns),
+                           st.one_of(st.floats(), st.integers(-(2**1100), 2**1100), anything))
     scalars = {s.name: draw(scalar_values) for s in schema.scalars}
     return schema, fields, scalars
 
@@ -299,3 +309,123 @@ def test_fuzz_buffer_sizes(device, size):
     if buffer is not None:
         assert buffer.read(np.uint8, min(buffer.size_in_bytes, 64)).sum() == 0
         buffer.destroy()
+
+
+class UncheckedTensorDesc(dml.BufferTensorDesc):
+    def __post_init__(self):  # a subclass that skips every rule
+        pass
+
+
+@st.composite
+def tampering(draw):
+    """What a caller does to a valid desc: change a tensor after create_operator, or pass a
+    subclass that never validated its values."""
+    how = draw(st.sampled_from(["mutate_after_create", "mutate_before_create", "unchecked_subclass"]))
+    attribute = draw(st.sampled_from(["sizes", "strides", "total_tensor_size_in_bytes", "data_type",
+                                      "guaranteed_base_offset_alignment"]))
+    value = draw(st.one_of(st.lists(st.integers(-4, 5000), min_size=1, max_size=3).map(tuple), ints,
+                           st.sampled_from(list(T)), anything))
+    return how, attribute, value
+
+
+@fuzz
+@given(case=operator_descs(), tamper=tampering(), seed=st.integers(0, 2**32 - 1))
+def test_fuzz_mutated_and_subclassed_descs(guarded, case, tamper, seed):
+    """The operator runs the desc as it was validated, or the tampered desc is refused;
+    the guarded device proves nothing outside the bound outputs changed either way."""
+    schema, fields, scalars = case
+    desc = outcome(lambda: schema.desc_class(**fields, **scalars))
+    if desc is None:
+        return
+    how, attribute, value = tamper
+    victim_field = schema.tensors[seed % len(schema.tensors)].name
+    victim = getattr(desc, victim_field)
+    if how == "unchecked_subclass":
+        values = {name: getattr(victim, name) for name in ("data_type", "sizes", "strides", "flags",
+                                                           "total_tensor_size_in_bytes",
+                                                           "guaranteed_base_offset_alignment")}
+        values[attribute] = value
+        object.__setattr__(desc, victim_field, UncheckedTensorDesc(**values))
+    elif how == "mutate_before_create":
+        object.__setattr__(victim, attribute, value)
+    op = outcome(lambda: guarded.create_operator(desc))
+    if op is None:
+        return
+    if how == "mutate_after_create":
+        object.__setattr__(victim, attribute, value)
+    compiled = outcome(lambda: guarded.compile_operator(op))
+    if compiled is None:
+        return
+    event(f"ran after {how}")
+    own = compiled.desc  # the device's copy: what was validated
+    rng = np.random.default_rng(seed)
+    tensors = [getattr(own, f.name) for f in schema.tensors]
+    buffers = [guarded.create_buffer(t.total_tensor_size_in_bytes + 64) for t in tensors]
+    numpy_dtype = data_type_info(tensors[0].data_type).numpy_dtype
+    data = [fill(rng, b, t.element_size, numpy_dtype) for b, t in zip(buffers, tensors)]
+    size = compiled.binding_properties.temporary_resource_size
+    inputs = len(schema.inputs)
+    table = guarded.create_binding_table(compiled, inputs=buffers[:inputs], outputs=buffers[inputs:],
+                                         temporary=guarded.create_buffer(size) if size else None)
+    guarded.execute(table)
+    check_result(schema, own, data, [0] * len(tensors), buffers)
+
+
+@fuzz
+@given(damage=st.sampled_from(["random_bytes", "flip", "truncate", "fifo", "symlink", "empty",
+                               "valid_header_zero_body"]), seed=st.integers(0, 2**32 - 1))
+def test_fuzz_planted_cache_entries(tmp_path_factory, damage, seed):
+    """Whatever damage lies in the cache under a shader's key, the operator compiles and is
+    right. (SPIR-V that is valid but different, under a recomputed digest, can only come from
+    the cache's owner, who could as well edit dmlpy: see docs/ownership.md.)"""
+    import hashlib
+
+    directory = tmp_path_factory.mktemp("cache")
+    previous = os.environ.get("DMLPY_CACHE_DIR")
+    os.environ["DMLPY_CACHE_DIR"] = str(directory)
+    try:
+        rng = np.random.default_rng(seed)
+        tensor = dml.BufferTensorDesc(T.FLOAT32, (int(rng.integers(1, 9)), 3), (1, 16))
+        desc = dml.ActivationReluGradOperatorDesc(tensor, tensor, tensor)
+
+        def run():
+            with dml.create_device() as device:
+                compiled = device.compile_operator(device.create_operator(desc))
+                buffers = [device.create_buffer(tensor.total_tensor_size_in_bytes) for _ in range(3)]
+                x = rng.standard_normal(tensor.total_tensor_size_in_bytes // 4).astype(np.float32)
+                buffers[0].write(x)
+                buffers[1].write(np.ones_like(x))
+                device.execute(device.create_binding_table(compiled, inputs=buffers[:2], outputs=buffers[2:]))
+                got = gather(buffers[2].read(np.uint8, tensor.total_tensor_size_in_bytes), 0, tensor)
+                expected = relu_grad(gather(x.view(np.uint8), 0, tensor).view(np.float32),
+                                     np.ones(tensor.sizes, np.float32))
+                assert np.array_equal(got, expected.view(np.uint32))
+
+        run()
+        (entry,) = directory.glob("*.spv")
+        blob = entry.read_bytes()
+        entry.unlink()
+        if damage == "random_bytes":
+            entry.write_bytes(rng.integers(0, 256, int(rng.integers(0, 4096)), dtype=np.uint8).tobytes())
+        elif damage == "flip":  # storage damage: the digest no longer matches
+            damaged = bytearray(blob)
+            damaged[int(rng.integers(0, len(damaged)))] ^= 1 << int(rng.integers(0, 8))
+            entry.write_bytes(bytes(damaged))
+        elif damage == "valid_header_zero_body":  # a digest that matches SPIR-V no driver should see
+            spirv = blob[32:52] + bytes(len(blob) - 52)
+            entry.write_bytes(hashlib.sha256(spirv).digest() + spirv)
+        elif damage == "truncate":
+            entry.write_bytes(blob[:int(rng.integers(0, len(blob)))])
+        elif damage == "fifo":
+            os.mkfifo(entry)
+        elif damage == "symlink":
+            entry.symlink_to("/dev/zero")
+        else:
+            entry.write_bytes(b"")
+        run()
+        event(damage)
+    finally:
+        if previous is None:
+            del os.environ["DMLPY_CACHE_DIR"]
+        else:
+            os.environ["DMLPY_CACHE_DIR"] = previous
