@@ -1,5 +1,6 @@
 """dmlpy: DirectML's operator-descriptor model on any Vulkan device."""
 
+from .activations import DESCS as _ACTIVATION_DESCS
 from .binding import BindingProperties, BindingTable, Buffer, BufferBinding
 from .caches import CacheLimits
 from .command_list import CommandList
@@ -13,12 +14,9 @@ from .device import (
 )
 from .errors import DeviceRemovedError, DmlError, InvalidArgumentError, ShaderCompilationError, UnsupportedError
 from .guard import GuardViolationError
-from .numpy_api import default_device, hard_sigmoid_grad, prelu_grad, relu_grad
-from .operators import (
-    ActivationHardSigmoidGradOperatorDesc,
-    ActivationParameterizedReluGradOperatorDesc,
-    ActivationReluGradOperatorDesc,
-)
+from .numpy_api import FRONT_ENDS as _FRONT_ENDS
+from .numpy_api import default_device, prelu_grad
+from .operators import ActivationParameterizedReluGradOperatorDesc
 from .schema import OPERATORS
 from .tensor_desc import BufferTensorDesc, calc_buffer_tensor_size
 from .types import ExecutionFlags, Feature, FeatureLevel, TensorDataType, TensorFlags
@@ -26,9 +24,7 @@ from .vulkan_info import AdapterInfo, AdapterType, list_adapters
 
 __all__ = [
     "OPERATORS",
-    "ActivationHardSigmoidGradOperatorDesc",
     "ActivationParameterizedReluGradOperatorDesc",
-    "ActivationReluGradOperatorDesc",
     "AdapterInfo",
     "AdapterType",
     "BindingProperties",
@@ -57,8 +53,11 @@ __all__ = [
     "calc_buffer_tensor_size",
     "create_device",
     "default_device",
-    "hard_sigmoid_grad",
     "list_adapters",
     "prelu_grad",
-    "relu_grad",
 ]
+
+# Every activation's desc classes and NumPy front ends come from its row in the table.
+globals().update(_ACTIVATION_DESCS)
+globals().update(_FRONT_ENDS)
+__all__ += [*_ACTIVATION_DESCS, *_FRONT_ENDS]

@@ -239,10 +239,10 @@ def bind_tensor(device: Device, name: str, desc: BufferTensorDesc | None, item, 
     return BoundTensor(name, desc, buffer, offset, needed)
 
 
-def check_aliasing(inputs: Sequence[BoundTensor], outputs: Sequence[BoundTensor]) -> None:
-    """Outputs may alias an input exactly (in place) but may not otherwise overlap anything.
-
-    The temporary resource, when bound, counts as an output here."""
+def check_aliasing(inputs: Sequence[BoundTensor], outputs: Sequence[BoundTensor], in_place: bool = True,
+                   operator_name: str = "") -> None:
+    """Outputs may alias an input exactly (in place, where the operator allows it) but may
+    not otherwise overlap anything. The temporary resource, when bound, counts as an output."""
 
     def overlap(a: BoundTensor, b: BoundTensor) -> bool:
         return a.buffer is b.buffer and a.offset < b.end and b.offset < a.end
@@ -260,6 +260,9 @@ def check_aliasing(inputs: Sequence[BoundTensor], outputs: Sequence[BoundTensor]
                     f"{out.name} [{out.offset}, {out.end}) partially overlaps {tensor.name} "
                     f"[{tensor.offset}, {tensor.end}): an output may share an input's bytes only "
                     "when bound to exactly the same range (in place)")
+            if not in_place:
+                raise InvalidArgumentError(
+                    f"{out.name} is bound over {tensor.name}: {operator_name} does not run in place")
             if out.desc.element_strides != tensor.desc.element_strides:
                 raise InvalidArgumentError(
                     f"{out.name} is bound in place over {tensor.name} but their strides differ "
@@ -295,7 +298,7 @@ class BindingTable:
                     f"temporary is None: {schema.dml_name} needs a temporary resource of "
                     f"binding_properties.temporary_resource_size = {plan.temporary_size} bytes")
             scratch = [bind_tensor(device, "temporary", None, temporary, plan.temporary_size)]
-        check_aliasing(self.inputs, [*self.outputs, *scratch])
+        check_aliasing(self.inputs, [*self.outputs, *scratch], schema.in_place, schema.dml_name)
         self.device = device
         self.compiled = compiled
         self.scratch = scratch
@@ -305,7 +308,7 @@ class BindingTable:
             device.context.create_dispatch(spirv, [
                 Launch([t.buffer.segments[s] for t, s in zip(tensors, window.segments)],
                        stage.workgroups(device.adapter, window.element_count),
-                       np.array([*window.base_elements, window.element_count, *plan.scalar_bits], dtype=np.uint32))
+                       plan.push_constants(window.base_elements, window.element_count))
                 for window in self.windows])
             for stage, spirv in zip(plan.stages, compiled.spirv)]
 

@@ -41,6 +41,13 @@ class KernelStage:
     workgroup_size: int
     elements_per_item: int = 1  # elements one invocation maps
     invocations: int | None = None  # a fixed grid; None: one invocation per item of the window
+    generated: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (header name, its lines), rendered for the desc
+
+    def source(self) -> str:
+        """The self-contained GLSL of this stage."""
+        from .shader_compiler import shader_source
+
+        return shader_source(self.shader, self.defines, dict(self.generated))
 
     def workgroups(self, adapter: AdapterInfo, element_count: int) -> tuple[int, int, int]:
         items = self.invocations if self.invocations is not None else math.ceil(element_count / self.elements_per_item)
@@ -53,7 +60,7 @@ class KernelPlan:
     stages: tuple[KernelStage, ...]
     element_count: int
     temporary_size: int = 0  # scratch bytes, bound as the temporary resource
-    scalar_bits: tuple[int, ...] = ()  # FP32 scalars, pushed after the offsets and count
+    scalar_bits: tuple[int, ...] = ()  # FP32 scalars, pushed after the offsets and count (push_constants)
 
     @property
     def windowable(self) -> bool:
@@ -63,6 +70,11 @@ class KernelPlan:
     def workgroups(self, adapter: AdapterInfo) -> list[tuple[int, int, int]]:
         """The grid of each stage over the whole tensor."""
         return [stage.workgroups(adapter, self.element_count) for stage in self.stages]
+
+    def push_constants(self, base_elements: tuple[int, ...], element_count: int) -> np.ndarray:
+        """The Params block of every dmlpy shader, in its order: where each tensor's first
+        element lies in its binding, the element count, then the scalars' FP32 bits."""
+        return np.array([*base_elements, element_count, *self.scalar_bits], dtype=np.uint32)
 
 
 def workgroup_size_for(adapter: AdapterInfo) -> int:
@@ -131,10 +143,16 @@ def uvec_list(strides: list[tuple[int, ...]]) -> str:
     return ", ".join(f"uvec{width}({uint_list(s[d] for s in strides)})" for d in range(len(strides[0])))
 
 
-def plan_elementwise(shader: str, inputs: list[BufferTensorDesc], output: BufferTensorDesc,
-                     adapter: AdapterInfo, scalars: tuple[float, ...] = ()) -> KernelPlan:
-    """Plan `output = op(inputs...)` for tensors with equal sizes and data type; `scalars`
-    are the operator's FP32 scalars (at most two), pushed at run time."""
+MAX_ELEMENTWISE_INPUTS = 4  # the inputs shaders/elementwise.glsl declares
+
+
+def plan_elementwise(inputs: list[BufferTensorDesc], output: BufferTensorDesc, adapter: AdapterInfo,
+                     body: list[str], scalars: tuple[float, ...] = (), transcendental: bool = False,
+                     shader: str = "elementwise.comp") -> KernelPlan:
+    """Plan `output = op(inputs...)` for tensors with equal sizes and data type. `body` is the
+    operator's math as rendered by expr.render; `scalars` its FP32 scalars, pushed at run time."""
+    if not 1 <= len(inputs) <= MAX_ELEMENTWISE_INPUTS:
+        raise UnsupportedError(f"{len(inputs)} inputs: the element-wise kernel takes 1 to {MAX_ELEMENTWISE_INPUTS}")
     info = data_type_info(output.data_type)
     elements_per_word = 32 // info.bits
     tensors = [*inputs, output]
@@ -152,7 +170,11 @@ def plan_elementwise(shader: str, inputs: list[BufferTensorDesc], output: Buffer
         "ELEMENT_BITS": info.bits,
         f"PATH_{path.upper()}": "",
         "WORKGROUP_SIZE": workgroup_size_for(adapter),
+        "INPUT_COUNT": len(inputs),
+        "SCALAR_COUNT": len(scalars),
     }
+    if transcendental:
+        defines["USES_TRANSCENDENTALS"] = ""
     # runs of whole output words on the gather path
     elements_per_item = elements_per_word if path == "packed" else max(strided_run_length(adapter), elements_per_word)
     if path == "packed":
@@ -164,10 +186,11 @@ def plan_elementwise(shader: str, inputs: list[BufferTensorDesc], output: Buffer
         defines["RUN_LENGTH"] = f"{elements_per_item}u"
         defines["RANK"] = len(sizes)
         defines["SIZES"] = uint_list(sizes)
-        defines["STRIDES"] = uvec_list(strides)
-    stage = KernelStage("main", shader, defines, workgroup_size_for(adapter), elements_per_item)
+        defines["STRIDES"] = uint_list(s[d] for d in range(len(sizes)) for s in strides)
+    stage = KernelStage("main", shader, defines, workgroup_size_for(adapter), elements_per_item,
+                        generated=(("operator_body.glsl", tuple(body)),))
     scalar_bits = tuple(int(np.float32(s).view(np.uint32)) for s in scalars)
-    return KernelPlan(path, (stage,), output.element_count, scalar_bits=scalar_bits + (0,) * (2 - len(scalar_bits)))
+    return KernelPlan(path, (stage,), output.element_count, scalar_bits=scalar_bits)
 
 
 def plan_copy(word_count: int, adapter: AdapterInfo) -> KernelPlan:
@@ -181,11 +204,10 @@ def compile_desc(desc, adapter: AdapterInfo, compile_glsl=None):
     """The kernel plan for a validated desc on `adapter`, and each stage's compiled shader
     (`compile_glsl(source)`: the device passes one that remembers what it compiled)."""
     from .shader_compiler import compile_glsl as compile_afresh
-    from .shader_compiler import shader_source
 
     compile_glsl = compile_glsl or compile_afresh
     plan = desc.schema.kernel(desc, adapter)
-    return plan, tuple(compile_glsl(shader_source(stage.shader, stage.defines)) for stage in plan.stages)
+    return plan, tuple(compile_glsl(stage.source()) for stage in plan.stages)
 
 
 def broadcast_dims(slope: BufferTensorDesc) -> tuple[bool, ...]:

@@ -19,14 +19,12 @@ import enum
 import threading
 from dataclasses import dataclass
 
+from .activations import TABLE
 from .binding import Buffer, BufferBinding
 from .device import CompiledOperator, Device, create_device
 from .errors import DeviceRemovedError, DmlError, UnsupportedError
-from .operators import (
-    ActivationHardSigmoidGradOperatorDesc,
-    ActivationParameterizedReluGradOperatorDesc,
-    ActivationReluGradOperatorDesc,
-)
+from .operators import ActivationParameterizedReluGradOperatorDesc
+from .schema import OPERATORS
 from .tensor_desc import BufferTensorDesc
 from .types import TensorDataType
 
@@ -298,22 +296,23 @@ def _lifecycle(desc_class, arguments: tuple[tuple[str, str], ...], scalars: tupl
     return create, workspace_size, compute, destroy
 
 
-(infiniopCreateReluBackwardDescriptor, infiniopGetReluBackwardWorkspaceSize, infiniopReluBackward,
- infiniopDestroyReluBackwardDescriptor) = _lifecycle(
-    ActivationReluGradOperatorDesc,
-    (("grad_input", "output_gradient_tensor"), ("input", "input_tensor"), ("grad_output", "input_gradient_tensor")))
+# InfiniCore's backward operators: (name, dmlpy operator, (argument, desc field) in
+# InfiniCore's order). Every activation whose row names InfiniCore's operator takes the
+# unary form; PReLU's has its slope and its gradient too.
+_UNARY_BACKWARD = (("grad_input", "output_gradient_tensor"), ("input", "input_tensor"),
+                   ("grad_output", "input_gradient_tensor"))
+_BACKWARD = [(row.infiniop, OPERATORS[f"{row.name}_grad"], _UNARY_BACKWARD) for row in TABLE if row.infiniop]
+_BACKWARD.append(("PRelu", ActivationParameterizedReluGradOperatorDesc.schema,
+                  (("grad_input", "output_gradient_tensor"), ("grad_slope", "output_slope_gradient_tensor"),
+                   ("input", "input_tensor"), ("slope", "slope_tensor"), ("grad_output", "input_gradient_tensor"))))
 
-(infiniopCreateHardSigmoidBackwardDescriptor, infiniopGetHardSigmoidBackwardWorkspaceSize,
- infiniopHardSigmoidBackward, infiniopDestroyHardSigmoidBackwardDescriptor) = _lifecycle(
-    ActivationHardSigmoidGradOperatorDesc,
-    (("grad_input", "output_gradient_tensor"), ("input", "input_tensor"), ("grad_output", "input_gradient_tensor")),
-    scalars=("alpha", "beta"))
-
-(infiniopCreatePReluBackwardDescriptor, infiniopGetPReluBackwardWorkspaceSize, infiniopPReluBackward,
- infiniopDestroyPReluBackwardDescriptor) = _lifecycle(
-    ActivationParameterizedReluGradOperatorDesc,
-    (("grad_input", "output_gradient_tensor"), ("grad_slope", "output_slope_gradient_tensor"),
-     ("input", "input_tensor"), ("slope", "slope_tensor"), ("grad_output", "input_gradient_tensor")))
+for _name, _schema, _arguments in _BACKWARD:
+    _create, _workspace_size, _compute, _destroy = _lifecycle(_schema.desc_class, _arguments,
+                                                              tuple(s.name for s in _schema.scalars))
+    globals().update({f"infiniopCreate{_name}BackwardDescriptor": _create,
+                      f"infiniopGet{_name}BackwardWorkspaceSize": _workspace_size,
+                      f"infiniop{_name}Backward": _compute,
+                      f"infiniopDestroy{_name}BackwardDescriptor": _destroy})
 
 __all__ = [name for name in globals() if name.startswith("infiniop")] + [
     "InfiniDtype", "InfiniStatus", "last_error"]

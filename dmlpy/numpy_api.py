@@ -6,20 +6,20 @@ array's, over the span of memory the array covers, uploaded once. See README, "N
 
 from __future__ import annotations
 
+import dataclasses
+import inspect
 import os
 import threading
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from .activations import TABLE
 from .codegen import merge_dims
 from .device import CompiledOperator, Device, create_device
 from .errors import InvalidArgumentError
-from .operators import (
-    ActivationHardSigmoidGradOperatorDesc,
-    ActivationParameterizedReluGradOperatorDesc,
-    ActivationReluGradOperatorDesc,
-)
+from .operators import ActivationParameterizedReluGradOperatorDesc
+from .schema import OPERATORS, OperatorSchema
 from .tensor_desc import MAX_DIMENSION_COUNT, BufferTensorDesc
 from .types import data_type_for_numpy
 
@@ -225,12 +225,28 @@ def _elements(flat: np.ndarray, sizes, strides) -> np.ndarray:
     return as_strided(flat, shape=sizes, strides=tuple(s * flat.itemsize for s in strides), writeable=True)
 
 
+def _broadcast(arrays: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The arrays as views of one shape, by NumPy's broadcasting rules (zero strides, no copy)."""
+    names = list(arrays)
+    _check_same(arrays, shape_too=False)
+    shape = arrays[names[0]].shape
+    for name in names[1:]:
+        try:
+            shape = np.broadcast_shapes(shape, arrays[name].shape)
+        except ValueError:
+            raise InvalidArgumentError(f"{name} has shape {arrays[name].shape}, which does not broadcast with "
+                                       f"{names[0]}'s {arrays[names[0]].shape}", "sizes") from None
+    return {name: np.broadcast_to(a, shape) if a.shape != shape else a for name, a in arrays.items()}
+
+
 def _run_elementwise(desc_class, arrays: dict[str, np.ndarray], out, device: Device | None,
-                     **scalars) -> np.ndarray:
-    """Run an element-wise operator; `arrays` maps argument names to its inputs, in order."""
-    _check_same(arrays)
+                     **fields) -> np.ndarray:
+    """Run an element-wise operator; `arrays` maps argument names to its inputs, in order;
+    `fields` are the desc's scalars and flags."""
+    arrays = _broadcast(arrays)
     first = next(iter(arrays.values()))
-    desc_class(*[BufferTensorDesc(data_type_for_numpy(first.dtype), (1,))] * 3, **scalars)  # scalars first
+    data_type = data_type_for_numpy(first.dtype)
+    desc_class(*[BufferTensorDesc(data_type, (1,))] * (len(arrays) + 1), **fields)  # scalars first
     device = _device(device)
     if out is not None:
         _check_out(out, first.shape, first.dtype)
@@ -247,14 +263,13 @@ def _run_elementwise(desc_class, arrays: dict[str, np.ndarray], out, device: Dev
                      and a.__array_interface__["data"][0] == target.__array_interface__["data"][0]), None)
     inputs = [a.copy() if i != in_place and np.shares_memory(a, target) else a for i, a in enumerate(inputs)]
     views, sizes, strides = _views([*inputs, target], len(inputs))
-    data_type = data_type_for_numpy(first.dtype)
     descs = [BufferTensorDesc(data_type, sizes, s) for s in strides]
-    compiled = device.compile_cached(desc_class(*descs, **scalars))
+    compiled = device.compile_cached(desc_class(*descs, **fields))
     if not compiled.plan.windowable and max(d.total_tensor_size_in_bytes for d in descs) > device.segment_size:
         # A layout that cannot be split across buffer segments: run on packed copies instead.
         packed = np.empty(first.shape, first.dtype)
         _run_elementwise(desc_class, {name: np.ascontiguousarray(a) for name, a in arrays.items()}, packed,
-                         device, **scalars)
+                         device, **fields)
         result[...] = packed
         return result
     spans = [_span(v, sizes, s) for v, s in zip(views, strides)]
@@ -267,28 +282,6 @@ def _run_elementwise(desc_class, arrays: dict[str, np.ndarray], out, device: Dev
     if target is not result:
         result[...] = target
     return result
-
-
-def relu_grad(x, dy, *, use_dst: bool = False, out: np.ndarray | None = None,
-              device: Device | None = None) -> np.ndarray:
-    """ACTIVATION_RELU_GRAD on arrays: `x > 0 ? dy : 0`, bit-exact, same shape and dtype.
-
-    use_dst=True (oneDNN's ReLUBackward): `x` is ReLU's output Y = max(X, 0) instead of
-    its input. Y > 0 exactly where X > 0 (and Y is never NaN where X is not), so the same
-    operator serves both.
-    """
-    if not isinstance(use_dst, (bool, np.bool_)):
-        raise InvalidArgumentError(f"use_dst {use_dst!r} must be a bool")
-    return _run_elementwise(ActivationReluGradOperatorDesc,
-                            {"x": _as_array(x, "x"), "dy": _as_array(dy, "dy")}, out, device)
-
-
-def hard_sigmoid_grad(x, dy, *, alpha: float = 0.2, beta: float = 0.5, out: np.ndarray | None = None,
-                      device: Device | None = None) -> np.ndarray:
-    """oneDNN's HardSigmoidBackward: `dy * alpha where 0 < alpha * x + beta < 1, else 0`."""
-    return _run_elementwise(ActivationHardSigmoidGradOperatorDesc,
-                            {"x": _as_array(x, "x"), "dy": _as_array(dy, "dy")}, out, device,
-                            alpha=alpha, beta=beta)
 
 
 PRELU_RULES = (
@@ -349,3 +342,66 @@ def prelu_grad(x, slope, dy, *, data_format: str = "NXC",
 
     _run_bound(device, compiled, None, work)
     return dx, dslope
+
+
+# The NumPy argument each tensor field of an element-wise operator becomes.
+ARGUMENT_NAMES = {"input_tensor": "x", "input_gradient_tensor": "dy", "slope_tensor": "slope"}
+
+
+def _scalar_default(schema: OperatorSchema, name: str):
+    default = next(f.default for f in dataclasses.fields(schema.desc_class) if f.name == name)
+    return inspect.Parameter.empty if default is dataclasses.MISSING else default
+
+
+def _as_arrays(values: dict[str, object]) -> dict[str, np.ndarray]:
+    """Arrays for the arguments; a Python scalar takes the dtype of the first array (NumPy 2's rule)."""
+    like = next((v for v in values.values() if isinstance(v, np.ndarray)), None)
+    arrays = {}
+    for name, value in values.items():
+        if like is not None and isinstance(value, (int, float)) and not isinstance(value, bool):
+            arrays[name] = _as_array(np.asarray(value, like.dtype), name)
+        else:
+            arrays[name] = _as_array(value, name)
+    return arrays
+
+
+def front_end(schema: OperatorSchema, use_dst: bool):
+    """The NumPy function of an element-wise operator: its inputs as arrays (broadcast as
+    NumPy broadcasts), its scalars with DirectML's defaults, `out=` and `device=`."""
+    arguments = [ARGUMENT_NAMES[field.name] for field in schema.inputs]
+    parameters = [inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD) for name in arguments]
+    parameters += [inspect.Parameter(s.name, inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                                     default=_scalar_default(schema, s.name)) for s in schema.scalars]
+    keyword = inspect.Parameter.KEYWORD_ONLY
+    if use_dst:
+        parameters.append(inspect.Parameter("use_dst", keyword, default=False))
+    parameters += [inspect.Parameter("out", keyword, default=None), inspect.Parameter("device", keyword, default=None)]
+    signature = inspect.Signature(parameters)
+    flags = {f.name for f in schema.flags}
+
+    def run(*args, **kwargs):
+        bound = signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        values = bound.arguments
+        if use_dst and not isinstance(values["use_dst"], (bool, np.bool_)):
+            raise InvalidArgumentError(f"use_dst {values['use_dst']!r} must be a bool", "use_dst")
+        fields = {s.name: values[s.name] for s in schema.scalars}
+        fields.update({name: bool(values[name]) for name in flags})
+        return _run_elementwise(schema.desc_class, _as_arrays({name: values[name] for name in arguments}),
+                                values["out"], values["device"], **fields)
+
+    run.__name__ = run.__qualname__ = schema.name
+    run.__signature__ = signature
+    run.__doc__ = (f"{schema.dml_name} on NumPy arrays: {schema.formula}."
+                   + ("\n\nuse_dst=True: x is the forward's output Y instead of its input X (oneDNN's use_dst)."
+                      if use_dst else ""))
+    run.__module__ = __name__
+    return run
+
+
+FRONT_ENDS: dict[str, object] = {}
+for _row in TABLE:
+    FRONT_ENDS[_row.name] = front_end(OPERATORS[_row.name], use_dst=False)
+    if _row.gradient is not None:
+        FRONT_ENDS[f"{_row.name}_grad"] = front_end(OPERATORS[f"{_row.name}_grad"], use_dst=_row.use_dst is not None)
+globals().update(FRONT_ENDS)

@@ -39,6 +39,12 @@ class ScalarField:
 
 
 @dataclass(frozen=True)
+class FlagField:
+    name: str  # e.g. "use_dst"
+    meaning: str  # for the docs
+
+
+@dataclass(frozen=True)
 class Support:
     """From `level` on, these data types and dimension counts are accepted."""
 
@@ -63,9 +69,11 @@ class OperatorSchema:
     kernel: Callable  # builds the kernel plan for a desc (see codegen)
     extension: bool = False  # a dmlpy extension: refused by strict_directml devices
     check: Callable | None = None  # the operator's own further rules
+    in_place: bool = True  # whether an output may be bound over an input (same range, same strides)
     desc_class: type | None = None
     tensors: tuple[TensorField, ...] = ()
     scalars: tuple[ScalarField, ...] = ()
+    flags: tuple[FlagField, ...] = ()
 
     @property
     def introduced(self) -> FeatureLevel:
@@ -105,6 +113,10 @@ class OperatorSchema:
                 raise InvalidArgumentError(
                     f"{owner}.{scalar.name} {value!r} is not a finite FP32 value: {scalar.dml_name} must be finite",
                     scalar.name)
+        for flag in self.flags:
+            value = getattr(desc, flag.name)
+            if not isinstance(value, (bool, np.bool_)):
+                raise InvalidArgumentError(f"{owner}.{flag.name} {value!r} must be a bool", flag.name)
         for attribute in self.same:
             first, *others = self.sharing(attribute)
             expected = getattr(getattr(desc, first.name), attribute)
@@ -146,8 +158,8 @@ class OperatorSchema:
         try:
             for field in self.tensors:
                 values[field.name] = BufferTensorDesc.copy_of(getattr(desc, field.name), f"{owner}.{field.name}")
-            for scalar in self.scalars:
-                values[scalar.name] = getattr(desc, scalar.name)
+            for other in (*self.scalars, *self.flags):
+                values[other.name] = getattr(desc, other.name)
         except InvalidArgumentError:
             raise
         except Exception as error:  # a subclass may do anything in a property
@@ -158,7 +170,8 @@ class OperatorSchema:
         """What identifies the computation: the tensors and the FP32 bits of each scalar
         (0.0 and -0.0 compare equal as floats but give different results)."""
         return (self.name, *(getattr(desc, t.name) for t in self.tensors),
-                *(fp32_bits(getattr(desc, s.name)) for s in self.scalars))
+                *(fp32_bits(getattr(desc, s.name)) for s in self.scalars),
+                *(bool(getattr(desc, f.name)) for f in self.flags))
 
     def required_level(self, tensor: BufferTensorDesc) -> FeatureLevel | None:
         """The lowest feature level that accepts this tensor's data type and dimension count."""
@@ -230,8 +243,16 @@ def tensor_field(role: TensorRole, dml_name: str):
     return dataclasses.field(metadata={"tensor": TensorField("", dml_name, role)})
 
 
-def scalar_field(dml_name: str):
-    return dataclasses.field(metadata={"scalar": ScalarField("", dml_name)})
+def scalar_field(dml_name: str, default: float | None = None):
+    """An FP32 scalar; without a default it is required."""
+    if default is None:
+        return dataclasses.field(metadata={"scalar": ScalarField("", dml_name)})
+    return dataclasses.field(default=default, metadata={"scalar": ScalarField("", dml_name)})
+
+
+def flag_field(meaning: str):
+    """A bool field (False by default) that selects a form of the operator."""
+    return dataclasses.field(default=False, metadata={"flag": FlagField("", meaning)})
 
 
 OPERATORS: dict[str, OperatorSchema] = {}
@@ -256,7 +277,8 @@ def operator(**schema_fields):
         tensors = tuple(TensorField(f.name, f.metadata["tensor"].dml_name, f.metadata["tensor"].role)
                         for f in fields if "tensor" in f.metadata)
         scalars = tuple(ScalarField(f.name, f.metadata["scalar"].dml_name) for f in fields if "scalar" in f.metadata)
-        schema = OperatorSchema(**schema_fields, desc_class=cls, tensors=tensors, scalars=scalars)
+        flags = tuple(FlagField(f.name, f.metadata["flag"].meaning) for f in fields if "flag" in f.metadata)
+        schema = OperatorSchema(**schema_fields, desc_class=cls, tensors=tensors, scalars=scalars, flags=flags)
         cls.schema = schema
         OPERATORS[schema.name] = schema
         _SCHEMAS_BY_CLASS[cls] = schema

@@ -151,25 +151,33 @@ def _read_lines(path: Path, modified_ns: int) -> tuple[str, ...]:
     return tuple(path.read_text().splitlines())
 
 
-def _expand(path: Path, seen: set[Path]) -> list[str]:
+def _expand(path: Path, seen: set[Path], generated: dict[str, tuple[str, ...]]) -> list[str]:
     lines = []
     for line in _read_lines(path, path.stat().st_mtime_ns):
         match = _INCLUDE.match(line)
         if not match:
             lines.append(line)
             continue
-        included = (path.parent / match.group(1)).resolve()
+        name = match.group(1)
+        if name in generated:  # a header rendered for this desc (dmlpy/expr.py)
+            lines.append(f"// ---- begin {name} (generated)")
+            lines.extend(generated[name])
+            lines.append(f"// ---- end {name}")
+            continue
+        included = (path.parent / name).resolve()
         if included not in seen:  # each header once, like #pragma once
             seen.add(included)
-            lines.append(f"// ---- begin {match.group(1)}")
-            lines.extend(_expand(included, seen))
-            lines.append(f"// ---- end {match.group(1)}")
+            lines.append(f"// ---- begin {name}")
+            lines.extend(_expand(included, seen, generated))
+            lines.append(f"// ---- end {name}")
     return lines
 
 
-def shader_source(shader_file: str, defines: dict[str, object]) -> str:
-    """The self-contained GLSL for `shader_file` specialised by `defines`."""
-    lines = _expand(SHADER_DIR / shader_file, set())
+def shader_source(shader_file: str, defines: dict[str, object],
+                  generated: dict[str, tuple[str, ...]] | None = None) -> str:
+    """The self-contained GLSL for `shader_file` specialised by `defines`, with `generated`
+    headers (name -> lines) standing in for those `#include`s."""
+    lines = _expand(SHADER_DIR / shader_file, set(), generated or {})
     if not lines or not lines[0].startswith("#version"):
         raise ShaderCompilationError(f"{shader_file} must start with #version")
     define_lines = [f"#define {name} {value}".rstrip() for name, value in defines.items()]

@@ -1,19 +1,21 @@
-// Element-wise kernel over two inputs and one output: output = apply_op(input0, input1).
-// The operator's .comp file includes this and defines apply_op on raw element bits.
+// The element-wise kernel family: output0 = op(input0, ..., input{INPUT_COUNT-1}) element by
+// element, for 1 to 4 inputs of one data type. The operator's math arrives as the generated
+// header operator_body.glsl (rendered from its expression by dmlpy/expr.py): statements over
+// `bits[]`, the inputs' stored bits, ending in `uint result`, the output's stored bits.
 //
 // One mechanism, three layouts chosen at compile time from the descs:
 //   PATH_PACKED   all tensors share one dense layout: each invocation maps VECTOR_WORDS
 //                 whole words of every tensor, in memory order (16-byte vector loads and
 //                 stores when VECTOR_WORDS is 4), so nothing is indexed or shared.
-//   PATH_GATHER   the output is packed row-major: each invocation owns one output word and
-//                 gathers its elements from the strided inputs.
-//   PATH_STRIDED  anything else: each invocation maps one element; sub-word outputs are
+//   PATH_GATHER   the output is packed row-major: each invocation owns a run of output words
+//                 and gathers their elements from the strided inputs.
+//   PATH_STRIDED  anything else: each invocation maps a run of elements; sub-word outputs are
 //                 merged atomically (see tensor_storage.glsl).
 //
-// Defines: ELEMENT_BITS, DTYPE_*, WORKGROUP_SIZE, one PATH_*, VECTOR_WORDS (1 or 4) for
-// PATH_PACKED, and for PATH_GATHER and
-// PATH_STRIDED: RANK, SIZES and STRIDES (one uvec3 per dim: input0, input1, output0 element
-// strides), the descs' dims after merging contiguous ones. The element count is a push
+// Defines: ELEMENT_BITS, DTYPE_*, WORKGROUP_SIZE, INPUT_COUNT, SCALAR_COUNT, one PATH_*,
+// VECTOR_WORDS (1 or 4) for PATH_PACKED, and for PATH_GATHER and PATH_STRIDED: RUN_LENGTH,
+// RANK, SIZES and STRIDES (RANK groups of TENSOR_COUNT element strides: inputs, then the
+// output), the descs' dims after merging contiguous ones. The element count is a push
 // constant: a packed tensor in a buffer larger than one binding can cover is run as
 // several windows of the same shader.
 #extension GL_GOOGLE_include_directive : require
@@ -21,30 +23,51 @@
 
 #include "tensor_storage.glsl"
 #include "numeric.glsl"
+#ifdef USES_TRANSCENDENTALS
+#include "transcendental.glsl"
+#endif
+
+#define TENSOR_COUNT (INPUT_COUNT + 1)
 
 layout(local_size_x = WORKGROUP_SIZE) in;
 
 TENSOR_INPUT(0, input0)
+#if INPUT_COUNT > 1
 TENSOR_INPUT(1, input1)
-TENSOR_OUTPUT(2, output0)
+#endif
+#if INPUT_COUNT > 2
+TENSOR_INPUT(2, input2)
+#endif
+#if INPUT_COUNT > 3
+TENSOR_INPUT(3, input3)
+#endif
+TENSOR_OUTPUT(INPUT_COUNT, output0)
 #if defined(PATH_PACKED) && VECTOR_WORDS == 4
 TENSOR_VECTORS(0, input0, readonly)
+#if INPUT_COUNT > 1
 TENSOR_VECTORS(1, input1, readonly)
-TENSOR_VECTORS(2, output0, writeonly)
+#endif
+#if INPUT_COUNT > 2
+TENSOR_VECTORS(2, input2, readonly)
+#endif
+#if INPUT_COUNT > 3
+TENSOR_VECTORS(3, input3, readonly)
+#endif
+TENSOR_VECTORS(INPUT_COUNT, output0, writeonly)
 #endif
 
+// The layout dmlpy/codegen.py's push_constants() fills, in this order.
 layout(push_constant) uniform Params {
-    // Where each tensor's first element of this dispatch lies in its binding, in elements.
-    // Whole words on PATH_PACKED, and for the output on PATH_GATHER (the planner checks the
-    // descs' guaranteed_base_offset_alignment); any element on PATH_STRIDED.
-    uint input0;
-    uint input1;
-    uint output0;
+    // Where each tensor's first element of this dispatch lies in its binding, in elements
+    // (inputs, then the output). Whole words on PATH_PACKED, and for the output on
+    // PATH_GATHER (the planner checks the descs' guaranteed_base_offset_alignment).
+    uint base[TENSOR_COUNT];
     uint element_count;
+#if SCALAR_COUNT > 0
     // The operator's FP32 scalars, as bits. Push constants, never #defines: a driver may fold
     // arithmetic on a constant without IEEE care (x * 0.0 -> +0 where IEEE says -0 or NaN).
-    uint scalar0_bits;
-    uint scalar1_bits;
+    uint scalar_bits[SCALAR_COUNT];
+#endif
 } params;
 
 #if defined(PATH_PACKED)
@@ -57,38 +80,69 @@ uint ceil_div(uint a, uint b) {
     return a / b + (a % b != 0u ? 1u : 0u);  // no a + b - 1: a may be near 2^32
 }
 
-uint apply_op(uint input0_bits, uint input1_bits);
+uint apply_op(uint bits[INPUT_COUNT]) {
+#include "operator_body.glsl"
+    return result;
+}
 
-// The first `lanes` elements of a word of each input, mapped into `result`'s lanes.
-uint apply_word(uint a, uint b, uint result, uint lanes) {
+// Word w of input t; t is a constant once the callers' loops are unrolled.
+uint input_word(uint t, uint w) {
+#if INPUT_COUNT > 1
+    if (t == 1u) return input1[w];
+#endif
+#if INPUT_COUNT > 2
+    if (t == 2u) return input2[w];
+#endif
+#if INPUT_COUNT > 3
+    if (t == 3u) return input3[w];
+#endif
+    return input0[w];
+}
+
+uint input_load(uint t, uint e) {
+    return lane_bits(input_word(t, e / ELEMENTS_PER_WORD), e % ELEMENTS_PER_WORD);
+}
+
+// The first `lanes` elements of word w of every input, mapped into `result`'s lanes.
+uint apply_word(uint words[INPUT_COUNT], uint result, uint lanes) {
     [[unroll]] for (uint lane = 0u; lane < ELEMENTS_PER_WORD; ++lane) {
-        if (lane < lanes) result = with_lane_bits(result, lane, apply_op(lane_bits(a, lane), lane_bits(b, lane)));
+        if (lane < lanes) {
+            uint bits[INPUT_COUNT];
+            [[unroll]] for (uint t = 0u; t < INPUT_COUNT; ++t) bits[t] = lane_bits(words[t], lane);
+            result = with_lane_bits(result, lane, apply_op(bits));
+        }
     }
     return result;
 }
 
 #if !defined(PATH_PACKED)
 const uint TENSOR_SIZES[RANK] = uint[RANK](SIZES);
-const uvec3 TENSOR_STRIDES[RANK] = uvec3[RANK](STRIDES);
+const uint TENSOR_STRIDES[RANK * TENSOR_COUNT] = uint[RANK * TENSOR_COUNT](STRIDES);
 
-// Element offsets of logical element e (row-major over SIZES) in input0, input1, output0.
-uvec3 element_offsets(uint e) {
-    uvec3 offsets = uvec3(0u);
+// Element offsets of logical element e (row-major over SIZES) in every tensor.
+void element_offsets(uint e, out uint offsets[TENSOR_COUNT]) {
+    [[unroll]] for (uint t = 0u; t < TENSOR_COUNT; ++t) offsets[t] = 0u;
     [[unroll]] for (int d = RANK - 1; d >= 0; --d) {
-        offsets += (e % TENSOR_SIZES[d]) * TENSOR_STRIDES[d];
+        uint index = e % TENSOR_SIZES[d];
+        [[unroll]] for (uint t = 0u; t < TENSOR_COUNT; ++t) offsets[t] += index * TENSOR_STRIDES[d * TENSOR_COUNT + t];
         e /= TENSOR_SIZES[d];
     }
-    return offsets;
 }
 
 // The offsets of element e, given those of element e - 1: one step along the innermost
 // dim, or computed afresh where e starts a new row.
-uvec3 next_offsets(uvec3 previous, uint e) {
-    return e % TENSOR_SIZES[RANK - 1] == 0u ? element_offsets(e) : previous + TENSOR_STRIDES[RANK - 1];
+void next_offsets(inout uint offsets[TENSOR_COUNT], uint e) {
+    if (e % TENSOR_SIZES[RANK - 1] == 0u) {
+        element_offsets(e, offsets);
+    } else {
+        [[unroll]] for (uint t = 0u; t < TENSOR_COUNT; ++t) offsets[t] += TENSOR_STRIDES[(RANK - 1) * TENSOR_COUNT + t];
+    }
 }
 
-uint apply_at(uvec3 offsets) {
-    return apply_op(input0_load(params.input0 + offsets.x), input1_load(params.input1 + offsets.y));
+uint apply_at(uint offsets[TENSOR_COUNT]) {
+    uint bits[INPUT_COUNT];
+    [[unroll]] for (uint t = 0u; t < INPUT_COUNT; ++t) bits[t] = input_load(t, params.base[t] + offsets[t]);
+    return apply_op(bits);
 }
 #endif
 
@@ -104,20 +158,37 @@ void main() {
 #if defined(PATH_STRIDED)
     // A run of RUN_LENGTH consecutive elements, offsets stepped from one to the next.
     uint first = item * RUN_LENGTH;
-    uvec3 offsets = element_offsets(first);
+    uint offsets[TENSOR_COUNT];
+    element_offsets(first, offsets);
     for (uint e = first; e < min(first + RUN_LENGTH, params.element_count); ++e) {
-        if (e > first) offsets = next_offsets(offsets, e);
-        output0_store(params.output0 + offsets.z, apply_at(offsets));
+        if (e > first) next_offsets(offsets, e);
+        output0_store(params.base[INPUT_COUNT] + offsets[INPUT_COUNT], apply_at(offsets));
     }
 #elif defined(PATH_PACKED)
     uint first_word = item * VECTOR_WORDS;
-    uint in0 = params.input0 / ELEMENTS_PER_WORD, in1 = params.input1 / ELEMENTS_PER_WORD;
-    uint out0 = params.output0 / ELEMENTS_PER_WORD;
+    uint in_words[INPUT_COUNT];
+    [[unroll]] for (uint t = 0u; t < INPUT_COUNT; ++t) in_words[t] = params.base[t] / ELEMENTS_PER_WORD;
+    uint out_word = params.base[INPUT_COUNT] / ELEMENTS_PER_WORD;
 #if VECTOR_WORDS == 4
     if ((first_word + 4u) * ELEMENTS_PER_WORD <= params.element_count) {  // a whole vector
-        uvec4 a = input0_vec4[in0 / 4u + item], b = input1_vec4[in1 / 4u + item], result;
-        [[unroll]] for (uint k = 0u; k < 4u; ++k) result[k] = apply_word(a[k], b[k], 0u, ELEMENTS_PER_WORD);
-        output0_vec4[out0 / 4u + item] = result;
+        uvec4 vectors[INPUT_COUNT];
+        vectors[0] = input0_vec4[in_words[0] / 4u + item];
+#if INPUT_COUNT > 1
+        vectors[1] = input1_vec4[in_words[1] / 4u + item];
+#endif
+#if INPUT_COUNT > 2
+        vectors[2] = input2_vec4[in_words[2] / 4u + item];
+#endif
+#if INPUT_COUNT > 3
+        vectors[3] = input3_vec4[in_words[3] / 4u + item];
+#endif
+        uvec4 result;
+        [[unroll]] for (uint k = 0u; k < 4u; ++k) {
+            uint words[INPUT_COUNT];
+            [[unroll]] for (uint t = 0u; t < INPUT_COUNT; ++t) words[t] = vectors[t][k];
+            result[k] = apply_word(words, 0u, ELEMENTS_PER_WORD);
+        }
+        output0_vec4[out_word / 4u + item] = result;
         return;
     }
 #endif
@@ -126,27 +197,30 @@ void main() {
     uint word_count = ceil_div(params.element_count, ELEMENTS_PER_WORD);
     for (uint w = first_word; w < min(first_word + VECTOR_WORDS, word_count); ++w) {
         uint lanes = min(ELEMENTS_PER_WORD, params.element_count - w * ELEMENTS_PER_WORD);
-        uint kept = lanes < ELEMENTS_PER_WORD ? output0[out0 + w] : 0u;
-        output0[out0 + w] = apply_word(input0[in0 + w], input1[in1 + w], kept, lanes);
+        uint kept = lanes < ELEMENTS_PER_WORD ? output0[out_word + w] : 0u;
+        uint words[INPUT_COUNT];
+        [[unroll]] for (uint t = 0u; t < INPUT_COUNT; ++t) words[t] = input_word(t, in_words[t] + w);
+        output0[out_word + w] = apply_word(words, kept, lanes);
     }
 #else
     // A run of whole output words, each assembled from gathered elements; in the tensor's
     // last word the lanes past its end keep their bits.
     uint first = item * RUN_LENGTH;
     uint end = min(first + RUN_LENGTH, params.element_count);
-    uvec3 offsets = element_offsets(first);
+    uint offsets[TENSOR_COUNT];
+    element_offsets(first, offsets);
     for (uint word_first = first; word_first < end; word_first += ELEMENTS_PER_WORD) {
         uint lanes = min(ELEMENTS_PER_WORD, end - word_first);
-        uint out_word = (params.output0 + word_first) / ELEMENTS_PER_WORD;
-        uint result = lanes < ELEMENTS_PER_WORD ? output0[out_word] : 0u;
+        uint out_index = (params.base[INPUT_COUNT] + word_first) / ELEMENTS_PER_WORD;
+        uint result = lanes < ELEMENTS_PER_WORD ? output0[out_index] : 0u;
         [[unroll]] for (uint lane = 0u; lane < ELEMENTS_PER_WORD; ++lane) {
             uint e = word_first + lane;
             if (lane < lanes) {
-                if (e > first) offsets = next_offsets(offsets, e);
+                if (e > first) next_offsets(offsets, e);
                 result = with_lane_bits(result, lane, apply_at(offsets));
             }
         }
-        output0[out_word] = result;
+        output0[out_index] = result;
     }
 #endif
 }

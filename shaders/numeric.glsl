@@ -26,6 +26,15 @@ bool is_positive(uint bits) {
 #endif
 }
 
+// value is NaN, from the stored bits (never, for integers)
+bool is_nan_bits(uint bits) {
+#if defined(POSITIVE_INFINITY_BITS)
+    return (bits & (ELEMENT_MASK >> 1)) > POSITIVE_INFINITY_BITS;
+#else
+    return false;
+#endif
+}
+
 // Numbers from and to stored bits, for operators that compute in FP32. Every conversion is
 // integer arithmetic, so it is exact and rounds to nearest even on every device: no
 // reliance on how a driver implements packHalf2x16 or treats subnormals.
@@ -74,3 +83,17 @@ uint from_float(float value) {
     return sign | units;
 }
 #endif
+
+// NaN tests and min/max decided on bits, so no driver's shortcut (fast-math folding of
+// isnan, min/max returning either operand for NaN) changes a result: NaN in gives NaN out.
+bool dml_isnan(float value) {
+    return (floatBitsToUint(value) & 0x7FFFFFFFu) > 0x7F800000u;
+}
+
+float dml_min(float a, float b) {
+    return dml_isnan(a) || a < b ? a : b;
+}
+
+float dml_max(float a, float b) {
+    return dml_isnan(a) || a > b ? a : b;
+}

@@ -46,4 +46,66 @@ def dslope_error_bound(magnitudes: np.ndarray, reduced_count: int, dtype) -> np.
     return bound
 
 
-REFERENCES = {"relu_grad": relu_grad, "hard_sigmoid_grad": hard_sigmoid_grad}
+def _f32(*arrays):
+    return [np.asarray(a).astype(np.float32) for a in arrays]
+
+
+def _zero_like(a):
+    return np.zeros_like(np.asarray(a))
+
+
+def _float_op(compute):
+    """A reference computed in FP32 (NumPy rounds each operation on its own, never fuses)
+    and rounded once to the inputs' dtype."""
+    def reference(*arrays, **scalars):
+        dtype = np.asarray(arrays[0]).dtype
+        with np.errstate(all="ignore"):
+            return np.asarray(compute(*_f32(*arrays), **{k: np.float32(v) for k, v in scalars.items()})).astype(dtype)
+    return reference
+
+
+def relu(x):
+    x = np.asarray(x)
+    with np.errstate(invalid="ignore"):
+        keep = (x > 0) | (np.isnan(x.astype(np.float32)) if x.dtype.kind in "fV" else False)  # V: bfloat16
+        return np.where(keep, x, _zero_like(x))
+
+
+def _select(condition, a, b):
+    with np.errstate(invalid="ignore"):
+        return np.where(condition, a, b)
+
+
+# Independent references, keyed by operator name: written from each operator's formula and
+# the conventions in dmlpy/activations.py, sharing no code with the shader path.
+REFERENCES = {
+    "identity": lambda x: np.asarray(x).copy(),
+    "identity_grad": lambda x, dy: np.asarray(dy).copy(),
+    "relu": relu,
+    "relu_grad": relu_grad,
+    "leaky_relu": _float_op(lambda x, alpha: np.where(x >= 0, x, alpha * x)),
+    "leaky_relu_grad": lambda x, dy, alpha: _select(
+        np.asarray(x).astype(np.float32) > 0, dy, _float_op(lambda d, alpha: alpha * d)(dy, alpha=alpha)),
+    "linear": _float_op(lambda x, alpha, beta: alpha * x + beta),
+    "linear_grad": _float_op(lambda x, dy, alpha, beta: alpha * dy),
+    "thresholded_relu": lambda x, alpha: _select(
+        np.asarray(x).astype(np.float32) > np.float32(alpha), x, _zero_like(x)),
+    "thresholded_relu_grad": lambda x, dy, alpha: _select(
+        np.asarray(x).astype(np.float32) > np.float32(alpha), dy, _zero_like(dy)),
+    "hard_sigmoid": _float_op(lambda x, alpha, beta: np.maximum(np.float32(0), np.minimum(alpha * x + beta,
+                                                                                          np.float32(1)))),
+    "hard_sigmoid_grad": hard_sigmoid_grad,
+    "shrink": _float_op(lambda x, bias, threshold: np.where(x > threshold, x - bias,
+                                                            np.where(x < -threshold, x + bias, np.float32(0)))),
+    "shrink_grad": lambda x, dy, bias, threshold: _select(
+        (np.asarray(x).astype(np.float32) > np.float32(threshold))
+        | (np.asarray(x).astype(np.float32) < -np.float32(threshold)), dy, _zero_like(dy)),
+    "softsign": _float_op(lambda x: np.where(np.isinf(x), np.sign(x), x / (np.float32(1) + np.abs(x)))),
+    "softsign_grad": _float_op(lambda x, dy: dy / ((np.float32(1) + np.abs(x)) * (np.float32(1) + np.abs(x)))),
+    "hard_swish": _float_op(lambda x, alpha, beta: x * np.maximum(np.float32(0), np.minimum(alpha * x + beta,
+                                                                                            np.float32(1)))),
+    "hard_swish_grad": _float_op(lambda x, dy, alpha, beta: np.where(
+        alpha * x + beta < 0, np.float32(0), np.where(alpha * x + beta <= 1, dy * (alpha * x + (alpha * x + beta)),
+                                                      dy))),
+    "parameterized_relu": _float_op(lambda x, slope: np.where(x >= 0, x, slope * x)),
+}

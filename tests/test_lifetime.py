@@ -129,7 +129,7 @@ def test_the_guard_catches_a_dispatch_that_writes_outside_its_elements():
     table's dispatch is swapped for a plain copy over the whole output buffer."""
     from dmlpy.codegen import plan_copy
     from dmlpy.kompute import Launch
-    from dmlpy.shader_compiler import compile_glsl, shader_source
+    from dmlpy.shader_compiler import compile_glsl
 
     with dml.create_device(guarded=True) as device:
         tensor, strided = dml.BufferTensorDesc(T.FLOAT32, (16,)), dml.BufferTensorDesc(T.FLOAT32, (16,), (2,))
@@ -140,7 +140,7 @@ def test_the_guard_catches_a_dispatch_that_writes_outside_its_elements():
         table = device.create_binding_table(compiled, inputs=buffers[:2], outputs=buffers[2:])
         device.execute(table)  # the real shader passes the guard
         (stage,) = plan_copy(32, device.adapter).stages
-        rogue = compile_glsl(shader_source(stage.shader, stage.defines)).spirv
+        rogue = compile_glsl(stage.source()).spirv
         table.dispatches = [device.context.create_dispatch(rogue, [Launch(
             [buffers[0].segments[0], buffers[2].segments[0]], stage.workgroups(device.adapter, 32),
             np.array([16], np.uint32))])]

@@ -206,7 +206,7 @@ def test_guarded_device_under_concurrent_use_reports_no_false_violation():
 def test_guard_checks_command_lists():
     from dmlpy.codegen import plan_copy
     from dmlpy.kompute import Launch
-    from dmlpy.shader_compiler import compile_glsl, shader_source
+    from dmlpy.shader_compiler import compile_glsl
 
     with dml.create_device(guarded=True) as device:
         strided = dml.BufferTensorDesc(T.FLOAT32, (16,), (2,))
@@ -215,7 +215,7 @@ def test_guard_checks_command_lists():
         buffers = [device.create_buffer(64), device.create_buffer(64), device.create_buffer(128)]
         table = device.create_binding_table(compiled, inputs=buffers[:2], outputs=buffers[2:])
         (stage,) = plan_copy(32, device.adapter).stages
-        rogue = compile_glsl(shader_source(stage.shader, stage.defines)).spirv
+        rogue = compile_glsl(stage.source()).spirv
         table.dispatches = [device.context.create_dispatch(rogue, [Launch(
             [buffers[0].segments[0], buffers[2].segments[0]], stage.workgroups(device.adapter, 32),
             np.array([16], np.uint32))])]

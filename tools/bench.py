@@ -34,7 +34,7 @@ sys.path.insert(0, str(ROOT))
 import dmlpy as dml  # noqa: E402
 from dmlpy.codegen import plan_copy  # noqa: E402
 from dmlpy.kompute import Launch  # noqa: E402
-from dmlpy.shader_compiler import compile_glsl, shader_source  # noqa: E402
+from dmlpy.shader_compiler import compile_glsl  # noqa: E402
 
 T = dml.TensorDataType
 NUMPY = {T.FLOAT32: np.float32, T.FLOAT16: np.float16, T.BFLOAT16: ml_dtypes.bfloat16, T.INT8: np.int8}
@@ -143,7 +143,7 @@ class Device:
         words = max(4, byte_count // 8 // 4 * 4)
         plan = plan_copy(words, self.device.adapter)
         (stage,) = plan.stages
-        spirv = compile_glsl(shader_source(stage.shader, stage.defines)).spirv
+        spirv = compile_glsl(stage.source()).spirv
         source, destination = (self.device.create_buffer(words * 4) for _ in range(2))
         algorithms = self.context.create_dispatch(spirv, [Launch(
             [source.segments[0], destination.segments[0]], stage.workgroups(self.device.adapter, words),

@@ -1,0 +1,278 @@
+"""DirectML's activations, forward and backward: one table row per operator.
+
+A row declares the operator's DirectML name, the level it appeared at, its scalars with
+DirectML's defaults, and its math as expressions (dmlpy/expr.py): the forward f(x), the
+gradient dX from X and dY, and, where oneDNN offers one, the gradient from the forward's
+output Y (`use_dst`). From each row come the forward desc class
+(`Activation<Name>OperatorDesc`), the gradient desc class (`Activation<Name>GradOperatorDesc`,
+a dmlpy extension except DirectML's own RELU_GRAD), their validation and feature-level
+gating, their kernels, the NumPy front ends and the docs.
+
+Conventions the catalogue leaves open (written here once, and in docs/operators.md):
+- Kinks follow oneDNN's reference math where oneDNN has the algorithm, else PyTorch's
+  derivatives; NaN in gives NaN out, except where the formula is a select on a comparison
+  (a comparison with NaN is false).
+- Selects between inputs pass bits through untouched; everything else is FP32 arithmetic
+  rounded once to the data type (see expr.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import expr as e
+from .codegen import plan_elementwise
+from .schema import OperatorDesc, Support, TensorRole, flag_field, operator, scalar_field, tensor_field
+from .tensor_desc import BufferTensorDesc
+from .types import FeatureLevel as FL
+from .types import TensorDataType as T
+
+FLOATS = (T.FLOAT32, T.FLOAT16)
+INTEGERS = (T.INT32, T.INT16, T.INT8)
+
+
+@dataclass(frozen=True)
+class Scalar:
+    name: str  # the field, e.g. "alpha"
+    dml_name: str  # DirectML's member, e.g. "Alpha"
+    default: float | None = None  # DirectML's default; None: required
+
+
+@dataclass(frozen=True)
+class Activation:
+    """One row of the table. Expressions are functions of e.Expr values: the forward takes
+    (x, *scalars) and returns f(x); the gradient takes (x, dy, *scalars); the use_dst
+    gradient takes (y, dy, *scalars), or is "same" where the gradient from X is also right
+    for Y (ReLU: Y > 0 exactly where X > 0)."""
+
+    dml_name: str  # DirectML's DML_OPERATOR_TYPE without ACTIVATION_, e.g. "ELU"
+    name: str  # the front end's name, e.g. "elu"
+    introduced: FL
+    formula: str
+    gradient_formula: str
+    forward: Callable[..., e.Expr]
+    gradient: Callable[..., e.Expr] | None
+    scalars: tuple[Scalar, ...] = ()
+    use_dst: Callable[..., e.Expr] | str | None = None
+    integers_from: FL | None = None  # INT32, INT16 and INT8 (selects only) from this level
+    in_place: bool = True
+    extra_inputs: tuple[tuple[str, str], ...] = ()  # (field, DirectML member) after InputTensor
+    check: Callable | None = None  # further rules on a desc (scalars' ranges)
+    infiniop: str | None = None  # InfiniCore's name for the backward operator, e.g. "Relu"
+    notes: str = ""  # the kink and NaN conventions, for the docs
+
+    @property
+    def class_stem(self) -> str:
+        return "".join(part.capitalize() for part in self.dml_name.split("_"))
+
+
+def _dims_by_level(introduced: FL) -> list[tuple[FL, range]]:
+    """DirectML's dimension ladder for activations: exactly 4 dims at FL 1_0, 4-5 at 2_0,
+    1-8 from 3_0; an operator introduced later takes 1-8 from its own level."""
+    ladder = [(FL.LEVEL_1_0, range(4, 5)), (FL.LEVEL_2_0, range(4, 6)), (FL.LEVEL_3_0, range(1, 9))]
+    steps = [(max(level, introduced), dims) for level, dims in ladder if level >= introduced or dims.stop == 9]
+    return [step for step in steps if step[0] >= introduced] or [(introduced, range(1, 9))]
+
+
+def forward_support(row: Activation) -> tuple[Support, ...]:
+    rows = [Support(level, FLOATS, dims) for level, dims in _dims_by_level(row.introduced)]
+    if row.integers_from is not None:
+        rows.append(Support(max(row.integers_from, row.introduced), INTEGERS))
+    rows.append(Support(max(FL.LEVEL_3_0, row.introduced), (T.BFLOAT16,)))  # the dmlpy extension type
+    return tuple(rows)
+
+
+def gradient_support(row: Activation) -> tuple[Support, ...]:
+    """Gradients are offered from FEATURE_LEVEL_3_0, where DirectML's activation gradients
+    began, or from the forward's level if later; 1-8 dims."""
+    level = max(FL.LEVEL_3_0, row.introduced)
+    rows = [Support(level, FLOATS)]
+    if row.integers_from is not None:
+        rows.append(Support(max(row.integers_from, level), INTEGERS))
+    rows.append(Support(level, (T.BFLOAT16,)))
+    return tuple(rows)
+
+
+def _scalar_exprs(row: Activation) -> list[e.Expr]:
+    return [e.scalar(index) for index in range(len(row.scalars))]
+
+
+def _scalar_values(row: Activation, desc) -> tuple[float, ...]:
+    return tuple(getattr(desc, s.name) for s in row.scalars)
+
+
+def _kernel(row: Activation, expression: Callable[[], e.Expr], input_fields: tuple[str, ...], output_field: str):
+    def plan(desc, adapter):
+        result = expression(desc)
+        return plan_elementwise([getattr(desc, name) for name in input_fields], getattr(desc, output_field), adapter,
+                                e.render(result), _scalar_values(row, desc), e.uses_transcendentals(result))
+    return plan
+
+
+def _check_integer_forms(row: Activation, result: e.Expr, what: str) -> None:
+    """Integer data types are offered only where the math is a select between stored values."""
+    if row.integers_from is not None and result.kind != e.STORED:
+        raise AssertionError(f"{row.dml_name} {what}: integers need a result that selects stored bits")
+
+
+def _make_class(name: str, doc: str, tensors: list[tuple[str, str, TensorRole]], row: Activation,
+                with_flag: bool) -> type:
+    annotations, namespace = {}, {"__doc__": doc, "__module__": __name__, "__qualname__": name}
+    for field, dml_name, role in tensors:
+        annotations[field] = BufferTensorDesc
+        namespace[field] = tensor_field(role, dml_name)
+    for s in row.scalars:
+        annotations[s.name] = float
+        namespace[s.name] = scalar_field(s.dml_name, s.default)
+    if with_flag:
+        annotations["use_dst"] = bool
+        namespace["use_dst"] = flag_field("input_tensor holds the forward's output Y instead of X (oneDNN's use_dst)")
+    namespace["__annotations__"] = annotations
+    return type(name, (OperatorDesc,), namespace)
+
+
+def _check_row(row: Activation, desc) -> None:
+    if row.check is not None:
+        row.check(desc)
+
+
+def declare(row: Activation) -> tuple[type, type | None]:
+    """Register the row's forward and gradient operators; returns their desc classes."""
+    scalars = _scalar_exprs(row)
+    x = e.tensor(0)
+    forward_inputs = ("input_tensor", *(field for field, _ in row.extra_inputs))
+    extra = [e.tensor(1 + k) for k in range(len(row.extra_inputs))]
+    forward_result = row.forward(x, *extra, *scalars)
+    _check_integer_forms(row, forward_result, "forward")
+    forward_class = _make_class(
+        f"Activation{row.class_stem}OperatorDesc",
+        f"DML_ACTIVATION_{row.dml_name}_OPERATOR_DESC: {row.formula}",
+        [("input_tensor", "InputTensor", TensorRole.INPUT),
+         *[(field, dml, TensorRole.INPUT) for field, dml in row.extra_inputs],
+         ("output_tensor", "OutputTensor", TensorRole.OUTPUT)], row, with_flag=False)
+    forward_class = operator(
+        dml_name=f"ACTIVATION_{row.dml_name}", name=row.name, formula=f"OutputTensor = {row.formula}",
+        support=forward_support(row), same={"data_type": None, "dimension_count": None, "sizes": None},
+        shader="elementwise.comp", in_place=row.in_place,
+        kernel=_kernel(row, lambda desc: forward_result, forward_inputs, "output_tensor"),
+        check=(lambda desc: _check_row(row, desc)) if row.check else None,
+    )(forward_class)
+    if row.gradient is None:
+        return forward_class, None
+    dy = e.tensor(1)
+    from_x = row.gradient(x, dy, *scalars)
+    from_y = row.use_dst(x, dy, *scalars) if callable(row.use_dst) else from_x
+    _check_integer_forms(row, from_x, "gradient")
+    has_flag = callable(row.use_dst)
+    gradient_class = _make_class(
+        f"Activation{row.class_stem}GradOperatorDesc",
+        f"The gradient of ACTIVATION_{row.dml_name}: OutputGradientTensor = {row.gradient_formula}",
+        [("input_tensor", "InputTensor", TensorRole.INPUT),
+         ("input_gradient_tensor", "InputGradientTensor", TensorRole.INPUT),
+         ("output_gradient_tensor", "OutputGradientTensor", TensorRole.OUTPUT)], row, with_flag=has_flag)
+    directml_gradient = row.dml_name == "RELU"  # DirectML's one activation gradient
+    gradient_class = operator(
+        dml_name=f"ACTIVATION_{row.dml_name}_GRAD", name=f"{row.name}_grad",
+        formula=f"OutputGradientTensor = {row.gradient_formula}",
+        support=gradient_support(row), same={"data_type": None, "dimension_count": None, "sizes": None},
+        shader="elementwise.comp", extension=not directml_gradient,
+        kernel=_kernel(row, lambda desc: from_y if getattr(desc, "use_dst", False) else from_x,
+                       ("input_tensor", "input_gradient_tensor"), "output_gradient_tensor"),
+        check=(lambda desc: _check_row(row, desc)) if row.check else None,
+    )(gradient_class)
+    return forward_class, gradient_class
+
+
+ONE_SIXTH = float(np.float32(1 / 6))
+
+TABLE: tuple[Activation, ...] = (
+    Activation(
+        "IDENTITY", "identity", FL.LEVEL_1_0, "InputTensor", "InputGradientTensor",
+        forward=lambda x: x, gradient=lambda x, dy: dy,
+        notes="Bits pass through unchanged in both directions."),
+    Activation(
+        "RELU", "relu", FL.LEVEL_1_0, "max(0, InputTensor)",
+        "InputTensor > 0 ? InputGradientTensor : 0",
+        forward=lambda x: e.where(e.positive(x) | e.isnan(x), x, 0),
+        gradient=lambda x, dy: e.where(e.positive(x), dy, 0),
+        use_dst="same", integers_from=FL.LEVEL_5_1, infiniop="Relu",
+        notes="Selects on bit patterns. Forward: X > 0 and NaN pass through unchanged, everything else "
+              "(-0 included) is +0. Gradient: where X > 0 the bits of dY pass through unchanged (NaN "
+              "payloads, -0 and inf included); elsewhere, X = NaN and X = -0 included, the result is +0, "
+              "even when dY is inf or NaN. The gradient is DirectML's RELU_GRAD (from FEATURE_LEVEL_3_0; "
+              "integers from 5_1)."),
+    Activation(
+        "LEAKY_RELU", "leaky_relu", FL.LEVEL_1_0, "InputTensor >= 0 ? InputTensor : Alpha * InputTensor",
+        "InputTensor > 0 ? InputGradientTensor : Alpha * InputGradientTensor",
+        forward=lambda x, alpha: e.where(x >= 0, x, alpha * x),
+        gradient=lambda x, dy, alpha: e.where(e.positive(x), dy, alpha * dy),
+        scalars=(Scalar("alpha", "Alpha", 0.01),),
+        notes="oneDNN's relu with alpha: the gradient at X = 0 is Alpha; NaN gives NaN."),
+    Activation(
+        "LINEAR", "linear", FL.LEVEL_1_0, "Alpha * InputTensor + Beta", "Alpha * InputGradientTensor",
+        forward=lambda x, alpha, beta: alpha * x + beta, gradient=lambda x, dy, alpha, beta: alpha * dy,
+        scalars=(Scalar("alpha", "Alpha"), Scalar("beta", "Beta")),
+        notes="The product and the sum are each rounded in FP32 (never fused)."),
+    Activation(
+        "THRESHOLDED_RELU", "thresholded_relu", FL.LEVEL_1_0, "InputTensor > Alpha ? InputTensor : 0",
+        "InputTensor > Alpha ? InputGradientTensor : 0",
+        forward=lambda x, alpha: e.where(x > alpha, x, 0),
+        gradient=lambda x, dy, alpha: e.where(x > alpha, dy, 0),
+        scalars=(Scalar("alpha", "Alpha", 1.0),),
+        notes="A select: NaN gives +0 in both directions; at X = Alpha the gradient is 0."),
+    Activation(
+        "HARD_SIGMOID", "hard_sigmoid", FL.LEVEL_1_0, "max(0, min(Alpha * InputTensor + Beta, 1))",
+        "0 < Alpha * InputTensor + Beta < 1 ? InputGradientTensor * Alpha : 0",
+        forward=lambda x, alpha, beta: e.maximum(0, e.minimum(alpha * x + beta, 1)),
+        gradient=lambda x, dy, alpha, beta: e.where((alpha * x + beta > 0) & (alpha * x + beta < 1), dy * alpha, 0),
+        scalars=(Scalar("alpha", "Alpha", 0.2), Scalar("beta", "Beta", 0.5)), infiniop="HardSigmoid",
+        notes="oneDNN's HardSigmoidBackward: strict bounds, so the gradient is 0 at both kinks and for "
+              "NaN. With alpha = 1/6, beta = 0.5 it equals torch.ops.aten.hardsigmoid_backward except at "
+              "x = 2.9999998 in FP32 (alpha·x + beta rounds to 1)."),
+    Activation(
+        "SHRINK", "shrink", FL.LEVEL_2_0,
+        "InputTensor > Threshold ? InputTensor - Bias : InputTensor < -Threshold ? InputTensor + Bias : 0",
+        "abs(InputTensor) > Threshold ? InputGradientTensor : 0",
+        forward=lambda x, bias, threshold: e.where(x > threshold, x - bias, e.where(x < -threshold, x + bias, 0)),
+        gradient=lambda x, dy, bias, threshold: e.where((x > threshold) | (x < -threshold), dy, 0),
+        scalars=(Scalar("bias", "Bias", 0.0), Scalar("threshold", "Threshold", 0.5)),
+        notes="PyTorch's softshrink kinks: the gradient is 0 at |X| = Threshold and for NaN."),
+    Activation(
+        "SOFTSIGN", "softsign", FL.LEVEL_1_0, "InputTensor / (1 + abs(InputTensor))",
+        "InputGradientTensor / (1 + abs(InputTensor))^2",
+        forward=lambda x: e.where(e.isinf(x), e.where(x > 0, 1, -1), x / (1 + e.abs_(x))),
+        gradient=lambda x, dy: dy / ((1 + e.abs_(x)) * (1 + e.abs_(x))),
+        notes="softsign(±inf) = ±1; the gradient there is ±0 (dY over an infinite square)."),
+    Activation(
+        "HARD_SWISH", "hard_swish", FL.LEVEL_6_2, "InputTensor * max(0, min(Alpha * InputTensor + Beta, 1))",
+        "v < 0 ? 0 : v <= 1 ? InputGradientTensor * (Alpha * InputTensor + v) : InputGradientTensor, "
+        "v = Alpha * InputTensor + Beta",
+        forward=lambda x, alpha, beta: x * e.maximum(0, e.minimum(alpha * x + beta, 1)),
+        gradient=lambda x, dy, alpha, beta: e.where(
+            alpha * x + beta < 0, 0, e.where(alpha * x + beta <= 1, dy * (alpha * x + (alpha * x + beta)), dy)),
+        scalars=(Scalar("alpha", "Alpha", ONE_SIXTH), Scalar("beta", "Beta", 0.5)),
+        notes="PyTorch's hardswish_backward kinks (x < -3: 0; x <= 3: x/3 + 1/2; else 1 for the defaults), "
+              "in terms of v = Alpha·X + Beta; as in PyTorch, NaN X gives dY."),
+    Activation(
+        "PARAMETERIZED_RELU", "parameterized_relu", FL.LEVEL_1_0,
+        "InputTensor >= 0 ? InputTensor : SlopeTensor * InputTensor", "",
+        forward=lambda x, slope: e.where(x >= 0, x, slope * x), gradient=None,
+        extra_inputs=(("slope_tensor", "SlopeTensor"),),
+        notes="SlopeTensor has the input's Sizes and broadcasts through zero strides. The gradient is "
+              "ACTIVATION_PARAMETERIZED_RELU_GRAD (oneDNN's PReLUBackward, with the slope's gradient)."),
+)
+
+
+DESCS: dict[str, type] = {}
+for _row in TABLE:
+    _forward, _gradient = declare(_row)
+    DESCS[_forward.__name__] = _forward
+    if _gradient is not None:
+        DESCS[_gradient.__name__] = _gradient
+globals().update(DESCS)
+ROWS: dict[str, Activation] = {row.name: row for row in TABLE}
+
+__all__ = ["ROWS", "TABLE", "Activation", "Scalar", *DESCS]

@@ -1,0 +1,257 @@
+"""A small expression language for element-wise math, and the one table that renders it to GLSL.
+
+An operator's forward and gradient are written once as expressions over its inputs and
+scalars (`where(x >= 0, x, alpha * x)`); the element-wise kernel family renders them. Every
+value is either *stored* (the raw bits of an element in the tensors' data type, passed
+through untouched: a select between inputs never rounds, so NaN payloads, -0 and
+subnormals survive on every device) or an FP32 number. Arithmetic converts stored values
+to FP32 exactly (shaders/numeric.glsl), every FP32 operation is `precise` (no driver may
+fuse a multiply and an add into an FMA), and a number is rounded once to the output's data
+type, to nearest even, in integer arithmetic.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+STORED, FLOAT, BOOL = "stored", "float", "bool"
+
+
+@dataclass(frozen=True, eq=False)
+class Expr:
+    """A node: `op` names a primitive of RENDER; `args` are its operand nodes."""
+
+    op: str
+    args: tuple[Expr, ...] = ()
+    value: object = None  # the input index, the scalar's name, or the constant
+    kind: str = FLOAT
+    _id: int = field(default_factory=itertools.count().__next__, repr=False)
+
+    def __add__(self, other):
+        return _arith("add", self, other)
+
+    def __radd__(self, other):
+        return _arith("add", other, self)
+
+    def __sub__(self, other):
+        return _arith("sub", self, other)
+
+    def __rsub__(self, other):
+        return _arith("sub", other, self)
+
+    def __mul__(self, other):
+        return _arith("mul", self, other)
+
+    def __rmul__(self, other):
+        return _arith("mul", other, self)
+
+    def __truediv__(self, other):
+        return _arith("div", self, other)
+
+    def __rtruediv__(self, other):
+        return _arith("div", other, self)
+
+    def __neg__(self):
+        return Expr("neg", (as_float(self),))
+
+    def __gt__(self, other):
+        return _compare("gt", self, other)
+
+    def __ge__(self, other):
+        return _compare("ge", self, other)
+
+    def __lt__(self, other):
+        return _compare("lt", self, other)
+
+    def __le__(self, other):
+        return _compare("le", self, other)
+
+    def __and__(self, other):
+        return Expr("and", (self, other), kind=BOOL)
+
+    def __or__(self, other):
+        return Expr("or", (self, other), kind=BOOL)
+
+    def __invert__(self):
+        return Expr("not", (self,), kind=BOOL)
+
+    def __bool__(self):
+        raise TypeError("an Expr has no truth value: use where(), & and | instead of if/and/or")
+
+
+def tensor(index: int) -> Expr:
+    """Input `index`, as stored bits."""
+    return Expr("input", value=index, kind=STORED)
+
+
+def scalar(index: int) -> Expr:
+    """The desc's FP32 scalar `index` (pushed at run time, never folded by a driver)."""
+    return Expr("scalar", value=index)
+
+
+def const(value: float) -> Expr:
+    """An FP32 constant; the value must be exactly an FP32 number."""
+    if float(np.float32(value)) != value:
+        raise ValueError(f"constant {value!r} is not an FP32 number: write np.float32(...) explicitly")
+    return Expr("const", value=float(value))
+
+
+ZERO_BITS = Expr("zero", kind=STORED)  # +0 in every data type, as stored bits
+
+
+def as_float(value) -> Expr:
+    if isinstance(value, Expr):
+        return Expr("float", (value,)) if value.kind == STORED else value
+    return const(float(value))
+
+
+def _arith(op: str, a, b) -> Expr:
+    return Expr(op, (as_float(a), as_float(b)))
+
+
+def _compare(op: str, a, b) -> Expr:
+    return Expr(op, (as_float(a), as_float(b)), kind=BOOL)
+
+
+def where(condition: Expr, if_true, if_false) -> Expr:
+    """A select. Two stored operands (or an exact zero) give a stored result: no rounding."""
+    def stored_or_none(v):
+        if isinstance(v, Expr) and v.kind == STORED:
+            return v
+        if not isinstance(v, Expr) and v == 0 and math.copysign(1.0, v) > 0:
+            return ZERO_BITS
+        return None
+
+    a, b = stored_or_none(if_true), stored_or_none(if_false)
+    if a is not None and b is not None:
+        return Expr("select", (condition, a, b), kind=STORED)
+    return Expr("select", (condition, as_float(if_true), as_float(if_false)))
+
+
+def positive(x: Expr) -> Expr:
+    """x > 0, decided on the stored bits when x is an input: exact on devices that flush
+    subnormals, and false for NaN and -0."""
+    if x.kind == STORED:
+        return Expr("positive", (x,), kind=BOOL)
+    return x > 0
+
+
+def _unary(op: str):
+    def build(x) -> Expr:
+        return Expr(op, (as_float(x),))
+    build.__name__ = op
+    return build
+
+
+def _binary(op: str):
+    def build(a, b) -> Expr:
+        return Expr(op, (as_float(a), as_float(b)))
+    build.__name__ = op
+    return build
+
+
+abs_ = _unary("abs")
+minimum = _binary("min")  # NaN if either is NaN
+maximum = _binary("max")
+exp = _unary("exp")
+expm1 = _unary("expm1")
+log = _unary("log")
+log1p = _unary("log1p")
+tanh = _unary("tanh")
+erf = _unary("erf")
+sigmoid = _unary("sigmoid")
+
+
+def isnan(x) -> Expr:
+    """Whether x is NaN; on an input, decided on its stored bits (always false for integers)."""
+    if isinstance(x, Expr) and x.kind == STORED:
+        return Expr("isnan_stored", (x,), kind=BOOL)
+    return Expr("isnan", (as_float(x),), kind=BOOL)
+
+
+def isinf(x) -> Expr:
+    return Expr("isinf", (as_float(x),), kind=BOOL)
+
+
+# How each primitive becomes one GLSL statement: `{out}` is the new value's name, `{0}`...
+# its operands'. Values are SSA: one statement per node, each FP32 result `precise`.
+# The dml_* functions live in shaders/numeric.glsl and shaders/transcendental.glsl.
+RENDER: dict[str, str] = {
+    "input": "uint {out} = bits[{value}];",
+    "zero": "uint {out} = 0u;",
+    "scalar": "float {out} = uintBitsToFloat(params.scalar_bits[{value}]);",
+    "const": "float {out} = uintBitsToFloat({value_bits}u);",
+    "float": "float {out} = to_float({0});",
+    "add": "precise float {out} = {0} + {1};",
+    "sub": "precise float {out} = {0} - {1};",
+    "mul": "precise float {out} = {0} * {1};",
+    "div": "precise float {out} = {0} / {1};",
+    "neg": "float {out} = -{0};",
+    "abs": "float {out} = abs({0});",
+    "min": "float {out} = dml_min({0}, {1});",
+    "max": "float {out} = dml_max({0}, {1});",
+    "gt": "bool {out} = {0} > {1};",
+    "ge": "bool {out} = {0} >= {1};",
+    "lt": "bool {out} = {0} < {1};",
+    "le": "bool {out} = {0} <= {1};",
+    "and": "bool {out} = {0} && {1};",
+    "or": "bool {out} = {0} || {1};",
+    "not": "bool {out} = !{0};",
+    "isnan": "bool {out} = dml_isnan({0});",
+    "isnan_stored": "bool {out} = is_nan_bits({0});",
+    "isinf": "bool {out} = (floatBitsToUint({0}) & 0x7FFFFFFFu) == 0x7F800000u;",
+    "positive": "bool {out} = is_positive({0});",
+    "select": "{type} {out} = {0} ? {1} : {2};",
+    "exp": "float {out} = dml_exp({0});",
+    "expm1": "float {out} = dml_expm1({0});",
+    "log": "float {out} = dml_log({0});",
+    "log1p": "float {out} = dml_log1p({0});",
+    "tanh": "float {out} = dml_tanh({0});",
+    "erf": "float {out} = dml_erf({0});",
+    "sigmoid": "float {out} = dml_sigmoid({0});",
+}
+
+_GLSL_TYPE = {STORED: "uint", FLOAT: "float", BOOL: "bool"}
+
+
+def render(result: Expr) -> list[str]:
+    """GLSL statements computing `result`; the last one assigns the stored bits to `result`."""
+    names: dict[int, str] = {}
+    lines: list[str] = []
+
+    def visit(node: Expr) -> str:
+        if node._id in names:
+            return names[node._id]
+        operands = [visit(arg) for arg in node.args]
+        name = f"v{len(names)}"
+        value_bits = int(np.float32(node.value).view(np.uint32)) if node.op == "const" else None
+        lines.append(RENDER[node.op].format(*operands, out=name, value=node.value, value_bits=value_bits,
+                                            type=_GLSL_TYPE[node.kind]))
+        names[node._id] = name
+        return name
+
+    final = visit(result)
+    if result.kind == STORED:
+        lines.append(f"uint result = {final};")
+    elif result.kind == FLOAT:
+        lines.append(f"uint result = from_float({final});")
+    else:
+        raise ValueError("an operator's result must be a number, not a condition")
+    return lines
+
+
+def uses_transcendentals(result: Expr) -> bool:
+    seen, stack = set(), [result]
+    while stack:
+        node = stack.pop()
+        if node._id in seen:
+            continue
+        seen.add(node._id)
+        if node.op in ("exp", "expm1", "log", "log1p", "tanh", "erf", "sigmoid"):
+            return True
+        stack.extend(node.args)
+    return False
