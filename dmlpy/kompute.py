@@ -6,7 +6,6 @@ kp workaround lives here with the reason for it.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import threading
 import weakref
@@ -57,6 +56,28 @@ class DeviceWords:
         self.tensor = tensor
 
 
+class _Using:
+    """The context manager of GpuContext.using (a class: it runs on every call, and a
+    generator-based one costs several times more)."""
+
+    __slots__ = ("context",)
+
+    def __init__(self, context: GpuContext):
+        self.context = context
+
+    def __enter__(self) -> None:
+        context = self.context
+        if context.pid != os.getpid():
+            raise DeviceRemovedError("the device was created in another process: after fork(), create a new one")
+        context.lock.acquire()
+        if context.closed:
+            context.lock.release()
+            raise DeviceRemovedError("the device was closed")
+
+    def __exit__(self, *exc) -> None:
+        self.context.lock.release()
+
+
 class GpuContext:
     """A kp Manager on one adapter, and the lock that guards every kp object made from it.
 
@@ -80,15 +101,9 @@ class GpuContext:
         self._owners: weakref.WeakSet = weakref.WeakSet()
         self._made_since_clear = 0
 
-    @contextlib.contextmanager
-    def using(self):
+    def using(self) -> _Using:
         """Hold the lock while the context is open in the process that made it."""
-        if self.pid != os.getpid():
-            raise DeviceRemovedError("the device was created in another process: after fork(), create a new one")
-        with self.lock:
-            if self.closed:
-                raise DeviceRemovedError("the device was closed")
-            yield
+        return _Using(self)
 
     def close(self, timeout: float = -1) -> bool:
         """Destroy every kp object once the call in flight returns; False if `timeout` ran out."""

@@ -6,6 +6,7 @@ dispatch that no byte outside the outputs' elements changed; buffers are filled 
 random canary bytes around and between the bound ranges.
 """
 
+import inspect
 import math
 import os
 
@@ -15,7 +16,7 @@ import pytest
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 from layout import element_offsets
-from reference import REFERENCES, dslope_error_bound, hard_sigmoid_grad, prelu_grad, relu_grad
+from reference import REFERENCES, dslope_error_bound, prelu_grad
 
 import dmlpy as dml
 from dmlpy.types import data_type_info
@@ -255,7 +256,7 @@ def test_fuzz_bindings(guarded, relu_grad_op, data):
         x, dy = (gather(c, o, tensor).view(np.float16) for c, (_, o) in zip(contents, bound[:2]))
         out_buffer, out_offset = bound[2]
         result = gather(out_buffer.read(np.uint8, out_buffer.size_in_bytes), out_offset, tensor)
-        assert np.array_equal(result, relu_grad(x, dy).view(np.uint16))
+        assert np.array_equal(result, REFERENCES["relu_grad"](x, dy).view(np.uint16))
     for buffer in pool:
         buffer.destroy()
 
@@ -283,31 +284,53 @@ def array_pairs(draw):
     return x, dy, slope
 
 
+ELEMENTWISE_FRONT_ENDS = sorted(REFERENCES)
+
+
 @fuzz
-@given(function=st.sampled_from(["relu_grad", "hard_sigmoid_grad", "prelu_grad"]), arrays=array_pairs(),
-       alpha=mostly(st.floats(-2, 2), st.one_of(st.floats(), anything)),
-       beta=mostly(st.floats(-2, 2), st.one_of(st.floats(), anything)),
-       out=mostly(st.none(), hostile_arrays), data_format=mostly(st.just("NXC"), st.one_of(st.just("NCX"), anything)),
-       use_dst=mostly(st.booleans(), anything))
-def test_fuzz_front_ends(device, function, arrays, alpha, beta, out, data_format, use_dst):
+@given(name=st.sampled_from(ELEMENTWISE_FRONT_ENDS), arrays=array_pairs(),
+       scalar_values=st.lists(mostly(st.one_of(st.floats(-2, 2), float_bit_patterns), st.one_of(st.floats(), anything)),
+                              min_size=2, max_size=2),
+       out=mostly(st.none(), hostile_arrays), use_dst=mostly(st.booleans(), anything))
+def test_fuzz_front_ends(device, name, arrays, scalar_values, out, use_dst):
+    """Every element-wise front end of the operator table, with hostile arrays and scalars."""
+    schema = dml.OPERATORS[name]
+    inputs = list(arrays[:len(schema.inputs)])
+    scalars = {s.name: value for s, value in zip(schema.scalars, scalar_values)}
+    options = {"use_dst": use_dst} if "use_dst" in inspect.signature(getattr(dml, name)).parameters else {}
+    result = outcome(lambda: getattr(dml, name)(*inputs, **scalars, **options,
+                                                out=out if isinstance(out, np.ndarray) else None, device=device))
+    if result is not None:
+        arrays = [np.asarray(a, result.dtype) for a in inputs]  # a Python scalar takes the arrays' dtype
+        shape = np.broadcast_shapes(*(a.shape for a in arrays))
+        expected = np.asarray(REFERENCES[name](*(np.broadcast_to(a, shape) for a in arrays), **scalars))
+        nan = np.isnan(expected.astype(np.float32)) if expected.dtype.kind in "fV" else np.zeros(shape, bool)
+        bits = UNSIGNED[result.itemsize]
+        assert np.array_equal(result.view(bits)[~nan], expected.view(bits)[~nan])
+    event("computed" if result is not None else "rejected")
+
+
+def slope_over(x, slope, data_format):
+    """oneDNN's rules, in their order: per channel, per tensor, or shaped x.shape[1:]."""
+    x, slope = np.asarray(x), np.asarray(slope)
+    channel_axis = 1 if data_format == "NCX" else x.ndim - 1
+    if slope.ndim == 1 and 0 <= channel_axis < x.ndim and slope.shape[0] == x.shape[channel_axis]:
+        shape = [1] * x.ndim
+        shape[channel_axis] = slope.shape[0]
+        return np.broadcast_to(slope.reshape(shape), x.shape)
+    return np.broadcast_to(slope if slope.shape == (1,) else slope[None], x.shape)
+
+
+@fuzz
+@given(arrays=array_pairs(), data_format=mostly(st.just("NXC"), st.one_of(st.just("NCX"), anything)))
+def test_fuzz_prelu_grad_front_end(device, arrays, data_format):
     x, dy, slope = arrays
-    if function == "relu_grad":
-        result = outcome(lambda: dml.relu_grad(x, dy, use_dst=use_dst,
-                                               out=out if isinstance(out, np.ndarray) else None, device=device))
-        if result is not None:
-            assert np.array_equal(result, relu_grad(np.asarray(x), np.asarray(dy)))
-    elif function == "hard_sigmoid_grad":
-        result = outcome(lambda: dml.hard_sigmoid_grad(x, dy, alpha=alpha, beta=beta, device=device))
-        if result is not None:
-            expected = hard_sigmoid_grad(np.asarray(x), np.asarray(dy), alpha, beta)
-            assert np.array_equal(result.view(UNSIGNED[result.itemsize]), expected.view(UNSIGNED[result.itemsize]))
-    else:
-        result = outcome(lambda: dml.prelu_grad(x, slope, dy, data_format=data_format, device=device))
-        if result is not None:
-            assert result[0].shape == np.shape(x) and result[1].shape == np.shape(slope)
-            broadcast_slope = slope if slope.shape == (1,) or slope.shape == x.shape[-1:] else slope[None]
-            expected_dx, _, _ = prelu_grad(x, np.broadcast_to(broadcast_slope, x.shape), dy, ())
-            assert np.array_equal(result[0].view(UNSIGNED[x.itemsize]), expected_dx.view(UNSIGNED[x.itemsize]))
+    result = outcome(lambda: dml.prelu_grad(x, slope, dy, data_format=data_format, device=device))
+    if result is not None:
+        assert result[0].shape == np.shape(x) and result[1].shape == np.shape(slope)
+        x, dy = np.asarray(x), np.asarray(dy)
+        expected_dx, _, _ = prelu_grad(x, slope_over(x, slope, data_format), dy, ())
+        assert np.array_equal(result[0].view(UNSIGNED[x.itemsize]), expected_dx.view(UNSIGNED[x.itemsize]))
     event("computed" if result is not None else "rejected")
 
 
@@ -406,7 +429,7 @@ def test_fuzz_planted_cache_entries(tmp_path_factory, damage, seed):
                 buffers[1].write(np.ones_like(x))
                 device.execute(device.create_binding_table(compiled, inputs=buffers[:2], outputs=buffers[2:]))
                 got = gather(buffers[2].read(np.uint8, tensor.total_tensor_size_in_bytes), 0, tensor)
-                expected = relu_grad(gather(x.view(np.uint8), 0, tensor).view(np.float32),
+                expected = REFERENCES["relu_grad"](gather(x.view(np.uint8), 0, tensor).view(np.float32),
                                      np.ones(tensor.sizes, np.float32))
                 assert np.array_equal(got, expected.view(np.uint32))
 

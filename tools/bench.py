@@ -16,8 +16,10 @@ the host's cost of one small dispatch through each path, beside a bare kp evalua
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime
 import json
+import math
 import statistics
 import subprocess
 import sys
@@ -30,35 +32,51 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
+
+from reference import REFERENCES  # noqa: E402
+from reference import prelu_grad as reference_prelu_grad  # noqa: E402
 
 import dmlpy as dml  # noqa: E402
+from dmlpy.activations import TABLE  # noqa: E402
 from dmlpy.codegen import plan_copy  # noqa: E402
 from dmlpy.kompute import Launch  # noqa: E402
 from dmlpy.shader_compiler import compile_glsl  # noqa: E402
 
 T = dml.TensorDataType
 NUMPY = {T.FLOAT32: np.float32, T.FLOAT16: np.float16, T.BFLOAT16: ml_dtypes.bfloat16, T.INT8: np.int8}
-ALPHA, BETA = 1 / 6, 0.5
 CHANNELS = 64
+REQUIRED_SCALARS = {"alpha": 1.5, "beta": -0.25}  # for scalars DirectML gives no default
 
 
 @dataclass(frozen=True)
 class Case:
-    operator: str  # relu_grad, hard_sigmoid_grad, prelu_grad
+    operator: str  # a name in dml.OPERATORS
     data_type: T
-    layout: str  # packed, transposed (x and dY), broadcast (dY along rows), per-channel (PReLU slope)
+    layout: str  # packed, transposed (the inputs), broadcast (the second input along rows), per-channel (PReLU)
 
     @property
     def name(self) -> str:
         return f"{self.operator} {self.data_type.name.lower()} {self.layout}"
 
 
+# Every element-wise operator of the table, packed; the layouts and data types on the
+# gradient that started dmlpy; PReLU's reduction.
+ELEMENTWISE = [name for row in TABLE for name in (row.name, f"{row.name}_grad" if row.gradient else None) if name]
 FULL_CASES = [Case("relu_grad", t, "packed") for t in (T.FLOAT32, T.FLOAT16, T.BFLOAT16, T.INT8)] + [
     Case("relu_grad", T.FLOAT32, "transposed"), Case("relu_grad", T.FLOAT16, "transposed"),
     Case("relu_grad", T.FLOAT32, "broadcast"), Case("relu_grad", T.FLOAT16, "broadcast"),
-    Case("hard_sigmoid_grad", T.FLOAT32, "packed"), Case("hard_sigmoid_grad", T.FLOAT16, "packed"),
-    Case("prelu_grad", T.FLOAT32, "per-channel"), Case("prelu_grad", T.FLOAT16, "per-channel")]
-QUICK_CASES = [FULL_CASES[0], FULL_CASES[1], FULL_CASES[4], FULL_CASES[6], FULL_CASES[8], FULL_CASES[10]]
+    Case("prelu_grad", T.FLOAT32, "per-channel"), Case("prelu_grad", T.FLOAT16, "per-channel"),
+    *[Case(name, T.FLOAT32, "packed") for name in ELEMENTWISE if name != "relu_grad"]]
+QUICK_CASES = [*FULL_CASES[:2], FULL_CASES[4], FULL_CASES[6], FULL_CASES[8],
+               Case("hard_swish_grad", T.FLOAT16, "packed")]
+
+
+def scalars_of(name: str) -> dict[str, float]:
+    schema = dml.OPERATORS[name]
+    defaults = {f.name: f.default for f in dataclasses.fields(schema.desc_class)}
+    return {s.name: REQUIRED_SCALARS[s.name] if defaults[s.name] is dataclasses.MISSING else defaults[s.name]
+            for s in schema.scalars}
 
 
 @dataclass
@@ -89,18 +107,18 @@ def build(device, case: Case, count: int):
     sizes = shape_of(case, count)
     element = dml.types.data_type_info(case.data_type).element_size
     desc = dml.BufferTensorDesc
-    x = desc(case.data_type, sizes, (1, sizes[0]) if case.layout == "transposed" else None)
-    dy = desc(case.data_type, sizes, {"transposed": (1, sizes[0]), "broadcast": (0, 1)}.get(case.layout))
-    out = desc(case.data_type, sizes)
-    if case.operator == "relu_grad":
-        op = dml.ActivationReluGradOperatorDesc(x, dy, out)
-    elif case.operator == "hard_sigmoid_grad":
-        op = dml.ActivationHardSigmoidGradOperatorDesc(x, dy, out, alpha=ALPHA, beta=BETA)
+    schema = dml.OPERATORS[case.operator]
+    if case.layout == "per-channel":  # PReLU: the slope broadcast along rows, its gradient one row
+        op = schema.desc_class(desc(case.data_type, sizes), desc(case.data_type, sizes, (0, 1)),
+                               desc(case.data_type, sizes), desc(case.data_type, sizes),
+                               desc(case.data_type, (1, sizes[1])))
     else:
-        op = dml.ActivationParameterizedReluGradOperatorDesc(x, desc(case.data_type, sizes, (0, 1)), dy, out,
-                                                             desc(case.data_type, (1, sizes[1])))
-    elements = out.element_count
-    moved = sum(min(getattr(op, f.name).total_tensor_size_in_bytes, elements * element) for f in op.schema.tensors)
+        layouts = {"transposed": [(1, sizes[0])] * len(schema.inputs), "broadcast": [None, (0, 1)]}
+        inputs = [desc(case.data_type, sizes, strides) for _, strides in
+                  zip(schema.inputs, [*layouts.get(case.layout, []), *[None] * len(schema.inputs)])]
+        op = schema.desc_class(*inputs, desc(case.data_type, sizes), **scalars_of(case.operator))
+    elements = math.prod(sizes)
+    moved = sum(min(getattr(op, f.name).total_tensor_size_in_bytes, elements * element) for f in schema.tensors)
     return op, elements, moved
 
 
@@ -160,34 +178,44 @@ class Device:
         return timed_run(shader), timed_run(buffer_copy), (source, destination)
 
 
-def numpy_run(case: Case, op, count: int):
-    """NumPy's expression of the same operation on the same layout, writing a row-major result."""
+def arrays_for(case: Case, count: int) -> list[np.ndarray]:
+    """The case's inputs as NumPy arrays in the same layout."""
+    schema = dml.OPERATORS[case.operator]
     sizes = shape_of(case, count)
     dtype = NUMPY[case.data_type]
     rng = np.random.default_rng(0)
-    x = rng.standard_normal(sizes).astype(dtype)
-    dy = np.ones(sizes, dtype)
+    arrays = [(rng.standard_normal(sizes) * 3).astype(dtype) for _ in schema.inputs]
     if case.layout == "transposed":
-        x, dy = np.ascontiguousarray(x.T).T, np.ascontiguousarray(dy.T).T
+        arrays = [np.ascontiguousarray(a.T).T for a in arrays]
     elif case.layout == "broadcast":
-        dy = np.broadcast_to(dy[0], sizes)
-    out = np.empty(sizes, dtype)
-    zero = dtype(0)
-    if case.operator == "relu_grad":
-        return host_seconds(lambda: np.copyto(out, np.where(x > 0, dy, zero)))
-    if case.operator == "hard_sigmoid_grad":
-        a, b = np.float32(ALPHA), np.float32(BETA)
+        arrays[1] = np.broadcast_to(arrays[1][0], sizes)
+    elif case.layout == "per-channel":
+        arrays[1] = np.broadcast_to(arrays[1][0], sizes)
+    return arrays
 
-        def hard_sigmoid():
-            shifted = a * x.astype(np.float32) + b
-            np.copyto(out, np.where((shifted > 0) & (shifted < 1), dy * a, 0).astype(dtype))
-        return host_seconds(hard_sigmoid)
-    slope = rng.standard_normal(sizes[1]).astype(dtype)
 
-    def prelu():
-        np.copyto(out, np.where(x > 0, dy, slope * dy))
-        np.where(x > 0, 0, x.astype(np.float32) * dy).sum(axis=0)
-    return host_seconds(prelu)
+def numpy_run(case: Case, count: int):
+    """NumPy's expression of the same operation on the same layout (the independent reference
+    of the tests), writing a row-major result."""
+    arrays = arrays_for(case, count)
+    out = np.empty(shape_of(case, count), NUMPY[case.data_type])
+    scalars = scalars_of(case.operator) if case.operator in REFERENCES else {}
+    if case.operator in REFERENCES:
+        return host_seconds(lambda: np.copyto(out, REFERENCES[case.operator](*arrays, **scalars)))
+    x, slope, dy = arrays
+    return host_seconds(lambda: (np.copyto(out, reference_prelu_grad(x, slope, dy, (0,))[0])))
+
+
+# PyTorch's own kernels for the same operations, where it has one.
+TORCH = {
+    "relu_grad": lambda torch, x, dy: torch.ops.aten.threshold_backward(dy, x, 0),
+    "hard_sigmoid_grad": lambda torch, x, dy: torch.ops.aten.hardsigmoid_backward(dy, x),
+    "hard_swish_grad": lambda torch, x, dy: torch.ops.aten.hardswish_backward(dy, x),
+    "leaky_relu_grad": lambda torch, x, dy: torch.ops.aten.leaky_relu_backward(dy, x, 0.01, False),
+    "relu": lambda torch, x: torch.relu(x),
+    "hard_swish": lambda torch, x: torch.nn.functional.hardswish(x),
+    "prelu_grad": lambda torch, x, slope, dy: torch.ops.aten._prelu_kernel_backward(dy, x, slope[0]),
+}
 
 
 def torch_run(case: Case, count: int):
@@ -195,24 +223,15 @@ def torch_run(case: Case, count: int):
         import torch
     except ImportError:
         return None
-    if case.layout != "packed" and case.operator != "prelu_grad":
-        return None
     dtype = {T.FLOAT32: torch.float32, T.FLOAT16: torch.float16, T.BFLOAT16: torch.bfloat16}.get(case.data_type)
-    if dtype is None:
+    if case.operator not in TORCH or dtype is None or case.layout not in ("packed", "per-channel"):
         return None
     target = "cuda" if torch.cuda.is_available() else "cpu"
-    sizes = shape_of(case, count)
-    x = torch.randn(sizes, device=target).to(dtype)
-    dy = torch.ones_like(x)
+    tensors = [torch.from_numpy(np.ascontiguousarray(a).astype(np.float32)).to(target).to(dtype)
+               for a in arrays_for(case, count)]
     sync = torch.cuda.synchronize if target == "cuda" else (lambda: None)
-    if case.operator == "relu_grad":
-        call = lambda: torch.ops.aten.threshold_backward(dy, x, 0)  # noqa: E731
-    elif case.operator == "hard_sigmoid_grad":
-        call = lambda: torch.ops.aten.hardsigmoid_backward(dy, x)  # noqa: E731
-    else:
-        weight = torch.randn(sizes[1], device=target).to(dtype)
-        call = lambda: torch.ops.aten._prelu_kernel_backward(dy, x, weight)  # noqa: E731
-    return host_seconds(lambda: (call(), sync()))
+    call = TORCH[case.operator]
+    return host_seconds(lambda: (call(torch, *tensors), sync()))
 
 
 def overhead_rows(bench: Device, repeats: int) -> list[dict]:
@@ -260,7 +279,7 @@ def run_case(bench: Device, case: Case, count: int, repeats: int) -> Row:
     copy_shader, buffer_copy, copy_buffers = bench.copy_runs(moved)
     copy_time = statistics.median(timed(copy_shader, repeats))
     buffer_copy_time = statistics.median(timed(buffer_copy, repeats))
-    numpy_time = statistics.median(timed(numpy_run(case, op, count), repeats))
+    numpy_time = statistics.median(timed(numpy_run(case, count), repeats))
     torch_call = torch_run(case, count)
     torch_time = statistics.median(timed(torch_call, repeats)) if torch_call else None
     for buffer in (*buffers, *copy_buffers):

@@ -1,0 +1,203 @@
+"""Every activation of the operator table, forward and backward, against the independent
+references in reference.py: exhaustively over every FP16 and BF16 bit pattern, over FP32
+special values and a dense sweep, on strided and broadcast layouts; and the gating each
+row implies (feature levels, dimension counts per level, data types, strict mode)."""
+
+import inspect
+
+import ml_dtypes
+import numpy as np
+import pytest
+from reference import REFERENCES
+
+import dmlpy as dml
+from dmlpy.activations import TABLE
+
+T = dml.TensorDataType
+FL = dml.FeatureLevel
+
+# Scalars for the operators whose scalars DirectML gives no default.
+REQUIRED_SCALARS = {"alpha": 1.5, "beta": -0.25}
+
+# DirectML's documented defaults (the activation catalogue), written out independently of
+# the table so that a wrong default in a row fails here.
+DIRECTML_DEFAULTS = {
+    "leaky_relu": {"alpha": 0.01}, "thresholded_relu": {"alpha": 1.0},
+    "hard_sigmoid": {"alpha": 0.2, "beta": 0.5}, "shrink": {"bias": 0.0, "threshold": 0.5},
+    "hard_swish": {"alpha": float(np.float32(1 / 6)), "beta": 0.5},
+    "linear": {"alpha": inspect.Parameter.empty, "beta": inspect.Parameter.empty},
+}
+
+ELEMENTWISE = [name for row in TABLE for name in (row.name, f"{row.name}_grad" if row.gradient else None) if name]
+UNARY = [name for name in ELEMENTWISE if len(dml.OPERATORS[name].inputs) == 1]
+NUMPY = {T.FLOAT32: np.float32, T.FLOAT16: np.float16, T.BFLOAT16: ml_dtypes.bfloat16}
+BITS = {T.FLOAT16: np.uint16, T.BFLOAT16: np.uint16, T.FLOAT32: np.uint32}
+
+
+def scalars_for(name):
+    schema = dml.OPERATORS[name]
+    values = {}
+    for scalar in schema.scalars:
+        default = inspect.signature(getattr(dml, name)).parameters[scalar.name].default
+        values[scalar.name] = REQUIRED_SCALARS[scalar.name] if default is inspect.Parameter.empty else default
+    return values
+
+
+def operands(name, x, rng):
+    """x, then every further input: random values of x's dtype and shape."""
+    extra = len(dml.OPERATORS[name].inputs) - 1
+    return [x, *[(rng.standard_normal(x.shape) * 3).astype(x.dtype) for _ in range(extra)]]
+
+
+def assert_bits_equal(got, expected, data_type):
+    """Bit for bit; where the reference is NaN, any NaN."""
+    bits = BITS[data_type]
+    nan = np.isnan(expected.astype(np.float32))
+    assert np.isnan(got.astype(np.float32))[nan].all()
+    mismatch = np.flatnonzero(got.view(bits)[~nan] != expected.view(bits)[~nan])
+    assert mismatch.size == 0, (f"{mismatch.size} elements differ; first inputs and results: "
+                                f"{got[~nan][mismatch[:4]]} vs {expected[~nan][mismatch[:4]]}")
+
+
+def test_every_operator_has_an_independent_reference():
+    missing = [name for name in ELEMENTWISE if name not in REFERENCES]
+    assert not missing, f"operators without a reference in tests/reference.py: {missing}"
+
+
+@pytest.mark.parametrize("data_type", [T.FLOAT16, T.BFLOAT16])
+@pytest.mark.parametrize("name", ELEMENTWISE)
+def test_every_16_bit_input(device, name, data_type):
+    x = np.arange(1 << 16, dtype=np.uint16).view(NUMPY[data_type])
+    args = operands(name, x, np.random.default_rng(7))
+    scalars = scalars_for(name)
+    got = getattr(dml, name)(*args, **scalars, device=device)
+    assert_bits_equal(got, np.asarray(REFERENCES[name](*args, **scalars)), data_type)
+
+
+FP32_SPECIALS = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-45, -1e-45, 1.1754942e-38, -1.1754944e-38,
+                          3.4028235e38, -3.4028235e38, 1.0, -1.0, 0.5, -0.5, 3.0, -3.0, 2.9999998, 1e-30, -1e30],
+                         np.float32)
+
+
+@pytest.mark.parametrize("name", ELEMENTWISE)
+def test_fp32_special_values_and_a_dense_sweep(device, name):
+    rng = np.random.default_rng(11)
+    sweep = rng.integers(0, 1 << 32, 1 << 18, dtype=np.uint64).astype(np.uint32).view(np.float32)
+    x = np.concatenate([FP32_SPECIALS, sweep, np.linspace(-8, 8, 4097, dtype=np.float32)])
+    args = operands(name, x, rng)
+    if len(args) > 1:  # the specials meet every special dY too
+        args[1][:FP32_SPECIALS.size] = np.roll(FP32_SPECIALS, 3)
+    scalars = scalars_for(name)
+    got = getattr(dml, name)(*args, **scalars, device=device)
+    assert_bits_equal(got, np.asarray(REFERENCES[name](*args, **scalars)), T.FLOAT32)
+
+
+@pytest.mark.parametrize("data_type", [T.FLOAT32, T.FLOAT16])
+@pytest.mark.parametrize("name", ELEMENTWISE)
+def test_strided_broadcast_and_in_place_layouts(device, name, data_type):
+    rng = np.random.default_rng(5)
+    dtype = NUMPY[data_type]
+    x = (rng.standard_normal((33, 17)) * 3).astype(dtype).T  # transposed
+    args = operands(name, x, rng)
+    if len(args) > 1:
+        args[1] = np.broadcast_to((rng.standard_normal(33) * 3).astype(dtype), (17, 33))  # a zero stride
+    scalars = scalars_for(name)
+    expected = np.asarray(REFERENCES[name](*args, **scalars))
+    base = np.full((34, 40), 7, dtype)
+    out = base[::2, 3:36]  # a strided out with gaps that must survive
+    getattr(dml, name)(*args, **scalars, out=out, device=device)
+    assert_bits_equal(out, expected, data_type)
+    assert np.all(base[1::2] == 7) and np.all(base[:, :3] == 7) and np.all(base[:, 36:] == 7)
+    in_place = args[0].copy()
+    getattr(dml, name)(in_place, *args[1:], **scalars, out=in_place, device=device)
+    assert_bits_equal(in_place, expected, data_type)
+
+
+@pytest.mark.parametrize("name", sorted(DIRECTML_DEFAULTS))
+def test_front_end_defaults_are_directmls(name):
+    parameters = inspect.signature(getattr(dml, name)).parameters
+    for scalar, default in DIRECTML_DEFAULTS[name].items():
+        assert parameters[scalar].default == default, (name, scalar)
+        gradient = getattr(dml, f"{name}_grad", None)
+        if gradient is not None:
+            assert inspect.signature(gradient).parameters[scalar].default == default
+
+
+def desc_of(name, data_type=T.FLOAT32, sizes=(2, 3, 4, 5)):
+    tensor = dml.BufferTensorDesc(data_type, sizes)
+    schema = dml.OPERATORS[name]
+    return schema.desc_class(*[tensor] * len(schema.tensors), **scalars_for(name))
+
+
+@pytest.mark.parametrize("row", TABLE, ids=[row.name for row in TABLE])
+def test_forward_gating_follows_directmls_ladder(device_at, row):
+    """4 dims from the operator's level; at FEATURE_LEVEL_1_0 exactly 4, at 2_0 4-5, from 3_0 1-8."""
+    level = row.introduced
+    device_at(level).create_operator(desc_of(row.name))
+    if level > FL.LEVEL_1_0:
+        below = max(lv for lv in FL if lv < level)
+        with pytest.raises(dml.UnsupportedError, match=f"needs {level}"):
+            device_at(below).create_operator(desc_of(row.name))
+    for dims, first_level in ((3, FL.LEVEL_3_0), (5, FL.LEVEL_2_0 if level <= FL.LEVEL_2_0 else level),
+                              (8, FL.LEVEL_3_0)):
+        first_level = max(first_level, level)
+        desc = desc_of(row.name, sizes=(2,) * dims)
+        device_at(first_level).create_operator(desc)
+        earlier = [lv for lv in FL if level <= lv < first_level]
+        for capped in earlier:
+            with pytest.raises(dml.UnsupportedError, match="dimensions needs"):
+                device_at(capped).create_operator(desc)
+
+
+@pytest.mark.parametrize("row", TABLE, ids=[row.name for row in TABLE])
+def test_data_types_and_strict_mode(device, row):
+    strict = dml.create_device(strict_directml=True)
+    try:
+        strict.create_operator(desc_of(row.name))
+        with pytest.raises(dml.UnsupportedError, match="BFLOAT16 is a dmlpy extension"):
+            strict.create_operator(desc_of(row.name, T.BFLOAT16))
+        if row.gradient is not None:
+            gradient = desc_of(f"{row.name}_grad")
+            if row.name == "relu":  # DirectML's own RELU_GRAD
+                strict.create_operator(gradient)
+            else:
+                with pytest.raises(dml.UnsupportedError, match="is a dmlpy extension"):
+                    strict.create_operator(gradient)
+    finally:
+        strict.close()
+    for data_type in (T.INT32, T.INT16, T.INT8):
+        if row.integers_from is not None:
+            device.create_operator(desc_of(row.name, data_type))
+        else:
+            with pytest.raises(dml.InvalidArgumentError, match="is not supported"):
+                desc_of(row.name, data_type)
+
+
+@pytest.mark.parametrize("data_type", [T.INT32, T.INT16, T.INT8])
+def test_relu_on_integers_is_a_select(device, data_type):
+    dtype = {T.INT32: np.int32, T.INT16: np.int16, T.INT8: np.int8}[data_type]
+    info = np.iinfo(dtype)
+    x = np.array([info.min, -1, 0, 1, info.max, 5, -5], dtype)
+    assert np.array_equal(dml.relu(x, device=device), np.maximum(x, 0))
+    assert np.array_equal(dml.relu_grad(x, x, device=device), np.where(x > 0, x, 0))
+
+
+def test_required_scalars_are_required():
+    with pytest.raises(TypeError, match="alpha"):
+        dml.linear(np.ones(3, np.float32))
+    with pytest.raises(dml.InvalidArgumentError, match="Alpha must be finite"):
+        dml.linear(np.ones(3, np.float32), float("nan"), 0.0)
+
+
+def test_front_end_broadcasts_as_numpy_does(device):
+    x = np.linspace(-2, 2, 12, dtype=np.float32).reshape(3, 4)
+    slope = np.array([0.1, 0.2, 0.3, 0.4], np.float32)
+    got = dml.parameterized_relu(x, slope, device=device)
+    assert np.array_equal(got, REFERENCES["parameterized_relu"](x, np.broadcast_to(slope, x.shape)))
+    with pytest.raises(dml.InvalidArgumentError, match=r"dy has shape \(2, 4\), which does not broadcast with x's"):
+        dml.relu_grad(x, np.ones((2, 4), np.float32), device=device)
+
+
+def test_a_python_scalar_takes_the_arrays_dtype(device):
+    x = np.array([-1, 2], np.float16)
+    assert dml.relu_grad(x, 3.0, device=device).dtype == np.float16
