@@ -156,7 +156,7 @@ def declare(row: Activation) -> tuple[type, type | None]:
     forward_class = operator(
         dml_name=f"ACTIVATION_{row.dml_name}", name=row.name, formula=f"OutputTensor = {row.formula}",
         support=forward_support(row), same={"data_type": None, "dimension_count": None, "sizes": None},
-        shader="elementwise.comp", in_place=row.in_place,
+        shader="elementwise.comp", in_place=row.in_place, notes=row.notes,
         kernel=_kernel(row, lambda desc: forward_result, forward_inputs, "output_tensor"),
         check=(lambda desc: _check_row(row, desc)) if row.check else None,
     )(forward_class)
@@ -178,7 +178,7 @@ def declare(row: Activation) -> tuple[type, type | None]:
         dml_name=f"ACTIVATION_{row.dml_name}_GRAD", name=f"{row.name}_grad",
         formula=f"OutputGradientTensor = {row.gradient_formula}",
         support=gradient_support(row), same={"data_type": None, "dimension_count": None, "sizes": None},
-        shader="elementwise.comp", extension=not directml_gradient,
+        shader="elementwise.comp", extension=not directml_gradient, notes=row.notes,
         kernel=_kernel(row, lambda desc: from_y if getattr(desc, "use_dst", False) else from_x,
                        ("input_tensor", "input_gradient_tensor"), "output_gradient_tensor"),
         check=(lambda desc: _check_row(row, desc)) if row.check else None,

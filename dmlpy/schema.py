@@ -70,6 +70,7 @@ class OperatorSchema:
     extension: bool = False  # a dmlpy extension: refused by strict_directml devices
     check: Callable | None = None  # the operator's own further rules
     in_place: bool = True  # whether an output may be bound over an input (same range, same strides)
+    notes: str = ""  # conventions the specs leave open (kinks, NaN), for the docs
     desc_class: type | None = None
     tensors: tuple[TensorField, ...] = ()
     scalars: tuple[ScalarField, ...] = ()

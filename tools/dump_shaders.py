@@ -12,6 +12,7 @@ them as --<scalar> (e.g. --alpha, --beta).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import subprocess
 import sys
 from pathlib import Path
@@ -48,9 +49,12 @@ def build_parser() -> argparse.ArgumentParser:
                             help=f"sizes of {name} alone, where the operator has it")
         parser.add_argument(f"--{option}-strides", dest=f"{name}_strides", type=_dims,
                             help=f"element strides of {name} alone, where the operator has it")
-    scalars = {s.name: (schema.name, s.dml_name) for schema in dml.OPERATORS.values() for s in schema.scalars}
-    for name, (operator_name, dml_name) in sorted(scalars.items()):
-        parser.add_argument(f"--{name}", type=float, help=f"{dml_name}, required by {operator_name}")
+    scalars = {s.name: s.dml_name for schema in dml.OPERATORS.values() for s in schema.scalars}
+    for name, dml_name in sorted(scalars.items()):
+        parser.add_argument(f"--{name}", type=float, help=f"{dml_name}, where the operator has it (default: "
+                            "DirectML's default; required where DirectML has none)")
+    parser.add_argument("--use-dst", action="store_true", help="the gradient from the forward's output, "
+                        "where the operator has that form")
     parser.add_argument("--adapter", type=int, help="Vulkan adapter index whose limits shape the dispatch "
                         "(default: the one create_device picks)")
     parser.add_argument("--out", type=Path, default=Path("."), help="directory to write the files to")
@@ -64,12 +68,16 @@ def dump(args) -> list[Path]:
         sizes = getattr(args, f"{field.name}_sizes") or args.sizes
         strides = getattr(args, f"{field.name}_strides") or args.strides
         tensors[field.name] = dml.BufferTensorDesc(dml.TensorDataType[args.dtype], sizes, strides)
+    defaults = {f.name: f.default for f in dataclasses.fields(schema.desc_class)}
     scalars = {}
     for scalar in schema.scalars:
-        if getattr(args, scalar.name) is None:
+        value = getattr(args, scalar.name)
+        if value is None and defaults[scalar.name] is dataclasses.MISSING:
             raise dml.InvalidArgumentError(f"{schema.name} needs --{scalar.name} ({scalar.dml_name})")
-        scalars[scalar.name] = getattr(args, scalar.name)
-    desc = schema.desc_class(**tensors, **scalars)
+        if value is not None:
+            scalars[scalar.name] = value
+    flags = {f.name: True for f in schema.flags if f.name == "use_dst" and args.use_dst}
+    desc = schema.desc_class(**tensors, **scalars, **flags)
     adapters = list_adapters()
     if not adapters:
         raise dml.UnsupportedError("no Vulkan adapter: the dispatch depends on an adapter's limits")
