@@ -97,3 +97,64 @@ float dml_min(float a, float b) {
 float dml_max(float a, float b) {
     return dml_isnan(a) || a > b ? a : b;
 }
+
+// a / b, correctly rounded (to nearest even) on every device. Vulkan lets a driver's
+// division be off by 2.5 ULP, so the quotient is formed in integer arithmetic: the
+// significands are divided bit by bit (25 quotient bits and a sticky remainder), then
+// rounded once, to a normal or a subnormal result. Subnormal operands are normalised in
+// integers too, so nothing depends on how a device treats subnormals.
+uint dml_significand(uint magnitude, out int exponent) {
+    uint biased = magnitude >> 23;
+    if (biased != 0u) {
+        exponent = int(biased) - 127;
+        return (magnitude & 0x7FFFFFu) | 0x800000u;
+    }
+    int top = findMSB(magnitude);  // a subnormal: bring its leading one to bit 23
+    exponent = top - 149;
+    return magnitude << uint(23 - top);
+}
+
+float dml_div(float a, float b) {
+    uint ua = floatBitsToUint(a), ub = floatBitsToUint(b);
+    uint sign = (ua ^ ub) & 0x80000000u;
+    uint ma = ua & 0x7FFFFFFFu, mb = ub & 0x7FFFFFFFu;
+    if (ma > 0x7F800000u) return a;  // NaN in, NaN out
+    if (mb > 0x7F800000u) return b;
+    if (ma == 0x7F800000u) return mb == 0x7F800000u ? uintBitsToFloat(0x7FC00000u) : uintBitsToFloat(sign | 0x7F800000u);
+    if (mb == 0x7F800000u || ma == 0u) return mb == 0u ? uintBitsToFloat(0x7FC00000u) : uintBitsToFloat(sign);
+    if (mb == 0u) return uintBitsToFloat(sign | 0x7F800000u);
+    int ea, eb;
+    uint sa = dml_significand(ma, ea), sb = dml_significand(mb, eb);
+    int exponent = ea - eb;
+    uint remainder = sa;
+    if (remainder < sb) {  // the quotient's leading bit is 1 only if sa >= sb
+        remainder <<= 1;
+        exponent -= 1;
+    }
+    uint quotient = 0u;  // 25 bits: 24 of the significand and one to round with
+    [[unroll]] for (int i = 0; i < 25; ++i) {
+        quotient <<= 1;
+        if (remainder >= sb) {
+            remainder -= sb;
+            quotient |= 1u;
+        }
+        remainder <<= 1;
+    }
+    bool sticky = remainder != 0u;
+    if (exponent > 127) return uintBitsToFloat(sign | 0x7F800000u);
+    uint shift = 1u;  // bits to drop: the rounding bit, and more for a subnormal result
+    if (exponent < -126) {
+        int extra = -126 - exponent;
+        if (extra > 25) return uintBitsToFloat(sign);  // below half the smallest subnormal
+        sticky = sticky || (quotient & ((1u << uint(extra)) - 1u)) != 0u;
+        quotient >>= uint(extra);
+        exponent = -127;  // the subnormal exponent field, 0
+    }
+    uint kept = quotient >> shift;
+    uint dropped = quotient & 1u;
+    if (dropped == 1u && (sticky || (kept & 1u) == 1u)) kept += 1u;  // to nearest, ties to even
+    // kept holds the significand with its leading one (normal) or without (subnormal); a
+    // carry into bit 24 or into bit 23 moves the exponent up by one, as the addition does.
+    uint bits = exponent == -127 ? kept : (uint(exponent + 126) << 23) + kept;
+    return uintBitsToFloat(sign | min(bits, 0x7F800000u));
+}
