@@ -25,6 +25,7 @@ import numpy as np
 
 from . import expr as e
 from .codegen import plan_elementwise
+from .errors import InvalidArgumentError
 from .schema import OperatorDesc, Support, TensorRole, flag_field, operator, scalar_field, tensor_field
 from .tensor_desc import BufferTensorDesc
 from .types import FeatureLevel as FL
@@ -134,11 +135,6 @@ def _make_class(name: str, doc: str, tensors: list[tuple[str, str, TensorRole]],
     return type(name, (OperatorDesc,), namespace)
 
 
-def _check_row(row: Activation, desc) -> None:
-    if row.check is not None:
-        row.check(desc)
-
-
 def declare(row: Activation) -> tuple[type, type | None]:
     """Register the row's forward and gradient operators; returns their desc classes."""
     scalars = _scalar_exprs(row)
@@ -158,7 +154,7 @@ def declare(row: Activation) -> tuple[type, type | None]:
         support=forward_support(row), same={"data_type": None, "dimension_count": None, "sizes": None},
         shader="elementwise.comp", in_place=row.in_place, notes=row.notes,
         kernel=_kernel(row, lambda desc: forward_result, forward_inputs, "output_tensor"),
-        check=(lambda desc: _check_row(row, desc)) if row.check else None,
+        check=row.check,
     )(forward_class)
     if row.gradient is None:
         return forward_class, None
@@ -181,12 +177,33 @@ def declare(row: Activation) -> tuple[type, type | None]:
         shader="elementwise.comp", extension=not directml_gradient, notes=row.notes,
         kernel=_kernel(row, lambda desc: from_y if getattr(desc, "use_dst", False) else from_x,
                        ("input_tensor", "input_gradient_tensor"), "output_gradient_tensor"),
-        check=(lambda desc: _check_row(row, desc)) if row.check else None,
+        check=row.check,
     )(gradient_class)
     return forward_class, gradient_class
 
 
 ONE_SIXTH = float(np.float32(1 / 6))
+
+
+def _elu_use_dst_needs_nonnegative_alpha(desc) -> None:
+    """With use_dst, Alpha must be >= 0 (oneDNN's rule)."""
+    if getattr(desc, "use_dst", False) and not desc.alpha >= 0:
+        raise InvalidArgumentError(
+            f"{type(desc).__name__}.alpha {desc.alpha!r} with use_dst=True: the gradient from the output needs "
+            "Alpha >= 0 (oneDNN's rule: only then is Y + Alpha equal to Alpha·e^X where X <= 0)", "alpha")
+
+
+def _nonzero(field: str, dml_name: str):
+    def check(desc) -> None:
+        if getattr(desc, field) == 0:
+            raise InvalidArgumentError(f"{type(desc).__name__}.{field} 0: {dml_name} divides the input, so it must "
+                                       "not be 0", field)
+    check.__doc__ = f"{dml_name} must not be 0 (the input is divided by it)."
+    return check
+
+
+TRANSCENDENTAL_NOTE = ("Transcendental functions are dmlpy's own (shaders/transcendental.glsl): the same bits on "
+                       "every device, within the ULP bounds docs/numerics.md lists.")
 
 TABLE: tuple[Activation, ...] = (
     Activation(
@@ -256,6 +273,75 @@ TABLE: tuple[Activation, ...] = (
         scalars=(Scalar("alpha", "Alpha", ONE_SIXTH), Scalar("beta", "Beta", 0.5)),
         notes="PyTorch's hardswish_backward kinks (x < -3: 0; x <= 3: x/3 + 1/2; else 1 for the defaults), "
               "in terms of v = Alpha·X + Beta; as in PyTorch, NaN X gives dY."),
+    Activation(
+        "ELU", "elu", FL.LEVEL_1_0, "InputTensor >= 0 ? InputTensor : Alpha * (exp(InputTensor) - 1)",
+        "InputTensor > 0 ? InputGradientTensor : InputGradientTensor * Alpha * exp(InputTensor)",
+        forward=lambda x, alpha: e.where(x >= 0, x, alpha * e.expm1(x)),
+        gradient=lambda x, dy, alpha: e.where(e.positive(x), dy, dy * (alpha * e.exp(x))),
+        use_dst=lambda y, dy, alpha: e.where(e.positive(y), dy, dy * (y + alpha)),
+        scalars=(Scalar("alpha", "Alpha", 1.0),), check=_elu_use_dst_needs_nonnegative_alpha,
+        notes="oneDNN's elu: the gradient at X = 0 is Alpha; use_dst (Y + Alpha) needs Alpha >= 0. "
+              + TRANSCENDENTAL_NOTE),
+    Activation(
+        "SCALED_ELU", "scaled_elu", FL.LEVEL_1_0,
+        "InputTensor > 0 ? Gamma * InputTensor : Gamma * (Alpha * exp(InputTensor) - Alpha)",
+        "InputTensor > 0 ? Gamma * InputGradientTensor : InputGradientTensor * Gamma * Alpha * exp(InputTensor)",
+        forward=lambda x, alpha, gamma: e.where(e.positive(x), gamma * x, gamma * (alpha * e.expm1(x))),
+        gradient=lambda x, dy, alpha, gamma: e.where(e.positive(x), gamma * dy, dy * (gamma * (alpha * e.exp(x)))),
+        scalars=(Scalar("alpha", "Alpha", 1.67326319217681884765625),
+                 Scalar("gamma", "Gamma", 1.05070102214813232421875)),
+        notes="Alpha·e^X - Alpha is computed as Alpha·expm1(X) (the same value, without cancellation). "
+              + TRANSCENDENTAL_NOTE),
+    Activation(
+        "CELU", "celu", FL.LEVEL_3_0, "max(0, InputTensor) + min(0, Alpha * (exp(InputTensor / Alpha) - 1))",
+        "InputTensor > 0 ? InputGradientTensor : InputGradientTensor * exp(InputTensor / Alpha)",
+        forward=lambda x, alpha: e.where(e.positive(x), x, alpha * e.expm1(x / alpha)),
+        gradient=lambda x, dy, alpha: e.where(e.positive(x), dy, dy * e.exp(x / alpha)),
+        scalars=(Scalar("alpha", "Alpha", 1.0),), check=_nonzero("alpha", "Alpha"),
+        notes="PyTorch's celu kinks (the gradient at X = 0 is 1). " + TRANSCENDENTAL_NOTE),
+    Activation(
+        "SIGMOID", "sigmoid", FL.LEVEL_1_0, "1 / (1 + exp(-InputTensor))",
+        "InputGradientTensor * sigmoid'(InputTensor)",
+        forward=lambda x: e.sigmoid(x), gradient=lambda x, dy: dy * e.sigmoid_slope(x),
+        use_dst=lambda y, dy: (dy * y) * (1 - y),
+        notes="sigmoid'(X) = e^-|X| / (1 + e^-|X|)^2, accurate where 1 - sigmoid(X) would cancel; use_dst "
+              "is oneDNN's dY·Y·(1 - Y). " + TRANSCENDENTAL_NOTE),
+    Activation(
+        "TANH", "tanh", FL.LEVEL_1_0, "tanh(InputTensor)", "InputGradientTensor * (1 - tanh(InputTensor)^2)",
+        forward=lambda x: e.tanh(x), gradient=lambda x, dy: dy * e.tanh_slope(x),
+        use_dst=lambda y, dy: (dy * (1 - y)) * (1 + y),
+        notes="1 - tanh^2 X is computed as 4e^-2|X| / (1 + e^-2|X|)^2, accurate for large |X|; use_dst is "
+              "oneDNN's dY·(1 - Y)·(1 + Y). " + TRANSCENDENTAL_NOTE),
+    Activation(
+        "SCALED_TANH", "scaled_tanh", FL.LEVEL_1_0, "Alpha * tanh(Beta * InputTensor)",
+        "InputGradientTensor * Alpha * Beta * (1 - tanh(Beta * InputTensor)^2)",
+        forward=lambda x, alpha, beta: alpha * e.tanh(beta * x),
+        gradient=lambda x, dy, alpha, beta: dy * ((alpha * beta) * e.tanh_slope(beta * x)),
+        scalars=(Scalar("alpha", "Alpha", 1.0), Scalar("beta", "Beta", 0.5)),
+        notes=TRANSCENDENTAL_NOTE),
+    Activation(
+        "SOFTPLUS", "softplus", FL.LEVEL_1_0, "log(1 + exp(Steepness * InputTensor)) / Steepness",
+        "InputGradientTensor * sigmoid(Steepness * InputTensor)",
+        forward=lambda x, steepness: e.softplus(steepness * x) / steepness,
+        gradient=lambda x, dy, steepness: dy * e.sigmoid(steepness * x),
+        scalars=(Scalar("steepness", "Steepness", 1.0),), check=_nonzero("steepness", "Steepness"),
+        notes="log(1 + e^x) as max(x, 0) + log1p(e^-|x|): softplus(100) = 100, no overflow. "
+              + TRANSCENDENTAL_NOTE),
+    Activation(
+        "PARAMETRIC_SOFTPLUS", "parametric_softplus", FL.LEVEL_1_0, "Alpha * log(1 + exp(Beta * InputTensor))",
+        "InputGradientTensor * Alpha * Beta * sigmoid(Beta * InputTensor)",
+        forward=lambda x, alpha, beta: alpha * e.softplus(beta * x),
+        gradient=lambda x, dy, alpha, beta: dy * ((alpha * beta) * e.sigmoid(beta * x)),
+        scalars=(Scalar("alpha", "Alpha"), Scalar("beta", "Beta")),
+        notes=TRANSCENDENTAL_NOTE),
+    Activation(
+        "SWISH", "swish", FL.LEVEL_6_2, "InputTensor * sigmoid(SigmoidInputScale * InputTensor)",
+        "InputGradientTensor * (s + InputTensor * SigmoidInputScale * s * (1 - s)), "
+        "s = sigmoid(SigmoidInputScale * InputTensor)",
+        forward=lambda x, scale: x * e.sigmoid(scale * x),
+        gradient=lambda x, dy, scale: dy * (e.sigmoid(scale * x) + (x * scale) * e.sigmoid_slope(scale * x)),
+        scalars=(Scalar("sigmoid_input_scale", "SigmoidInputScale", 1.0),),
+        notes="s·(1 - s) is computed as sigmoid'(k·X) (no cancellation). " + TRANSCENDENTAL_NOTE),
     Activation(
         "PARAMETERIZED_RELU", "parameterized_relu", FL.LEVEL_1_0,
         "InputTensor >= 0 ? InputTensor : SlopeTensor * InputTensor", "",

@@ -159,11 +159,11 @@ minimum = _binary("min")  # NaN if either is NaN
 maximum = _binary("max")
 exp = _unary("exp")
 expm1 = _unary("expm1")
-log = _unary("log")
-log1p = _unary("log1p")
 tanh = _unary("tanh")
-erf = _unary("erf")
 sigmoid = _unary("sigmoid")
+softplus = _unary("softplus")  # log(1 + e^x), computed without overflow
+sigmoid_slope = _unary("sigmoid_slope")  # sigmoid'(x), without cancellation
+tanh_slope = _unary("tanh_slope")  # tanh'(x) = 1 - tanh^2 x, without cancellation
 
 
 def isnan(x) -> Expr:
@@ -208,11 +208,11 @@ RENDER: dict[str, str] = {
     "select": "{type} {out} = {0} ? {1} : {2};",
     "exp": "float {out} = dml_exp({0});",
     "expm1": "float {out} = dml_expm1({0});",
-    "log": "float {out} = dml_log({0});",
-    "log1p": "float {out} = dml_log1p({0});",
     "tanh": "float {out} = dml_tanh({0});",
-    "erf": "float {out} = dml_erf({0});",
     "sigmoid": "float {out} = dml_sigmoid({0});",
+    "softplus": "float {out} = dml_softplus({0});",
+    "sigmoid_slope": "float {out} = dml_sigmoid_slope({0});",
+    "tanh_slope": "float {out} = dml_tanh_slope({0});",
 }
 
 _GLSL_TYPE = {STORED: "uint", FLOAT: "float", BOOL: "bool"}
@@ -244,6 +244,10 @@ def render(result: Expr) -> list[str]:
     return lines
 
 
+# The primitives shaders/transcendental.glsl implements.
+TRANSCENDENTALS = ("exp", "expm1", "tanh", "sigmoid", "softplus", "sigmoid_slope", "tanh_slope")
+
+
 def uses_transcendentals(result: Expr) -> bool:
     seen, stack = set(), [result]
     while stack:
@@ -251,7 +255,7 @@ def uses_transcendentals(result: Expr) -> bool:
         if node._id in seen:
             continue
         seen.add(node._id)
-        if node.op in ("exp", "expm1", "log", "log1p", "tanh", "erf", "sigmoid"):
+        if node.op in TRANSCENDENTALS:
             return True
         stack.extend(node.args)
     return False

@@ -278,7 +278,8 @@ def _run_elementwise(desc_class, arrays: dict[str, np.ndarray], out, device: Dev
     if out is not None:
         _check_out(out, first.shape, first.dtype)
     result = out if out is not None else np.empty(first.shape, first.dtype)
-    if first.size == 0:
+    if first.size == 0:  # nothing to run, but the call must still be one the operator accepts
+        desc_class(*[BufferTensorDesc(data_type, (1,))] * (len(arrays) + 1), **fields)
         return result
     # The result is computed in `target`: `out` itself where its strides are whole elements,
     # else a contiguous array copied into `out` at the end.
@@ -389,7 +390,12 @@ def _as_arrays(values: dict[str, object]) -> dict[str, np.ndarray]:
     arrays = {}
     for name, value in values.items():
         if like is not None and isinstance(value, (int, float)) and not isinstance(value, bool):
-            arrays[name] = _as_array(np.asarray(value, like.dtype), name)
+            try:
+                scalar = np.asarray(value, like.dtype)
+            except (OverflowError, ValueError, TypeError) as error:
+                raise InvalidArgumentError(f"{name} {value!r} does not fit the arrays' dtype {like.dtype}: {error}",
+                                           "data_type") from None
+            arrays[name] = _as_array(scalar, name)
         else:
             arrays[name] = _as_array(value, name)
     return arrays

@@ -109,3 +109,53 @@ REFERENCES = {
                                                       dy))),
     "parameterized_relu": _float_op(lambda x, slope: np.where(x >= 0, x, slope * x)),
 }
+
+
+def _f64(compute):
+    """A float64 reference: the inputs and scalars exactly as stored, the math in float64,
+    returned in float64 (compare within a ULP bound, not bit for bit)."""
+    def reference(*arrays, **scalars):
+        with np.errstate(all="ignore"):
+            values = [np.asarray(a).astype(np.float32).astype(np.float64) for a in arrays]
+            return np.asarray(compute(*values, **{k: float(np.float32(v)) for k, v in scalars.items()}),
+                              np.float64)
+    return reference
+
+
+def _sigmoid64(x):
+    e = np.exp(-np.abs(x))
+    return np.where(x >= 0, 1 / (1 + e), e / (1 + e))
+
+
+def _sigmoid_slope64(x):
+    e = np.exp(-np.abs(x))
+    return e / (1 + e) ** 2
+
+
+def _tanh_slope64(x):
+    e = np.exp(-2 * np.abs(x))
+    return 4 * e / (1 + e) ** 2
+
+
+# Float64 references of the operators built on transcendental functions, keyed by name.
+REFERENCES_F64 = {
+    "elu": _f64(lambda x, alpha: np.where(x >= 0, x, alpha * np.expm1(x))),
+    "elu_grad": _f64(lambda x, dy, alpha: np.where(x > 0, dy, dy * alpha * np.exp(x))),
+    "scaled_elu": _f64(lambda x, alpha, gamma: np.where(x > 0, gamma * x, gamma * alpha * np.expm1(x))),
+    "scaled_elu_grad": _f64(lambda x, dy, alpha, gamma: np.where(x > 0, gamma * dy, dy * gamma * alpha * np.exp(x))),
+    "celu": _f64(lambda x, alpha: np.where(x > 0, x, alpha * np.expm1(x / alpha))),
+    "celu_grad": _f64(lambda x, dy, alpha: np.where(x > 0, dy, dy * np.exp(x / alpha))),
+    "sigmoid": _f64(_sigmoid64),
+    "sigmoid_grad": _f64(lambda x, dy: dy * _sigmoid_slope64(x)),
+    "tanh": _f64(np.tanh),
+    "tanh_grad": _f64(lambda x, dy: dy * _tanh_slope64(x)),
+    "scaled_tanh": _f64(lambda x, alpha, beta: alpha * np.tanh(beta * x)),
+    "scaled_tanh_grad": _f64(lambda x, dy, alpha, beta: dy * alpha * beta * _tanh_slope64(beta * x)),
+    "softplus": _f64(lambda x, steepness: np.logaddexp(0, steepness * x) / steepness),
+    "softplus_grad": _f64(lambda x, dy, steepness: dy * _sigmoid64(steepness * x)),
+    "parametric_softplus": _f64(lambda x, alpha, beta: alpha * np.logaddexp(0, beta * x)),
+    "parametric_softplus_grad": _f64(lambda x, dy, alpha, beta: dy * alpha * beta * _sigmoid64(beta * x)),
+    "swish": _f64(lambda x, sigmoid_input_scale: x * _sigmoid64(sigmoid_input_scale * x)),
+    "swish_grad": _f64(lambda x, dy, sigmoid_input_scale: dy * (
+        _sigmoid64(sigmoid_input_scale * x) + x * sigmoid_input_scale * _sigmoid_slope64(sigmoid_input_scale * x))),
+}

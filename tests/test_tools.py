@@ -72,11 +72,11 @@ def test_dump_reports_the_path_taken(tmp_path):
     (["--dtype", "uint8", "--sizes", "2,3"], "input_tensor.data_type UINT8 is not supported"),
     (["--dtype", "float32", "--sizes", "2,0"], "BufferTensorDesc.sizes[1] is 0"),
     (["--dtype", "float32", "--sizes", "2,3", "--output-gradient-tensor-strides", "0,1"], "write any element twice"),
-    (["--dtype", "float32", "--sizes", "2,3", "--alpha", "1"], "hard_sigmoid_grad needs --beta"),
+    (["--dtype", "float32", "--sizes", "2,3", "--alpha", "1"], "linear_grad needs --beta"),
     (["--dtype", "float32", "--sizes", "2,3", "--alpha", "1", "--beta", "inf"], "beta inf is not a finite FP32"),
 ])
 def test_invalid_desc_exits_non_zero_with_the_message(tmp_path, args, message):
-    operator = "hard_sigmoid_grad" if "--alpha" in args else "relu_grad"
+    operator = "linear_grad" if "--alpha" in args else "relu_grad"
     result = run_tool("tools/dump_shaders.py", operator, *args, "--out", tmp_path)
     assert result.returncode == 1 and message in result.stderr and "Traceback" not in result.stderr
 

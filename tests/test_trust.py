@@ -466,3 +466,12 @@ def test_bfloat16_out_with_gaps_keeps_its_gaps(device):
         warnings.simplefilter("error")
         dml.relu_grad(x, x, out=base[::2], device=device)
     assert np.all(base[1::2] == 3.0) and np.array_equal(base[::2], relu_grad(x, x))
+
+
+def test_empty_arrays_are_still_checked(device):
+    with pytest.raises(dml.InvalidArgumentError, match="FLOAT64 is not supported"):
+        dml.hard_sigmoid(np.zeros(0, np.float64), device=device)
+    with pytest.raises(dml.InvalidArgumentError, match="Alpha must be finite"):
+        dml.hard_sigmoid(np.zeros(0, np.float32), alpha=float("inf"), device=device)
+    with pytest.raises(dml.InvalidArgumentError, match="does not fit"):
+        dml.relu_grad(np.zeros(2, np.int8), 128, device=device)

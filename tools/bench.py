@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
-from reference import REFERENCES  # noqa: E402
+from reference import REFERENCES, REFERENCES_F64  # noqa: E402
 from reference import prelu_grad as reference_prelu_grad  # noqa: E402
 
 import dmlpy as dml  # noqa: E402
@@ -199,9 +199,10 @@ def numpy_run(case: Case, count: int):
     of the tests), writing a row-major result."""
     arrays = arrays_for(case, count)
     out = np.empty(shape_of(case, count), NUMPY[case.data_type])
-    scalars = scalars_of(case.operator) if case.operator in REFERENCES else {}
-    if case.operator in REFERENCES:
-        return host_seconds(lambda: np.copyto(out, REFERENCES[case.operator](*arrays, **scalars)))
+    reference = REFERENCES.get(case.operator) or REFERENCES_F64.get(case.operator)
+    if reference is not None:
+        scalars = scalars_of(case.operator)
+        return host_seconds(lambda: np.copyto(out, reference(*arrays, **scalars)))
     x, slope, dy = arrays
     return host_seconds(lambda: (np.copyto(out, reference_prelu_grad(x, slope, dy, (0,))[0])))
 
