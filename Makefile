@@ -18,11 +18,15 @@ test: setup
 fuzz: setup
 	DMLPY_FUZZ_EXAMPLES=2000 $(PY) -m pytest -q tests/test_fuzz.py --hypothesis-show-statistics
 
-# The whole suite under VK_LAYER_KHRONOS_validation; any message it logs fails the run.
+# The suite under VK_LAYER_KHRONOS_validation; any message it logs fails the run. The
+# per-operator sweeps (test_activations, test_transcendentals) and the 10,000-call memory
+# test are left out: they dispatch the same kernel family, bindings and submissions as the
+# layout tests that run here, only with other math, and would double CI's time.
 validate: setup
 	@DMLPY_WITH_VALIDATION_LAYERS=1 bash tools/setup.sh
 	rm -f $(VALIDATION_LOG)
-	DMLPY_VALIDATION=1 VK_LAYER_SETTINGS_PATH=$(CURDIR)/tools/validation $(PY) -m pytest -q
+	DMLPY_VALIDATION=1 VK_LAYER_SETTINGS_PATH=$(CURDIR)/tools/validation $(PY) -m pytest -q \
+		--ignore=tests/test_activations.py --ignore=tests/test_transcendentals.py -k "not ten_thousand_distinct"
 	@if [ -s $(VALIDATION_LOG) ]; then echo "validation layer messages:"; cat $(VALIDATION_LOG); exit 1; fi
 	@echo "validate: VK_LAYER_KHRONOS_validation reported nothing"
 

@@ -159,3 +159,55 @@ REFERENCES_F64 = {
     "swish_grad": _f64(lambda x, dy, sigmoid_input_scale: dy * (
         _sigmoid64(sigmoid_input_scale * x) + x * sigmoid_input_scale * _sigmoid_slope64(sigmoid_input_scale * x))),
 }
+
+
+# Results below this are held to an absolute bound (subnormal intermediates), see
+# docs/numerics.md.
+FLOOR = 2.0**-100
+
+
+def ulp_error(got: np.ndarray, exact: np.ndarray, dtype, floor=0.0) -> np.ndarray:
+    """|got - exact| in units of the spacing of `dtype` at max(|correctly rounded result|,
+    floor); 0 where both are the same infinity or both NaN, inf where only one is NaN."""
+    got64 = got.astype(np.float64)
+    with np.errstate(all="ignore"):
+        rounded = exact.astype(dtype)
+        scale = np.fmax(np.abs(rounded.astype(np.float64)), floor).astype(dtype)
+        spacing = np.spacing(scale).astype(np.float64)
+        spacing = np.where(np.isinf(scale.astype(np.float64)), np.spacing(np.float32(3.4e38)), spacing)
+        error = np.abs(got64 - exact) / spacing
+    same = (got64 == exact) | (np.isnan(got64) & np.isnan(exact)) | (got64 == rounded.astype(np.float64))
+    return np.where(same, 0.0, np.where(np.isnan(error), np.inf, error))
+
+
+# Gradients from the forward's output Y (oneDNN's use_dst), where the formula differs from
+# the one from X: FP32 operation by operation, as oneDNN writes them.
+REFERENCES_USE_DST = {
+    "elu_grad": _float_op(lambda y, dy, alpha: np.where(y > 0, dy, dy * (y + alpha))),
+    "sigmoid_grad": _float_op(lambda y, dy: (dy * y) * (np.float32(1) - y)),
+    "tanh_grad": _float_op(lambda y, dy: (dy * (np.float32(1) - y)) * (np.float32(1) + y)),
+}
+
+
+def assert_matches_reference(name: str, got: np.ndarray, inputs, scalars, ulp_bound: float = 96.0,
+                             use_dst: bool = False) -> None:
+    """`got` against the operator's reference: bit for bit (any NaN where it is NaN) for the
+    exact ones, within `ulp_bound` (loose: test_transcendentals.py holds the real bounds) for
+    the transcendental ones. Gradients are measured at least at |dY|/8."""
+    got = np.asarray(got)
+    exact_reference = REFERENCES_USE_DST.get(name) if use_dst else None
+    exact_reference = exact_reference or REFERENCES.get(name)
+    if exact_reference is not None:
+        expected = np.asarray(exact_reference(*inputs, **scalars))
+        nan = np.isnan(expected.astype(np.float32)) if expected.dtype.kind in "fV" else np.zeros(got.shape, bool)
+        bits = {1: np.uint8, 2: np.uint16, 4: np.uint32}[got.itemsize]
+        assert np.array_equal(got.view(bits)[~nan], expected.view(bits)[~nan]), name
+        assert np.isnan(got[nan].astype(np.float32)).all(), name
+        return
+    if any(not abs(float(np.float32(v))) <= 2.0**16 for v in scalars.values()):
+        return  # FP32 products of such scalars may overflow where float64 does not: no bound is claimed
+    exact = REFERENCES_F64[name](*inputs, **scalars)
+    floor = np.fmax(FLOOR, np.abs(np.asarray(inputs[1]).astype(np.float64)) / 8) if name.endswith("_grad") else FLOOR
+    bound = ulp_bound if got.dtype == np.float32 else 1.0
+    error = ulp_error(got, exact, got.dtype, floor)
+    assert error.max() <= bound, f"{name}: {error.max()} ULP"

@@ -7,7 +7,7 @@ import inspect
 import ml_dtypes
 import numpy as np
 import pytest
-from reference import REFERENCES_F64
+from reference import FLOOR, REFERENCES_F64, ulp_error
 
 import dmlpy as dml
 
@@ -15,7 +15,6 @@ import dmlpy as dml
 # max(|exact|, FLOOR, |dY|/8 for gradients): results below 2^-100 (subnormal
 # intermediates) and gradients near their zeros (swish' crosses 0: the terms cancel) are held
 # to an absolute bound instead. docs/numerics.md has the measured figures and the reasons.
-FLOOR = 2.0**-100
 FP32_ULP_BOUND = {name: 6.0 if name.endswith("_grad") else 3.5 for name in REFERENCES_F64}
 # A scalar times X inside exp: the FP32 product's rounding moves the argument by up to
 # |argument|·2^-24, which e^x turns into that much relative error (no extended-precision
@@ -30,20 +29,6 @@ def scalars_for(name):
         default = inspect.signature(getattr(dml, name)).parameters[scalar.name].default
         values[scalar.name] = REQUIRED_SCALARS[scalar.name] if default is inspect.Parameter.empty else default
     return values
-
-
-def ulp_error(got: np.ndarray, exact: np.ndarray, dtype, floor=0.0) -> np.ndarray:
-    """|got - exact| in units of the spacing of `dtype` at max(|correctly rounded result|,
-    floor); 0 where both are the same infinity or both NaN, inf where only one is NaN."""
-    got64 = got.astype(np.float64)
-    with np.errstate(all="ignore"):
-        rounded = exact.astype(dtype)
-        scale = np.fmax(np.abs(rounded.astype(np.float64)), floor).astype(dtype)
-        spacing = np.spacing(scale).astype(np.float64)
-        spacing = np.where(np.isinf(scale.astype(np.float64)), np.spacing(np.float32(3.4e38)), spacing)
-        error = np.abs(got64 - exact) / spacing
-    same = (got64 == exact) | (np.isnan(got64) & np.isnan(exact)) | (got64 == rounded.astype(np.float64))
-    return np.where(same, 0.0, np.where(np.isnan(error), np.inf, error))
 
 
 def inputs_for(name, x, rng):
