@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import expr as e
 from .errors import UnsupportedError
 from .tensor_desc import BufferTensorDesc
 from .types import data_type_info
@@ -215,42 +216,110 @@ def broadcast_dims(slope: BufferTensorDesc) -> tuple[bool, ...]:
     return tuple(size > 1 and stride == 0 for size, stride in zip(slope.sizes, slope.element_strides))
 
 
-REDUCTION_CHUNK = 256  # terms one invocation of prelu_grad.comp's first pass sums
+REDUCTION_CHUNK = 256  # elements one invocation of a reduction stage takes (a power of two)
+MAX_REDUCTION_INPUTS, MAX_REDUCTION_OUTPUTS = 3, 2  # what shaders/reduce.comp declares
 
 
-def plan_prelu_grad(x: BufferTensorDesc, slope: BufferTensorDesc, dy: BufferTensorDesc, dx: BufferTensorDesc,
-                    dslope: BufferTensorDesc, adapter: AdapterInfo) -> KernelPlan:
-    """Two passes: dX and chunk sums of dSlope's terms, then dSlope from the chunk sums."""
-    reduced = broadcast_dims(slope)
-    tensors = [x, slope, dy, dx]
+@dataclass(frozen=True)
+class ReducedOutput:
+    """An output of a reduction plan: `value` for each element (per_row False), or one value
+    per row, stored where the row's reduced indices are 0 (per_row True)."""
+
+    desc: BufferTensorDesc
+    value: e.Expr
+    per_row: bool = False
+
+
+def _reduction_body(lines_element: list[str], lines_row: list[str]) -> tuple[str, ...]:
+    return ("void element_math(uint bits[INPUT_COUNT], uint totals[TOTAL_SLOTS], uint element,",
+            "                  out REDUCE_VALUE reduce_value, out uint output_bits[OUTPUT_COUNT]) {",
+            *(f"    {line}" for line in lines_element), "}",
+            "void row_math(uint totals[TOTAL_SLOTS], out uint output_bits[OUTPUT_COUNT]) {",
+            *(f"    {line}" for line in lines_row), "}")
+
+
+def plan_reduction(inputs: list[BufferTensorDesc], outputs: list[ReducedOutput], reduced: tuple[bool, ...],
+                   adapter: AdapterInfo, scalars: tuple[float, ...] = ()) -> KernelPlan:
+    """Plan outputs that depend on reductions over rows (shaders/reduce.comp): `reduced`
+    marks the dims of the first input's sizes a row spans. Each reduce node in the outputs'
+    expressions becomes a stage (and a stage combining chunk partials where rows are long);
+    an element output is written by the first stage that knows the totals it reads."""
+    if not 1 <= len(inputs) <= MAX_REDUCTION_INPUTS or not 1 <= len(outputs) <= MAX_REDUCTION_OUTPUTS:
+        raise UnsupportedError(f"{len(inputs)} inputs and {len(outputs)} outputs: the reduction kernel takes 1 to "
+                               f"{MAX_REDUCTION_INPUTS} inputs and 1 to {MAX_REDUCTION_OUTPUTS} outputs")
+    sizes = inputs[0].sizes
+    tensors = [*inputs, *(o.desc for o in outputs)]
+    per_row = [False] * len(inputs) + [o.per_row for o in outputs]
     kept_dims = [d for d, r in enumerate(reduced) if not r]
     reduced_dims = [d for d, r in enumerate(reduced) if r]
-
-    def pick(dims, descs):
-        return [tuple(t.element_strides[d] for d in dims) for t in descs]
-
-    kept_sizes, kept_strides = merge_dims(tuple(x.sizes[d] for d in kept_dims), pick(kept_dims, [*tensors, dslope]))
-    reduced_sizes, reduced_strides = merge_dims(tuple(x.sizes[d] for d in reduced_dims), pick(reduced_dims, tensors))
-    kept_count, reduced_count = math.prod(kept_sizes), math.prod(reduced_sizes)
+    kept_sizes, kept_strides = merge_dims(
+        tuple(sizes[d] for d in kept_dims), [tuple(t.element_strides[d] for d in kept_dims) for t in tensors])
+    reduced_sizes, reduced_strides = merge_dims(
+        tuple(sizes[d] for d in reduced_dims),
+        [tuple(0 if row else t.element_strides[d] for d in reduced_dims) for t, row in zip(tensors, per_row)])
+    row_count, reduced_count = math.prod(kept_sizes), math.prod(reduced_sizes)
     chunk_count = math.ceil(reduced_count / REDUCTION_CHUNK)
+    nodes = e.reductions(*(o.value for o in outputs))
+    slot = {node._id: k for k, node in enumerate(nodes)}
+    written_by = [len(nodes) if o.per_row else max((slot[n] + 1 for n in e.needed_reductions(o.value)), default=0)
+                  for o in outputs]
+    totals_words = len(nodes) * row_count
+    partials_words = row_count * chunk_count if chunk_count > 1 else 0
     workgroup_size = workgroup_size_for(adapter)
+    info = data_type_info(inputs[0].data_type)
     common = {
-        f"DTYPE_{x.data_type.name}": "",
-        "ELEMENT_BITS": data_type_info(x.data_type).bits,
+        f"DTYPE_{inputs[0].data_type.name}": "",
+        "ELEMENT_BITS": info.bits,
         "WORKGROUP_SIZE": workgroup_size,
-        "KEPT_COUNT": f"{kept_count}u",
+        "INPUT_COUNT": len(inputs),
+        "OUTPUT_COUNT": len(outputs),
+        "SCALAR_COUNT": len(scalars),
+        "REDUCTION_COUNT": len(nodes),
+        "ROW_COUNT": f"{row_count}u",
+        "CHUNK": f"{REDUCTION_CHUNK}u",
         "CHUNK_COUNT": f"{chunk_count}u",
         "REDUCED_COUNT": f"{reduced_count}u",
         "KEPT_RANK": len(kept_sizes),
         "KEPT_SIZES": uint_list(kept_sizes),
-        "KEPT_STRIDES": uvec_list(kept_strides[:4]),
-        "DSLOPE_STRIDES": uint_list(kept_strides[4]),
+        "KEPT_STRIDES": uint_list(s[d] for d in range(len(kept_sizes)) for s in kept_strides),
         "REDUCED_RANK": len(reduced_sizes),
         "REDUCED_SIZES": uint_list(reduced_sizes),
-        "REDUCED_STRIDES": uvec_list(reduced_strides),
+        "REDUCED_STRIDES": uint_list(s[d] for d in range(len(reduced_sizes)) for s in reduced_strides),
     }
-    stages = tuple(
-        KernelStage(name, "prelu_grad.comp", {f"PASS_{name.upper()}": "", **common}, workgroup_size,
-                    invocations=invocations)
-        for name, invocations in (("terms", kept_count * chunk_count), ("sum", kept_count)))
-    return KernelPlan("reduce", stages, x.element_count, temporary_size=4 * kept_count * chunk_count)
+    if any(e.uses_transcendentals(o.value) for o in outputs):
+        common["USES_TRANSCENDENTALS"] = ""
+
+    def stage(name: str, kind: str, known: int, invocations: int, reduction: e.Expr | None = None):
+        element_outputs = [o for o, at in enumerate(written_by) if at == known and not outputs[o].per_row
+                           and kind != "total"]
+        row_outputs = [o for o, out in enumerate(outputs) if out.per_row and kind == "final"]
+        totals = {node._id: k for k, node in enumerate(nodes[:known])}
+        assignments = [(f"output_bits[{o}]", outputs[o].value, e.STORED) for o in element_outputs]
+        defines = {**common, f"STAGE_{kind.upper()}": "", "TOTALS_KNOWN": f"{known}u",
+                   "ELEMENT_OUTPUTS": sum(1 << o for o in element_outputs),
+                   "ROW_OUTPUTS": sum(1 << o for o in row_outputs)}
+        if reduction is not None:
+            defines.update({f"REDUCE_{e.REDUCTIONS[reduction.op]}": "", "REDUCTION": f"{known}u",
+                            "PARTIALS_AT": f"{totals_words + known * partials_words}u"})
+            if kind == "partial":
+                kind_of_value = e.BOOL if reduction.op == "first_where" else e.FLOAT
+                assignments.append(("reduce_value", reduction.args[0], kind_of_value))
+        if kind == "final" and element_outputs:
+            defines["FINAL_ELEMENTS"] = ""
+        body = _reduction_body(e.render_assignments(assignments, totals), e.render_assignments(
+            [(f"output_bits[{o}]", outputs[o].value, e.STORED) for o in row_outputs], totals))
+        return KernelStage(name, "reduce.comp", defines, workgroup_size, invocations=invocations,
+                           generated=(("operator_body.glsl", body),))
+
+    stages = []
+    for k, node in enumerate(nodes):
+        stages.append(stage(f"reduce{k}", "partial", k, row_count * chunk_count, node))
+        if chunk_count > 1:
+            stages.append(stage(f"total{k}", "total", k, row_count, node))
+    if any(at == len(nodes) for at in written_by):
+        elementwise = any(at == len(nodes) and not o.per_row for at, o in zip(written_by, outputs))
+        stages.append(stage("outputs", "final", len(nodes), row_count * (chunk_count if elementwise else 1)))
+    scalar_bits = tuple(int(np.float32(s).view(np.uint32)) for s in scalars)
+    temporary_words = max(1, totals_words + len(nodes) * partials_words)
+    return KernelPlan("reduce", tuple(stages), inputs[0].element_count, temporary_size=4 * temporary_words,
+                      scalar_bits=scalar_bits)

@@ -1,7 +1,10 @@
 """A small expression language for element-wise math, and the one table that renders it to GLSL.
 
 An operator's forward and gradient are written once as expressions over its inputs and
-scalars (`where(x >= 0, x, alpha * x)`); the element-wise kernel family renders them. Every
+scalars (`where(x >= 0, x, alpha * x)`); the element-wise kernel family renders them. An
+expression may also reduce over a row (`reduce_sum`, `reduce_max`, `first_where`: the
+softmax family, PReLU's slope gradient); the reduction kernel family renders those, one
+stage per reduction (see codegen.plan_reduction). Every
 value is either *stored* (the raw bits of an element in the tensors' data type, passed
 through untouched: a select between inputs never rounds, so NaN payloads, -0 and
 subnormals survive on every device) or an FP32 number. Arithmetic converts stored values
@@ -69,6 +72,10 @@ class Expr:
 
     def __le__(self, other):
         return _compare("le", self, other)
+
+    def equals(self, other) -> Expr:
+        """IEEE equality (NaN equals nothing, -0 equals +0), decided on bits."""
+        return _compare("eq", self, other)
 
     def __and__(self, other):
         return Expr("and", (self, other), kind=BOOL)
@@ -173,6 +180,71 @@ def isnan(x) -> Expr:
     return Expr("isnan", (as_float(x),), kind=BOOL)
 
 
+def rounded(x) -> Expr:
+    """x rounded to the data type, as stored bits: what an unfused forward would have
+    written (so a gradient from X matches the gradient from the forward's output)."""
+    x = as_float(x)
+    return Expr("round", (x,), kind=STORED)
+
+
+log = _unary("log")
+erf = _unary("erf")
+exp_diff = _binary("exp_diff")  # e^(a - b) with a - b carried exactly (a softmax's x - max)
+
+
+def reduce_sum(value) -> Expr:
+    """The sum of `value` over the row, in a fixed pairwise tree: the same bits for any
+    chunking, workgroup size or device."""
+    return Expr("reduce_sum", (as_float(value),))
+
+
+def reduce_max(value) -> Expr:
+    """The largest `value` in the row; NaN if any is NaN, +0 over -0."""
+    return Expr("reduce_max", (as_float(value),))
+
+
+def first_where(condition: Expr) -> Expr:
+    """Whether this element is the first of its row (in index order over the reduced axes)
+    where `condition` holds."""
+    return Expr("first_where", (condition,), kind=BOOL)
+
+
+REDUCTIONS = {"reduce_sum": "SUM", "reduce_max": "MAX", "first_where": "FIRST"}
+
+
+def reductions(*results: Expr) -> list[Expr]:
+    """The reduce nodes `results` use, each after those its own value depends on."""
+    ordered, seen = [], set()
+
+    def visit(node: Expr) -> None:
+        if node._id in seen:
+            return
+        seen.add(node._id)
+        for arg in node.args:
+            visit(arg)
+        if node.op in REDUCTIONS:
+            ordered.append(node)
+
+    for result in results:
+        visit(result)
+    return ordered
+
+
+def needed_reductions(result: Expr) -> set[int]:
+    """The ids of the reduce nodes `result` reads as totals (not those inside them)."""
+    found, seen, stack = set(), set(), [result]
+    while stack:
+        node = stack.pop()
+        if node._id in seen:
+            continue
+        seen.add(node._id)
+        if node.op in REDUCTIONS:
+            found.add(node._id)
+        else:
+            stack.extend(node.args)
+    return found
+
+
 def isinf(x) -> Expr:
     return Expr("isinf", (as_float(x),), kind=BOOL)
 
@@ -198,6 +270,7 @@ RENDER: dict[str, str] = {
     "ge": "bool {out} = {0} >= {1};",
     "lt": "bool {out} = {0} < {1};",
     "le": "bool {out} = {0} <= {1};",
+    "eq": "bool {out} = dml_equal({0}, {1});",
     "and": "bool {out} = {0} && {1};",
     "or": "bool {out} = {0} || {1};",
     "not": "bool {out} = !{0};",
@@ -213,6 +286,24 @@ RENDER: dict[str, str] = {
     "softplus": "float {out} = dml_softplus({0});",
     "sigmoid_slope": "float {out} = dml_sigmoid_slope({0});",
     "tanh_slope": "float {out} = dml_tanh_slope({0});",
+    "log": "float {out} = dml_log({0});",
+    "erf": "float {out} = dml_erf({0});",
+    "exp_diff": "float {out} = dml_exp_diff({0}, {1});",
+    "round": "uint {out} = from_float({0});",
+    # A reduction, once its stage has run: its total for the row (shaders/reduce.comp).
+    "reduce_sum": "float {out} = uintBitsToFloat(totals[{slot}]);",
+    "reduce_max": "float {out} = uintBitsToFloat(totals[{slot}]);",
+    "first_where": "bool {out} = element == totals[{slot}];",
+}
+
+# How a value is assigned to a target of a kind: a number meant for a tensor is rounded to
+# its data type once, here.
+ASSIGN: dict[tuple[str, str], str] = {
+    (STORED, STORED): "{target} = {value};",
+    (STORED, FLOAT): "{target} = from_float({value});",
+    (FLOAT, FLOAT): "{target} = {value};",
+    (FLOAT, STORED): "{target} = to_float({value});",
+    (BOOL, BOOL): "{target} = {value};",
 }
 
 _GLSL_TYPE = {STORED: "uint", FLOAT: "float", BOOL: "bool"}
@@ -220,32 +311,43 @@ _GLSL_TYPE = {STORED: "uint", FLOAT: "float", BOOL: "bool"}
 
 def render(result: Expr) -> list[str]:
     """GLSL statements computing `result`; the last one assigns the stored bits to `result`."""
+    if result.kind == BOOL:
+        raise ValueError("an operator's result must be a number, not a condition")
+    return render_assignments([("uint result", result, STORED)])
+
+
+def render_assignments(assignments: list[tuple[str, Expr, str]], totals: dict[int, int] | None = None) -> list[str]:
+    """GLSL statements computing each (target, expression, kind) in one SSA namespace and
+    assigning it to its target as that kind. `totals` maps the reduce nodes whose totals
+    are known to their slot in `totals[]`; a reduce node not among them is an error."""
+    totals = totals or {}
     names: dict[int, str] = {}
     lines: list[str] = []
 
     def visit(node: Expr) -> str:
         if node._id in names:
             return names[node._id]
-        operands = [visit(arg) for arg in node.args]
+        if node.op in REDUCTIONS:
+            if node._id not in totals:
+                raise ValueError(f"{node.op} is used before its stage has run")
+            operands = []
+        else:
+            operands = [visit(arg) for arg in node.args]
         name = f"v{len(names)}"
         value_bits = int(np.float32(node.value).view(np.uint32)) if node.op == "const" else None
         lines.append(RENDER[node.op].format(*operands, out=name, value=node.value, value_bits=value_bits,
-                                            type=_GLSL_TYPE[node.kind]))
+                                            type=_GLSL_TYPE[node.kind], slot=totals.get(node._id)))
         names[node._id] = name
         return name
 
-    final = visit(result)
-    if result.kind == STORED:
-        lines.append(f"uint result = {final};")
-    elif result.kind == FLOAT:
-        lines.append(f"uint result = from_float({final});")
-    else:
-        raise ValueError("an operator's result must be a number, not a condition")
+    for target, result, kind in assignments:
+        lines.append(ASSIGN[kind, result.kind].format(target=target, value=visit(result)))
     return lines
 
 
 # The primitives shaders/transcendental.glsl implements.
-TRANSCENDENTALS = ("exp", "expm1", "tanh", "sigmoid", "softplus", "sigmoid_slope", "tanh_slope")
+TRANSCENDENTALS = ("exp", "expm1", "tanh", "sigmoid", "softplus", "sigmoid_slope", "tanh_slope", "log", "erf",
+                   "exp_diff")
 
 
 def uses_transcendentals(result: Expr) -> bool:

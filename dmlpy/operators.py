@@ -8,7 +8,8 @@ DirectML's activation gradients began, so it gates like its neighbours.
 
 from __future__ import annotations
 
-from .codegen import broadcast_dims, plan_prelu_grad
+from . import expr as e
+from .codegen import ReducedOutput, broadcast_dims, plan_reduction
 from .errors import InvalidArgumentError
 from .schema import OperatorDesc, Support, TensorRole, operator, tensor_field
 from .tensor_desc import BufferTensorDesc
@@ -32,8 +33,14 @@ def _check_prelu_grad(desc) -> None:
 
 
 def _plan_prelu_grad(desc, adapter):
-    return plan_prelu_grad(desc.input_tensor, desc.slope_tensor, desc.input_gradient_tensor,
-                           desc.output_gradient_tensor, desc.output_slope_gradient_tensor, adapter)
+    """dX element by element while the first (and only) reduction runs; dSlope per row."""
+    x, slope, dy = e.tensor(0), e.tensor(1), e.tensor(2)
+    dx = e.where(e.positive(x), dy, slope * dy)
+    dslope = e.reduce_sum(e.where(e.positive(x), 0, x * dy))
+    return plan_reduction([desc.input_tensor, desc.slope_tensor, desc.input_gradient_tensor],
+                          [ReducedOutput(desc.output_gradient_tensor, dx),
+                           ReducedOutput(desc.output_slope_gradient_tensor, dslope, per_row=True)],
+                          broadcast_dims(desc.slope_tensor), adapter)
 
 
 @operator(
@@ -45,7 +52,7 @@ def _plan_prelu_grad(desc, adapter):
     support=(Support(FeatureLevel.LEVEL_3_0, FLOATS),),
     same={"data_type": ALL, "dimension_count": ALL,
           "sizes": ("input_tensor", "slope_tensor", "input_gradient_tensor", "output_gradient_tensor")},
-    shader="prelu_grad.comp",
+    shader="reduce.comp",
     kernel=_plan_prelu_grad,
     extension=True,
     check=_check_prelu_grad,

@@ -90,6 +90,14 @@ bool dml_isnan(float value) {
     return (floatBitsToUint(value) & 0x7FFFFFFFu) > 0x7F800000u;
 }
 
+// a == b as IEEE defines it (NaN equals nothing, -0 equals +0), on bits: a device that
+// flushes subnormals would call two different subnormals equal.
+bool dml_equal(float a, float b) {
+    uint ua = floatBitsToUint(a), ub = floatBitsToUint(b);
+    if (dml_isnan(a) || dml_isnan(b)) return false;
+    return ua == ub || ((ua | ub) & 0x7FFFFFFFu) == 0u;
+}
+
 float dml_min(float a, float b) {
     return dml_isnan(a) || a < b ? a : b;
 }

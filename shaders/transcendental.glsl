@@ -84,14 +84,10 @@ float dml_expm1(float x) {
     return result;
 }
 
-// log(1 + t) for t in [0, 1] (what softplus needs): u = 1 + t rounded, the rounding error
-// carried separately, log u = m ln 2 + 2 atanh(f / (2 + f)) with u = 2^m (1 + f).
-float dml_log1p_unit(float t) {
-    precise float u = 1.0 + t;
-    if (u == 1.0) return t;  // t < 2^-24: log1p(t) = t to within half an ULP
-    precise float lost = t - (u - 1.0);  // exact: what rounding 1 + t dropped
-    bool halve = u > 1.41421353816986083984375;
-    precise float f = (halve ? u * 0.5 : u) - 1.0;  // exact
+const float SQRT2 = 1.41421353816986083984375;  // sqrt(2) rounded down
+
+// log(1 + f) for f in [sqrt(1/2) - 1, sqrt(2) - 1]: 2 atanh(s), s = f / (2 + f), as an odd series.
+float dml_log_near_one(float f) {
     float s = dml_div(f, 2.0 + f);
     precise float s2 = s * s;
     precise float series = 0.15384615384615385 + s2 * 0.13333333333333333;
@@ -101,8 +97,53 @@ float dml_log1p_unit(float t) {
     series = 0.4 + s2 * series;
     series = 0.6666666666666666 + s2 * series;
     precise float odd = (s * s2) * series;
-    precise float log_f = (s + s) + odd;
-    precise float with_lost = log_f + dml_div(lost, u);
+    precise float result = (s + s) + odd;
+    return result;
+}
+
+// log x = k ln 2 + log(1 + f) with x = 2^k (1 + f), 1 + f in [sqrt(1/2), sqrt(2)]; subnormal
+// x is normalised in integers.
+float dml_log(float x) {
+    uint bits = floatBitsToUint(x);
+    if (dml_isnan(x) || bits == 0x7F800000u) return x;
+    if ((bits & 0x7FFFFFFFu) == 0u) return uintBitsToFloat(0xFF800000u);
+    if ((bits >> 31) != 0u) return uintBitsToFloat(0x7FC00000u);
+    int k;
+    uint significand = dml_significand(bits, k);
+    float m = uintBitsToFloat((significand & 0x7FFFFFu) | 0x3F800000u);  // in [1, 2)
+    if (m > SQRT2) {
+        m *= 0.5;
+        k += 1;
+    }
+    precise float f = m - 1.0;  // exact
+    float kf = float(k);
+    precise float low = dml_log_near_one(f) + kf * LN2_LO;
+    precise float result = kf * LN2_HI + low;
+    return result;
+}
+
+// e^(a - b), with the rounding error of a - b carried (a softmax's e^(x - max): a
+// difference of 80 rounded to FP32 is off by up to 2^-18, which e^ turns into 80 ULP).
+float dml_exp_diff(float a, float b) {
+    precise float d = a - b;
+    float r = dml_exp(d);
+    if (dml_isnan(d) || r == 0.0 || (floatBitsToUint(r) & 0x7FFFFFFFu) == 0x7F800000u) return r;
+    precise float b_part = d - a;  // Knuth's two-sum of a and -b: err is exactly a - b - d
+    precise float a_part = d - b_part;
+    precise float err = (a - a_part) - (b + b_part);
+    precise float result = r + r * err;
+    return result;
+}
+
+// log(1 + t) for t in [0, 1] (what softplus needs): u = 1 + t rounded, the rounding error
+// carried separately, log u = m ln 2 + 2 atanh(f / (2 + f)) with u = 2^m (1 + f).
+float dml_log1p_unit(float t) {
+    precise float u = 1.0 + t;
+    if (u == 1.0) return t;  // t < 2^-24: log1p(t) = t to within half an ULP
+    precise float lost = t - (u - 1.0);  // exact: what rounding 1 + t dropped
+    bool halve = u > SQRT2;
+    precise float f = (halve ? u * 0.5 : u) - 1.0;  // exact
+    precise float with_lost = dml_log_near_one(f) + dml_div(lost, u);
     precise float result = halve ? (LN2_HI + with_lost) + LN2_LO : with_lost;
     return result;
 }

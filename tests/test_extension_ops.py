@@ -250,16 +250,16 @@ def test_prelu_temporary_resource_rules(device):
     desc = per_channel_desc(T.FLOAT32, sizes, 0)
     compiled = device.compile_operator(device.create_operator(desc))
     required = compiled.binding_properties.temporary_resource_size
-    assert required == 4 * 4 * 2  # four channels, two chunks of 256 terms each (one FP32 partial per chunk)
+    assert required == 4 * 4 * (1 + 2)  # four channels: a total and two chunk partials (256 terms each) per channel
     assert compiled.binding_properties.required_descriptor_count == 6
     buffers = [device.create_buffer(t.total_tensor_size_in_bytes)
                for t in (desc.input_tensor, desc.slope_tensor, desc.input_gradient_tensor,
                          desc.output_gradient_tensor, desc.output_slope_gradient_tensor)]
     with pytest.raises(dml.InvalidArgumentError, match="temporary is None: ACTIVATION_PARAMETERIZED_RELU_GRAD needs "
-                                                       "a temporary resource of .* 32 bytes"):
+                                                       "a temporary resource of .* 48 bytes"):
         device.create_binding_table(compiled, inputs=buffers[:3], outputs=buffers[3:])
     with pytest.raises(dml.InvalidArgumentError, match="temporary.size_in_bytes 16 is smaller than "
-                                                       "temporary_resource_size 32"):
+                                                       "temporary_resource_size 48"):
         device.create_binding_table(compiled, inputs=buffers[:3], outputs=buffers[3:],
                                     temporary=dml.BufferBinding(device.create_buffer(64), 0, 16))
     with pytest.raises(dml.InvalidArgumentError, match="overlap"):

@@ -1,0 +1,243 @@
+#version 450
+// The reduction kernel family: operators whose elements depend on reductions over rows of
+// the tensor (the softmax family, PReLU's slope gradient). The domain is the first input's
+// sizes, split into kept dims (ROW_COUNT rows) and reduced dims (REDUCED_COUNT elements a
+// row, in increasing index order). The operator's math arrives as the generated header
+// operator_body.glsl, rendered from its expression by dmlpy/expr.py:
+//   element_math(bits, totals, element, reduce_value, output_bits)  per element: the
+//       reduction's term and the element outputs this stage writes;
+//   row_math(totals, output_bits)                                   per row: the row outputs.
+//
+// A plan is a sequence of stages, each its own dispatch (dmlpy/codegen.py plan_reduction):
+//   STAGE_PARTIAL  one invocation per (chunk of CHUNK elements, row): reduction REDUCTION
+//                  over the chunk (and the element outputs whose totals are known), into
+//                  the scratch: the row's total when the row is one chunk, else a partial.
+//   STAGE_TOTAL    one invocation per row: REDUCTION's partials combined into its total.
+//   STAGE_FINAL    the outputs that need every total: per (chunk, row) for element
+//                  outputs (FINAL_ELEMENTS), and the row outputs.
+// Sums are pairwise in the balanced binary tree over the row's elements (padded to a power
+// of two); chunks are aligned subtrees of it. So the bits depend on the descs alone: not on
+// CHUNK, the workgroup size or the device. Max and first-index are exact in any order. No
+// float atomics.
+//
+// Scratch (the temporary resource, FP32 bits or indices): the totals, REDUCTION_COUNT
+// regions of ROW_COUNT words; then, where rows span chunks, each reduction's partials,
+// CHUNK_COUNT * ROW_COUNT words at PARTIALS_AT, chunk-major.
+//
+// Defines: ELEMENT_BITS, DTYPE_*, WORKGROUP_SIZE, INPUT_COUNT (1-3), OUTPUT_COUNT (1-2),
+// SCALAR_COUNT, one STAGE_*, REDUCTION_COUNT, TOTALS_KNOWN (the totals this stage reads),
+// ROW_COUNT, CHUNK, CHUNK_COUNT, REDUCED_COUNT, KEPT_RANK, KEPT_SIZES, KEPT_STRIDES,
+// REDUCED_RANK, REDUCED_SIZES, REDUCED_STRIDES (per dim, one element stride per tensor:
+// inputs, then outputs), ELEMENT_OUTPUTS and ROW_OUTPUTS (bit o: output o is written by
+// this stage), and for STAGE_PARTIAL and STAGE_TOTAL: REDUCTION, PARTIALS_AT and one of
+// REDUCE_SUM, REDUCE_MAX, REDUCE_FIRST.
+#extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
+
+#include "tensor_storage.glsl"
+#include "numeric.glsl"
+#ifdef USES_TRANSCENDENTALS
+#include "transcendental.glsl"
+#endif
+
+#define TENSOR_COUNT (INPUT_COUNT + OUTPUT_COUNT)
+#define TOTAL_SLOTS (REDUCTION_COUNT > 0 ? REDUCTION_COUNT : 1)
+#define NO_INDEX 0xFFFFFFFFu
+
+layout(local_size_x = WORKGROUP_SIZE) in;
+
+TENSOR_INPUT(0, input0)
+#if INPUT_COUNT > 1
+TENSOR_INPUT(1, input1)
+#endif
+#if INPUT_COUNT > 2
+TENSOR_INPUT(2, input2)
+#endif
+TENSOR_OUTPUT(INPUT_COUNT, output0)
+#if OUTPUT_COUNT > 1
+TENSOR_OUTPUT(INPUT_COUNT + 1, output1)
+#endif
+layout(set = 0, binding = TENSOR_COUNT) buffer Scratch { uint scratch[]; };
+
+// The layout dmlpy/codegen.py's push_constants() fills, in this order.
+layout(push_constant) uniform Params {
+    uint base[TENSOR_COUNT + 1];  // each tensor's first element in its binding; then the scratch's first word
+    uint element_count;
+#if SCALAR_COUNT > 0
+    uint scalar_bits[SCALAR_COUNT];  // FP32 scalars, as bits (see elementwise.glsl)
+#endif
+} params;
+
+#if defined(REDUCE_FIRST)
+#define REDUCE_VALUE bool
+#else
+#define REDUCE_VALUE float
+#endif
+
+#include "operator_body.glsl"
+
+uint input_bits(uint t, uint e) {
+#if INPUT_COUNT > 1
+    if (t == 1u) return input1_load(e);
+#endif
+#if INPUT_COUNT > 2
+    if (t == 2u) return input2_load(e);
+#endif
+    return input0_load(e);
+}
+
+void output_store(uint o, uint e, uint bits) {
+#if OUTPUT_COUNT > 1
+    if (o == 1u) {
+        output1_store(e, bits);
+        return;
+    }
+#endif
+    output0_store(e, bits);
+}
+
+const uint KEPT_SIZES_[KEPT_RANK] = uint[KEPT_RANK](KEPT_SIZES);
+const uint KEPT_STRIDES_[KEPT_RANK * TENSOR_COUNT] = uint[KEPT_RANK * TENSOR_COUNT](KEPT_STRIDES);
+const uint REDUCED_SIZES_[REDUCED_RANK] = uint[REDUCED_RANK](REDUCED_SIZES);
+const uint REDUCED_STRIDES_[REDUCED_RANK * TENSOR_COUNT] = uint[REDUCED_RANK * TENSOR_COUNT](REDUCED_STRIDES);
+
+void row_offsets(uint row, out uint offsets[TENSOR_COUNT]) {
+    [[unroll]] for (uint t = 0u; t < TENSOR_COUNT; ++t) offsets[t] = params.base[t];
+    [[unroll]] for (int d = KEPT_RANK - 1; d >= 0; --d) {
+        uint index = row % KEPT_SIZES_[d];
+        [[unroll]] for (uint t = 0u; t < TENSOR_COUNT; ++t) offsets[t] += index * KEPT_STRIDES_[d * TENSOR_COUNT + t];
+        row /= KEPT_SIZES_[d];
+    }
+}
+
+// The offsets of element `element` of the row at `row_at`: one step along the innermost
+// reduced dim from those of element - 1, or computed afresh at the start of a run.
+void element_offsets(uint row_at[TENSOR_COUNT], uint element, bool afresh, inout uint offsets[TENSOR_COUNT]) {
+    if (afresh || element % REDUCED_SIZES_[REDUCED_RANK - 1] == 0u) {
+        offsets = row_at;
+        uint e = element;
+        [[unroll]] for (int d = REDUCED_RANK - 1; d >= 0; --d) {
+            uint index = e % REDUCED_SIZES_[d];
+            [[unroll]] for (uint t = 0u; t < TENSOR_COUNT; ++t) offsets[t] += index * REDUCED_STRIDES_[d * TENSOR_COUNT + t];
+            e /= REDUCED_SIZES_[d];
+        }
+    } else {
+        [[unroll]] for (uint t = 0u; t < TENSOR_COUNT; ++t) offsets[t] += REDUCED_STRIDES_[(REDUCED_RANK - 1) * TENSOR_COUNT + t];
+    }
+}
+
+uint scratch_word(uint index) {
+    return params.base[TENSOR_COUNT] + index;
+}
+
+#if defined(REDUCE_SUM)
+// Pairwise summation by a binary counter: term i is added to the partial sums of equal
+// size on the stack while i's low bits are ones, so the terms form the balanced binary
+// tree; what is left on the stack at the end is summed from the smallest partial sum up,
+// which is that tree padded to a power of two.
+#define STACK_DEPTH 33
+float stack_sums[STACK_DEPTH];
+uint stack_size = 0u;
+
+void take(uint i, float term) {
+    float value = term;
+    for (uint k = i; (k & 1u) != 0u; k >>= 1) {
+        precise float pair = stack_sums[--stack_size] + value;
+        value = pair;
+    }
+    stack_sums[stack_size++] = value;
+}
+
+void take_partial(uint chunk, uint bits) { take(chunk, uintBitsToFloat(bits)); }
+
+uint taken_bits() {
+    if (stack_size == 0u) return 0x80000000u;  // -0: the identity of IEEE addition
+    float total = stack_sums[stack_size - 1u];
+    for (uint k = stack_size - 1u; k > 0u; --k) {
+        precise float next = stack_sums[k - 1u] + total;
+        total = next;
+    }
+    return floatBitsToUint(total);
+}
+#elif defined(REDUCE_MAX)
+// An order key on bits (-0 below +0, no device's subnormal flushing involved); NaN wins,
+// the first one met.
+float largest = uintBitsToFloat(0xFF800000u);
+
+uint order_key(float value) {
+    uint bits = floatBitsToUint(value);
+    return (bits & 0x80000000u) != 0u ? ~bits : bits | 0x80000000u;
+}
+
+void take(uint i, float value) {
+    if (dml_isnan(largest)) return;
+    if (dml_isnan(value) || order_key(value) > order_key(largest)) largest = value;
+}
+
+void take_partial(uint chunk, uint bits) { take(chunk, uintBitsToFloat(bits)); }
+
+uint taken_bits() { return floatBitsToUint(largest); }
+#elif defined(REDUCE_FIRST)
+uint first_index = NO_INDEX;
+
+void take_partial(uint chunk, uint index) { first_index = min(first_index, index); }
+
+uint taken_bits() { return first_index; }
+#endif
+
+void main() {
+    uint id = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * WORKGROUP_SIZE + gl_LocalInvocationID.x;
+#if defined(STAGE_TOTAL)
+    if (id >= ROW_COUNT) return;
+    for (uint chunk = 0u; chunk < CHUNK_COUNT; ++chunk) {
+        take_partial(chunk, scratch[scratch_word(PARTIALS_AT + chunk * ROW_COUNT + id)]);
+    }
+    scratch[scratch_word(REDUCTION * ROW_COUNT + id)] = taken_bits();
+#else
+#if defined(STAGE_PARTIAL) || defined(FINAL_ELEMENTS)
+    if (id >= ROW_COUNT * CHUNK_COUNT) return;
+    uint row = id % ROW_COUNT, chunk = id / ROW_COUNT;
+#else
+    if (id >= ROW_COUNT) return;
+    uint row = id, chunk = 0u;
+#endif
+    uint totals[TOTAL_SLOTS];
+    [[unroll]] for (uint k = 0u; k < TOTAL_SLOTS; ++k) {
+        totals[k] = k < TOTALS_KNOWN ? scratch[scratch_word(k * ROW_COUNT + row)] : 0u;
+    }
+    uint row_at[TENSOR_COUNT];
+    row_offsets(row, row_at);
+    uint output_bits[OUTPUT_COUNT];
+#if defined(STAGE_PARTIAL) || defined(FINAL_ELEMENTS)
+    uint first = chunk * CHUNK, end = min(first + CHUNK, REDUCED_COUNT);
+    uint offsets[TENSOR_COUNT];
+    for (uint element = first; element < end; ++element) {
+        element_offsets(row_at, element, element == first, offsets);
+        uint bits[INPUT_COUNT];
+        [[unroll]] for (uint t = 0u; t < INPUT_COUNT; ++t) bits[t] = input_bits(t, offsets[t]);
+        REDUCE_VALUE value;
+        element_math(bits, totals, element, value, output_bits);
+        [[unroll]] for (uint o = 0u; o < OUTPUT_COUNT; ++o) {
+            if (((ELEMENT_OUTPUTS >> o) & 1u) != 0u) output_store(o, offsets[INPUT_COUNT + o], output_bits[o]);
+        }
+#if defined(REDUCE_FIRST)
+        if (value) first_index = min(first_index, element);
+#elif defined(STAGE_PARTIAL)
+        take(element - first, value);
+#endif
+    }
+#endif
+#if defined(STAGE_PARTIAL)
+    scratch[scratch_word(CHUNK_COUNT == 1u ? REDUCTION * ROW_COUNT + row : PARTIALS_AT + chunk * ROW_COUNT + row)] =
+        taken_bits();
+#endif
+#if ROW_OUTPUTS != 0
+    if (chunk == 0u) {
+        row_math(totals, output_bits);
+        [[unroll]] for (uint o = 0u; o < OUTPUT_COUNT; ++o) {
+            if (((ROW_OUTPUTS >> o) & 1u) != 0u) output_store(o, row_at[INPUT_COUNT + o], output_bits[o]);
+        }
+    }
+#endif
+#endif
+}
