@@ -18,15 +18,16 @@ Conventions the catalogue leaves open (written here once, and in docs/operators.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
 from . import expr as e
-from .codegen import plan_elementwise
+from .codegen import ReducedOutput, plan_elementwise, plan_reduction
 from .errors import InvalidArgumentError
-from .schema import OperatorDesc, Support, TensorRole, flag_field, operator, scalar_field, tensor_field
+from .schema import OperatorDesc, Support, TensorRole, axes_field, flag_field, operator, scalar_field, tensor_field
 from .tensor_desc import BufferTensorDesc
 from .types import FeatureLevel as FL
 from .types import TensorDataType as T
@@ -64,6 +65,11 @@ class Activation:
     check: Callable | None = None  # further rules on a desc (scalars' ranges)
     infiniop: str | None = None  # InfiniCore's name for the backward operator, e.g. "Relu"
     notes: str = ""  # the kink and NaN conventions, for the docs
+    # Row-wise operators (the softmax family) reduce over the last axis, of a tensor whose
+    # effective rank is at most 2; from `axes_form` on, DirectML also has their <NAME>1 form
+    # over any listed axes.
+    axes_form: FL | None = None
+    gradient_in_place: bool = True
 
     @property
     def class_stem(self) -> str:
@@ -105,12 +111,51 @@ def _scalar_values(row: Activation, desc) -> tuple[float, ...]:
     return tuple(getattr(desc, s.name) for s in row.scalars)
 
 
-def _kernel(row: Activation, expression: Callable[[], e.Expr], input_fields: tuple[str, ...], output_field: str):
+def _last_axis(desc) -> tuple[int, ...]:
+    return (desc.input_tensor.dimension_count - 1,)
+
+
+def _listed_axes(desc) -> tuple[int, ...]:
+    return desc.axes
+
+
+def _kernel(row: Activation, expression: Callable, input_fields: tuple[str, ...], output_field: str,
+            axes_of: Callable = _last_axis):
+    """The element-wise kernel, or the reduction kernel where the math reduces over rows."""
     def plan(desc, adapter):
         result = expression(desc)
-        return plan_elementwise([getattr(desc, name) for name in input_fields], getattr(desc, output_field), adapter,
-                                e.render(result), _scalar_values(row, desc), e.uses_transcendentals(result))
+        inputs, output = [getattr(desc, name) for name in input_fields], getattr(desc, output_field)
+        if e.reductions(result):
+            axes = set(axes_of(desc))
+            reduced = tuple(d in axes for d in range(output.dimension_count))
+            return plan_reduction(inputs, [ReducedOutput(output, result)], reduced, adapter,
+                                  _scalar_values(row, desc))
+        return plan_elementwise(inputs, output, adapter, e.render(result), _scalar_values(row, desc),
+                                e.uses_transcendentals(result))
     return plan
+
+
+def _effective_rank_at_most_two(desc) -> None:
+    """Without Axes the reduction is over the last axis of a tensor whose effective rank
+    (its sizes without leading 1s) is at most 2 (DirectML's rule)."""
+    sizes = desc.input_tensor.sizes
+    effective = sizes[next((d for d, size in enumerate(sizes) if size != 1), len(sizes) - 1):]
+    if len(effective) > 2:
+        raise InvalidArgumentError(
+            f"{type(desc).__name__}.input_tensor.sizes {sizes} have effective rank {len(effective)}: without Axes "
+            f"{desc.schema.dml_name} takes at most 2 dims after leading 1s (use the *1 form with axes)", "sizes")
+
+
+def _both(*checks: Callable | None) -> Callable | None:
+    present = [check for check in checks if check is not None]
+    if len(present) < 2:
+        return present[0] if present else None
+
+    def check(desc) -> None:
+        for each in present:
+            each(desc)
+    check.__doc__ = " ".join(each.__doc__.strip() for each in present)
+    return check
 
 
 def _check_integer_forms(row: Activation, result: e.Expr, what: str) -> None:
@@ -120,7 +165,7 @@ def _check_integer_forms(row: Activation, result: e.Expr, what: str) -> None:
 
 
 def _make_class(name: str, doc: str, tensors: list[tuple[str, str, TensorRole]], row: Activation,
-                with_flag: bool) -> type:
+                with_flag: bool, with_axes: bool = False) -> type:
     annotations, namespace = {}, {"__doc__": doc, "__module__": __name__, "__qualname__": name}
     for field, dml_name, role in tensors:
         annotations[field] = BufferTensorDesc
@@ -128,6 +173,9 @@ def _make_class(name: str, doc: str, tensors: list[tuple[str, str, TensorRole]],
     for s in row.scalars:
         annotations[s.name] = float
         namespace[s.name] = scalar_field(s.dml_name, s.default)
+    if with_axes:
+        annotations["axes"] = tuple
+        namespace["axes"] = axes_field("Axes")
     if with_flag:
         annotations["use_dst"] = bool
         namespace["use_dst"] = flag_field("input_tensor holds the forward's output Y instead of X (oneDNN's use_dst)")
@@ -135,51 +183,68 @@ def _make_class(name: str, doc: str, tensors: list[tuple[str, str, TensorRole]],
     return type(name, (OperatorDesc,), namespace)
 
 
-def declare(row: Activation) -> tuple[type, type | None]:
-    """Register the row's forward and gradient operators; returns their desc classes."""
+def declare(row: Activation) -> list[type]:
+    """Register the row's forward and gradient operators (and their *1 forms); returns
+    their desc classes."""
+    classes = [*_declare_form(row, "", row.introduced, _last_axis)]
+    if row.axes_form is not None:
+        classes += _declare_form(row, "1", row.axes_form, _listed_axes)
+    return classes
+
+
+def _declare_form(row: Activation, suffix: str, introduced: FL, axes_of: Callable) -> list[type]:
     scalars = _scalar_exprs(row)
     x = e.tensor(0)
     forward_inputs = ("input_tensor", *(field for field, _ in row.extra_inputs))
     extra = [e.tensor(1 + k) for k in range(len(row.extra_inputs))]
     forward_result = row.forward(x, *extra, *scalars)
     _check_integer_forms(row, forward_result, "forward")
+    with_axes = suffix == "1"
+    rowwise_check = _effective_rank_at_most_two if row.axes_form is not None and not with_axes else None
+    dml_name, name, stem = row.dml_name + suffix, row.name + suffix, row.class_stem + suffix
+    form = dataclasses.replace(row, introduced=introduced)
     forward_class = _make_class(
-        f"Activation{row.class_stem}OperatorDesc",
-        f"DML_ACTIVATION_{row.dml_name}_OPERATOR_DESC: {row.formula}",
+        f"Activation{stem}OperatorDesc",
+        f"DML_ACTIVATION_{dml_name}_OPERATOR_DESC: {row.formula}",
         [("input_tensor", "InputTensor", TensorRole.INPUT),
          *[(field, dml, TensorRole.INPUT) for field, dml in row.extra_inputs],
-         ("output_tensor", "OutputTensor", TensorRole.OUTPUT)], row, with_flag=False)
+         ("output_tensor", "OutputTensor", TensorRole.OUTPUT)], row, with_flag=False, with_axes=with_axes)
     forward_class = operator(
-        dml_name=f"ACTIVATION_{row.dml_name}", name=row.name, formula=f"OutputTensor = {row.formula}",
-        support=forward_support(row), same={"data_type": None, "dimension_count": None, "sizes": None},
-        shader="elementwise.comp", in_place=row.in_place, notes=row.notes,
-        kernel=_kernel(row, lambda desc: forward_result, forward_inputs, "output_tensor"),
-        check=row.check,
+        dml_name=f"ACTIVATION_{dml_name}", name=name, formula=f"OutputTensor = {row.formula}",
+        support=forward_support(form), same={"data_type": None, "dimension_count": None, "sizes": None},
+        shader=_shader(forward_result), in_place=row.in_place, notes=row.notes,
+        kernel=_kernel(row, lambda desc: forward_result, forward_inputs, "output_tensor", axes_of),
+        check=_both(rowwise_check, row.check),
     )(forward_class)
     if row.gradient is None:
-        return forward_class, None
+        return [forward_class]
     dy = e.tensor(1)
     from_x = row.gradient(x, dy, *scalars)
     from_y = row.use_dst(x, dy, *scalars) if callable(row.use_dst) else from_x
     _check_integer_forms(row, from_x, "gradient")
     has_flag = callable(row.use_dst)
     gradient_class = _make_class(
-        f"Activation{row.class_stem}GradOperatorDesc",
-        f"The gradient of ACTIVATION_{row.dml_name}: OutputGradientTensor = {row.gradient_formula}",
+        f"Activation{stem}GradOperatorDesc",
+        f"The gradient of ACTIVATION_{dml_name}: OutputGradientTensor = {row.gradient_formula}",
         [("input_tensor", "InputTensor", TensorRole.INPUT),
          ("input_gradient_tensor", "InputGradientTensor", TensorRole.INPUT),
-         ("output_gradient_tensor", "OutputGradientTensor", TensorRole.OUTPUT)], row, with_flag=has_flag)
+         ("output_gradient_tensor", "OutputGradientTensor", TensorRole.OUTPUT)], row, with_flag=has_flag,
+        with_axes=with_axes)
     directml_gradient = row.dml_name == "RELU"  # DirectML's one activation gradient
     gradient_class = operator(
-        dml_name=f"ACTIVATION_{row.dml_name}_GRAD", name=f"{row.name}_grad",
+        dml_name=f"ACTIVATION_{dml_name}_GRAD", name=f"{name}_grad",
         formula=f"OutputGradientTensor = {row.gradient_formula}",
-        support=gradient_support(row), same={"data_type": None, "dimension_count": None, "sizes": None},
-        shader="elementwise.comp", extension=not directml_gradient, notes=row.notes,
+        support=gradient_support(form), same={"data_type": None, "dimension_count": None, "sizes": None},
+        shader=_shader(from_x), extension=not directml_gradient, notes=row.notes, in_place=row.gradient_in_place,
         kernel=_kernel(row, lambda desc: from_y if getattr(desc, "use_dst", False) else from_x,
-                       ("input_tensor", "input_gradient_tensor"), "output_gradient_tensor"),
-        check=row.check,
+                       ("input_tensor", "input_gradient_tensor"), "output_gradient_tensor", axes_of),
+        check=_both(rowwise_check, row.check),
     )(gradient_class)
-    return forward_class, gradient_class
+    return [forward_class, gradient_class]
+
+
+def _shader(result: e.Expr) -> str:
+    return "reduce.comp" if e.reductions(result) else "elementwise.comp"
 
 
 ONE_SIXTH = float(np.float32(1 / 6))
@@ -201,6 +266,37 @@ def _nonzero(field: str, dml_name: str):
     check.__doc__ = f"{dml_name} must not be 0 (the input is divided by it)."
     return check
 
+
+def _softmax(x: e.Expr) -> e.Expr:
+    """e^(x - max) / sum e^(x - max): stable for any finite input (no e^x overflows)."""
+    scaled = e.exp_diff(x, e.reduce_max(x))
+    return scaled / e.reduce_sum(scaled)
+
+
+def _log_softmax(x: e.Expr) -> e.Expr:
+    largest = e.reduce_max(x)
+    return (x - largest) - e.log(e.reduce_sum(e.exp_diff(x, largest)))
+
+
+def _hardmax(x: e.Expr) -> e.Expr:
+    largest = e.reduce_max(x)
+    return e.where(e.first_where(x.equals(largest) | e.isnan(x)), 1, 0)
+
+
+def _softmax_grad_from_y(y: e.Expr, dy: e.Expr) -> e.Expr:
+    """oneDNN's softmax backward: Y * (dY - sum(dY * Y))."""
+    return y * (dy - e.reduce_sum(dy * y))
+
+
+def _log_softmax_grad_from_y(y: e.Expr, dy: e.Expr) -> e.Expr:
+    """oneDNN's logsoftmax backward: dY - e^Y * sum(dY)."""
+    return dy - e.exp(y) * e.reduce_sum(dy)
+
+
+ROWWISE_NOTE = ("Reduces over the last axis (effective rank at most 2), or in the *1 form over `axes`. Sums are "
+                "FP32, in the balanced pairwise tree over each row's elements in index order: the same bits for "
+                "any layout, workgroup size or device. The gradient from X first computes the forward's Y rounded "
+                "to the data type, so it equals the gradient from that Y (use_dst) bit for bit. ")
 
 TRANSCENDENTAL_NOTE = ("Transcendental functions are dmlpy's own (shaders/transcendental.glsl): the same bits on "
                        "every device, within the ULP bounds docs/numerics.md lists.")
@@ -343,6 +439,28 @@ TABLE: tuple[Activation, ...] = (
         scalars=(Scalar("sigmoid_input_scale", "SigmoidInputScale", 1.0),),
         notes="s·(1 - s) is computed as sigmoid'(k·X) (no cancellation). " + TRANSCENDENTAL_NOTE),
     Activation(
+        "SOFTMAX", "softmax", FL.LEVEL_1_0, "exp(InputTensor) / sum(exp(InputTensor))",
+        "Y * (InputGradientTensor - sum(InputGradientTensor * Y)), Y = softmax(InputTensor)",
+        forward=_softmax, gradient=lambda x, dy: _softmax_grad_from_y(e.rounded(_softmax(x)), dy),
+        use_dst=_softmax_grad_from_y, axes_form=FL.LEVEL_5_1, in_place=False, gradient_in_place=False,
+        notes=ROWWISE_NOTE + "e^(X - max) with X - max carried exactly, so no input overflows; a row holding "
+              "+inf or NaN gives NaN (as PyTorch). " + "use_dst is oneDNN's Y·(dY - sum(dY·Y)). "
+              + TRANSCENDENTAL_NOTE),
+    Activation(
+        "LOG_SOFTMAX", "log_softmax", FL.LEVEL_1_0, "InputTensor - log(sum(exp(InputTensor)))",
+        "InputGradientTensor - exp(Y) * sum(InputGradientTensor), Y = log_softmax(InputTensor)",
+        forward=_log_softmax, gradient=lambda x, dy: _log_softmax_grad_from_y(e.rounded(_log_softmax(x)), dy),
+        use_dst=_log_softmax_grad_from_y, axes_form=FL.LEVEL_5_1, in_place=False, gradient_in_place=False,
+        notes=ROWWISE_NOTE + "(X - max) - log(sum(e^(X - max))). use_dst is oneDNN's dY - e^Y·sum(dY). "
+              + TRANSCENDENTAL_NOTE),
+    Activation(
+        "HARDMAX", "hardmax", FL.LEVEL_1_0, "1 at the first maximum of each row, else 0", "0",
+        forward=_hardmax, gradient=lambda x, dy: e.ZERO_BITS, axes_form=FL.LEVEL_5_1, in_place=False,
+        gradient_in_place=False,
+        notes=ROWWISE_NOTE + "The first maximum in increasing index order over the reduced axes; -0 equals +0; "
+              "a NaN counts as the maximum (NumPy's argmax), so the first NaN of a row gets the 1. The "
+              "gradient is 0 everywhere (hardmax is piecewise constant)."),
+    Activation(
         "PARAMETERIZED_RELU", "parameterized_relu", FL.LEVEL_1_0,
         "InputTensor >= 0 ? InputTensor : SlopeTensor * InputTensor", "",
         forward=lambda x, slope: e.where(x >= 0, x, slope * x), gradient=None,
@@ -352,12 +470,7 @@ TABLE: tuple[Activation, ...] = (
 )
 
 
-DESCS: dict[str, type] = {}
-for _row in TABLE:
-    _forward, _gradient = declare(_row)
-    DESCS[_forward.__name__] = _forward
-    if _gradient is not None:
-        DESCS[_gradient.__name__] = _gradient
+DESCS: dict[str, type] = {cls.__name__: cls for _row in TABLE for cls in declare(_row)}
 globals().update(DESCS)
 ROWS: dict[str, Activation] = {row.name: row for row in TABLE}
 

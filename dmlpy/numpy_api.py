@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import math
 import os
 import threading
 
@@ -435,9 +436,101 @@ def front_end(schema: OperatorSchema, use_dst: bool):
     return run
 
 
+def _normalized_axes(axes, ndim: int):
+    """NumPy's axis conventions (an int, a sequence, negative from the end) as DirectML's
+    tuple of non-negative axes; anything else goes to the desc, which says what is wrong."""
+    if isinstance(axes, (int, np.integer)) and not isinstance(axes, bool):
+        axes = (axes,)
+    if isinstance(axes, (tuple, list)) and all(isinstance(a, (int, np.integer)) and not isinstance(a, bool)
+                                               for a in axes):
+        return tuple(int(a) + ndim if -ndim <= a < 0 else int(a) for a in axes)
+    return axes
+
+
+def _run_rowwise(schemas: tuple[OperatorSchema, OperatorSchema], arrays: dict[str, np.ndarray], axes, out,
+                 device: Device | None, **fields) -> np.ndarray:
+    """Run a row-wise operator (the softmax family) on packed copies of the arrays: over the
+    last axis with DirectML's axis-less form (leading dims folded into rows), or over `axes`
+    with its *1 form."""
+    arrays = _broadcast(arrays)
+    first = next(iter(arrays.values()))
+    device = _device(device)
+    if out is not None:
+        _check_out(out, first.shape, first.dtype)
+    result = out if out is not None else np.empty(first.shape, first.dtype)
+    shape = first.shape or (1,)
+    if axes is None:
+        schema, extra = schemas[0], {}
+        sizes = shape if len(shape) == 1 else (math.prod(shape[:-1]), shape[-1])
+    else:
+        schema, extra = schemas[1], {"axes": _normalized_axes(axes, len(shape))}
+        sizes = shape
+        if len(sizes) > MAX_DIMENSION_COUNT:
+            raise InvalidArgumentError(f"x has {len(sizes)} dims: {schema.name} takes 1 to {MAX_DIMENSION_COUNT}")
+    data_type = data_type_for_numpy(first.dtype)
+    if first.size == 0:  # nothing to run, but the call must still be one the operator accepts
+        schema.desc_class(*[BufferTensorDesc(data_type, (1,) * len(sizes))] * len(schema.tensors), **fields, **extra)
+        return result
+    compiled = device.compile_cached(
+        schema.desc_class(*[BufferTensorDesc(data_type, sizes)] * len(schema.tensors), **fields, **extra))
+    packed = [np.ascontiguousarray(a).reshape(-1) for a in arrays.values()]
+
+    def work(binding):
+        for buffer, array in zip(binding.buffers, packed):
+            buffer.write(array)
+        device.execute(binding.table)
+        result[...] = binding.buffers[-1].read(first.dtype, first.size).reshape(first.shape)
+
+    _run_bound(device, compiled, None, work)
+    return result
+
+
+def rowwise_front_end(schemas: tuple[OperatorSchema, OperatorSchema], use_dst: bool):
+    """The NumPy function of a row-wise operator: `axes=None` is DirectML's last-axis form,
+    a tuple (or an int; negative counts from the end, as in NumPy) its *1 form."""
+    schema = schemas[0]
+    arguments = [ARGUMENT_NAMES[field.name] for field in schema.inputs]
+    positional = inspect.Parameter.POSITIONAL_OR_KEYWORD
+    parameters = [inspect.Parameter(name, positional) for name in arguments]
+    parameters += [inspect.Parameter(s.name, positional, default=_scalar_default(schema, s.name))
+                   for s in schema.scalars]
+    parameters.append(inspect.Parameter("axes", positional, default=None))
+    keyword = inspect.Parameter.KEYWORD_ONLY
+    if use_dst:
+        parameters.append(inspect.Parameter("use_dst", keyword, default=False))
+    parameters += [inspect.Parameter("out", keyword, default=None), inspect.Parameter("device", keyword, default=None)]
+    signature = inspect.Signature(parameters)
+
+    def run(*args, **kwargs):
+        bound = signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        values = bound.arguments
+        if use_dst and not isinstance(values["use_dst"], (bool, np.bool_)):
+            raise InvalidArgumentError(f"use_dst {values['use_dst']!r} must be a bool", "use_dst")
+        fields = {s.name: values[s.name] for s in schema.scalars}
+        fields.update({f.name: bool(values[f.name]) for f in schema.flags})
+        return _run_rowwise(schemas, _as_arrays({name: values[name] for name in arguments}), values["axes"],
+                            values["out"], values["device"], **fields)
+
+    run.__name__ = run.__qualname__ = schema.name
+    run.__signature__ = signature
+    run.__doc__ = (f"{schema.dml_name} on NumPy arrays: {schema.formula}.\n\naxes=None: over the last axis "
+                   f"({schema.dml_name}); a tuple of axes: over those ({schemas[1].dml_name})."
+                   + ("\n\nuse_dst=True: x is the forward's output Y instead of its input X (oneDNN's use_dst)."
+                      if use_dst else ""))
+    run.__module__ = __name__
+    return run
+
+
+def _front_end_for(row, suffix: str, use_dst: bool):
+    if row.axes_form is None:
+        return front_end(OPERATORS[row.name + suffix], use_dst)
+    return rowwise_front_end((OPERATORS[row.name + suffix], OPERATORS[row.name + "1" + suffix]), use_dst)
+
+
 FRONT_ENDS: dict[str, object] = {}
 for _row in TABLE:
-    FRONT_ENDS[_row.name] = front_end(OPERATORS[_row.name], use_dst=False)
+    FRONT_ENDS[_row.name] = _front_end_for(_row, "", use_dst=False)
     if _row.gradient is not None:
-        FRONT_ENDS[f"{_row.name}_grad"] = front_end(OPERATORS[f"{_row.name}_grad"], use_dst=_row.use_dst is not None)
+        FRONT_ENDS[f"{_row.name}_grad"] = _front_end_for(_row, "_grad", use_dst=_row.use_dst is not None)
 globals().update(FRONT_ENDS)

@@ -45,6 +45,15 @@ class FlagField:
 
 
 @dataclass(frozen=True)
+class AxesField:
+    """A set of axes of the first tensor, e.g. SOFTMAX1's AxisCount and Axes: a tuple of
+    distinct ints in [0, InputTensor.DimensionCount), at least one."""
+
+    name: str  # "axes"
+    dml_name: str  # "Axes"
+
+
+@dataclass(frozen=True)
 class Support:
     """From `level` on, these data types and dimension counts are accepted."""
 
@@ -75,6 +84,7 @@ class OperatorSchema:
     tensors: tuple[TensorField, ...] = ()
     scalars: tuple[ScalarField, ...] = ()
     flags: tuple[FlagField, ...] = ()
+    axes: tuple[AxesField, ...] = ()
 
     @property
     def introduced(self) -> FeatureLevel:
@@ -118,6 +128,8 @@ class OperatorSchema:
             value = getattr(desc, flag.name)
             if not isinstance(value, (bool, np.bool_)):
                 raise InvalidArgumentError(f"{owner}.{flag.name} {value!r} must be a bool", flag.name)
+        for field in self.axes:
+            _check_axes(owner, field, getattr(desc, field.name), getattr(desc, self.tensors[0].name).dimension_count)
         for attribute in self.same:
             first, *others = self.sharing(attribute)
             expected = getattr(getattr(desc, first.name), attribute)
@@ -161,6 +173,8 @@ class OperatorSchema:
                 values[field.name] = BufferTensorDesc.copy_of(getattr(desc, field.name), f"{owner}.{field.name}")
             for other in (*self.scalars, *self.flags):
                 values[other.name] = getattr(desc, other.name)
+            for field in self.axes:
+                values[field.name] = tuple(getattr(desc, field.name))
         except InvalidArgumentError:
             raise
         except Exception as error:  # a subclass may do anything in a property
@@ -172,7 +186,7 @@ class OperatorSchema:
         (0.0 and -0.0 compare equal as floats but give different results)."""
         return (self.name, *(getattr(desc, t.name) for t in self.tensors),
                 *(fp32_bits(getattr(desc, s.name)) for s in self.scalars),
-                *(bool(getattr(desc, f.name)) for f in self.flags))
+                *(bool(getattr(desc, f.name)) for f in self.flags), *(getattr(desc, a.name) for a in self.axes))
 
     def required_level(self, tensor: BufferTensorDesc) -> FeatureLevel | None:
         """The lowest feature level that accepts this tensor's data type and dimension count."""
@@ -217,6 +231,22 @@ class OperatorSchema:
                          f"from {row.level}" for row in self.support)
 
 
+def _check_axes(owner: str, field: AxesField, axes, dimension_count: int) -> None:
+    where = f"{owner}.{field.name}"
+    if not isinstance(axes, tuple) or not all(isinstance(a, (int, np.integer)) and not isinstance(a, bool)
+                                              for a in axes):
+        raise InvalidArgumentError(f"{where} {axes!r} must be a tuple of ints ({field.dml_name})", field.name)
+    if not axes:
+        raise InvalidArgumentError(f"{where} is empty: AxisCount must be at least 1", field.name)
+    if len(set(axes)) != len(axes):
+        raise InvalidArgumentError(f"{where} {axes} repeats an axis: {field.dml_name} must be distinct", field.name)
+    for axis in axes:
+        if not 0 <= axis < dimension_count:
+            raise InvalidArgumentError(
+                f"{where} {axes} has axis {axis}: {field.dml_name} must lie in [0, {dimension_count - 1}] "
+                f"(InputTensor.DimensionCount - 1)", field.name)
+
+
 def fp32_bits(value) -> int:
     """The bits of a finite number rounded to FP32."""
     return int(np.float32(float(value)).view(np.uint32))
@@ -251,6 +281,11 @@ def scalar_field(dml_name: str, default: float | None = None):
     return dataclasses.field(default=default, metadata={"scalar": ScalarField("", dml_name)})
 
 
+def axes_field(dml_name: str = "Axes"):
+    """A required tuple of axes (DirectML's AxisCount and Axes)."""
+    return dataclasses.field(metadata={"axes": AxesField("", dml_name)})
+
+
 def flag_field(meaning: str):
     """A bool field (False by default) that selects a form of the operator."""
     return dataclasses.field(default=False, metadata={"flag": FlagField("", meaning)})
@@ -266,6 +301,9 @@ class OperatorDesc:
     schema: OperatorSchema
 
     def __post_init__(self):
+        for field in self.schema.axes:  # DirectML's Axes is an array: a list is taken as the tuple it means
+            if isinstance(getattr(self, field.name), list):
+                object.__setattr__(self, field.name, tuple(getattr(self, field.name)))
         self.schema.validate(self)
 
 
@@ -279,7 +317,9 @@ def operator(**schema_fields):
                         for f in fields if "tensor" in f.metadata)
         scalars = tuple(ScalarField(f.name, f.metadata["scalar"].dml_name) for f in fields if "scalar" in f.metadata)
         flags = tuple(FlagField(f.name, f.metadata["flag"].meaning) for f in fields if "flag" in f.metadata)
-        schema = OperatorSchema(**schema_fields, desc_class=cls, tensors=tensors, scalars=scalars, flags=flags)
+        axes = tuple(AxesField(f.name, f.metadata["axes"].dml_name) for f in fields if "axes" in f.metadata)
+        schema = OperatorSchema(**schema_fields, desc_class=cls, tensors=tensors, scalars=scalars, flags=flags,
+                                axes=axes)
         cls.schema = schema
         OPERATORS[schema.name] = schema
         _SCHEMAS_BY_CLASS[cls] = schema

@@ -211,3 +211,91 @@ def assert_matches_reference(name: str, got: np.ndarray, inputs, scalars, ulp_bo
     bound = ulp_bound if got.dtype == np.float32 else 1.0
     error = ulp_error(got, exact, got.dtype, floor)
     assert error.max() <= bound, f"{name}: {error.max()} ULP"
+
+
+def _rows(x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
+    """x with the reduced axes moved last and flattened into one (index order kept)."""
+    kept = [d for d in range(x.ndim) if d not in axes]
+    moved = np.transpose(x, kept + list(axes))
+    return moved.reshape(*moved.shape[:len(kept)], -1)
+
+
+def _unrows(rows: np.ndarray, shape: tuple[int, ...], axes: tuple[int, ...]) -> np.ndarray:
+    kept = [d for d in range(len(shape)) if d not in axes]
+    order = kept + list(axes)
+    moved = rows.reshape([shape[d] for d in order])
+    return np.transpose(moved, np.argsort(order))
+
+
+def _rowwise(compute):
+    """A float64 reference of a row-wise operator: compute(rows...) over the last axis of
+    the inputs' rows (the reduced axes flattened in index order)."""
+    def reference(*arrays, axes):
+        arrays = [np.asarray(a) for a in arrays]
+        with np.errstate(all="ignore"):
+            rows = [_rows(a.astype(np.float32).astype(np.float64), axes) for a in arrays]
+            return _unrows(compute(*rows, dtype=arrays[0].dtype), arrays[0].shape, axes)
+    return reference
+
+
+def _softmax64(x, dtype=None):
+    e = np.exp(x - np.max(x, axis=-1, keepdims=True))
+    return e / np.sum(e, axis=-1, keepdims=True)
+
+
+def _log_softmax64(x, dtype=None):
+    shifted = x - np.max(x, axis=-1, keepdims=True)
+    return shifted - np.log(np.sum(np.exp(shifted), axis=-1, keepdims=True))
+
+
+def _hardmax64(x, dtype=None):
+    return (np.arange(x.shape[-1]) == np.argmax(x, axis=-1)[..., None]).astype(np.float64)
+
+
+def _stored(y, dtype):
+    """Y as the forward stores it: rounded to the data type."""
+    return y.astype(dtype).astype(np.float64)
+
+
+# Float64 references of the row-wise operators, keyed by name: reference(*inputs, axes=...).
+# The gradients from X use the forward's output rounded to the data type (as documented).
+REFERENCES_ROWWISE = {
+    "softmax": _rowwise(_softmax64),
+    "softmax_grad": _rowwise(lambda x, dy, dtype: (lambda y: y * (dy - np.sum(dy * y, axis=-1, keepdims=True)))(
+        _stored(_softmax64(x), dtype))),
+    "log_softmax": _rowwise(_log_softmax64),
+    "log_softmax_grad": _rowwise(lambda x, dy, dtype: (lambda y: dy - np.exp(y) * np.sum(dy, axis=-1, keepdims=True))(
+        _stored(_log_softmax64(x), dtype))),
+    "hardmax": _rowwise(_hardmax64),
+    "hardmax_grad": _rowwise(lambda x, dy, dtype: np.zeros_like(x)),
+}
+REFERENCES_ROWWISE_USE_DST = {
+    "softmax_grad": _rowwise(lambda y, dy, dtype: y * (dy - np.sum(dy * y, axis=-1, keepdims=True))),
+    "log_softmax_grad": _rowwise(lambda y, dy, dtype: dy - np.exp(y) * np.sum(dy, axis=-1, keepdims=True)),
+}
+
+for _name in ("softmax", "log_softmax", "hardmax"):  # the *1 forms: the same math over listed axes
+    for _suffix in ("", "_grad"):
+        REFERENCES_ROWWISE[f"{_name}1{_suffix}"] = REFERENCES_ROWWISE[_name + _suffix]
+        if _name + _suffix in REFERENCES_ROWWISE_USE_DST:
+            REFERENCES_ROWWISE_USE_DST[f"{_name}1{_suffix}"] = REFERENCES_ROWWISE_USE_DST[_name + _suffix]
+
+# FP32 ULP bounds of the row-wise operators (docs/numerics.md), at max(|result|, floor): the
+# floor is 2^-24 for softmax, 1 for log_softmax (whose values near 0 come from cancellation)
+# and max |dY| for the gradients. FP16 and BF16 results are within 1 ULP.
+ROWWISE_BOUNDS = {"softmax": 3, "log_softmax": 2, "hardmax": 0, "softmax_grad": 6, "log_softmax_grad": 12,
+                  "hardmax_grad": 0}
+ROWWISE_FLOORS = {"softmax": 2.0**-24, "log_softmax": 1.0, "hardmax": 1.0}
+
+
+def assert_rowwise_matches(name: str, got: np.ndarray, inputs, axes: tuple[int, ...], use_dst: bool = False,
+                           bound: float | None = None) -> None:
+    """A row-wise operator's result against its float64 reference (any name, *1 forms too)."""
+    reference = (REFERENCES_ROWWISE_USE_DST if use_dst else REFERENCES_ROWWISE)[name]
+    exact = reference(*inputs, axes=tuple(axes))
+    base = name.replace("1", "")
+    floor = np.abs(np.asarray(inputs[1], np.float64)).max() if base.endswith("_grad") else ROWWISE_FLOORS[base]
+    if bound is None:
+        bound = ROWWISE_BOUNDS[base] if got.dtype == np.float32 else 1.0
+    error = ulp_error(got, exact, got.dtype, floor)
+    assert error.max() <= bound, f"{name} {got.dtype}: {error.max()} ULP"

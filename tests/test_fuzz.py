@@ -16,7 +16,15 @@ import pytest
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 from layout import element_offsets
-from reference import REFERENCES, REFERENCES_F64, assert_matches_reference, dslope_error_bound, prelu_grad
+from reference import (
+    REFERENCES,
+    REFERENCES_F64,
+    REFERENCES_ROWWISE,
+    assert_matches_reference,
+    assert_rowwise_matches,
+    dslope_error_bound,
+    prelu_grad,
+)
 
 import dmlpy as dml
 from dmlpy.types import data_type_info
@@ -136,6 +144,10 @@ def operator_descs(draw):
     scalar_values = mostly(st.one_of(st.floats(-4, 4), float_bit_patterns),
                            st.one_of(st.floats(), st.integers(-(2**1100), 2**1100), anything))
     scalars = {s.name: draw(scalar_values) for s in schema.scalars}
+    for field in schema.axes:  # distinct axes of the tensors' dims, or something hostile
+        scalars[field.name] = draw(mostly(
+            st.lists(st.integers(0, len(sizes) - 1), min_size=1, max_size=len(sizes), unique=True).map(tuple),
+            st.one_of(st.lists(st.integers(-2, 9), max_size=3).map(tuple), anything)))
     return schema, fields, scalars
 
 
@@ -182,7 +194,14 @@ def check_prelu_grad(desc, inputs, outputs, dtype):
     assert np.all(np.abs(got - exact) <= dslope_error_bound(magnitudes, count, dtype))
 
 
-CHECKS = {"prelu_grad": check_prelu_grad}  # operators with more than one output, or a tolerance
+def check_rowwise(desc, inputs, outputs, dtype):
+    axes = getattr(desc, "axes", (desc.input_tensor.dimension_count - 1,))
+    assert_rowwise_matches(desc.schema.name, outputs[0].view(dtype), inputs, axes,
+                           getattr(desc, "use_dst", False))
+
+
+# Operators with more than one output, or a reference of their own.
+CHECKS = {"prelu_grad": check_prelu_grad, **{name: check_rowwise for name in REFERENCES_ROWWISE}}
 
 
 @fuzz

@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
-from reference import REFERENCES, REFERENCES_F64  # noqa: E402
+from reference import REFERENCES, REFERENCES_F64, REFERENCES_ROWWISE  # noqa: E402
 from reference import prelu_grad as reference_prelu_grad  # noqa: E402
 
 import dmlpy as dml  # noqa: E402
@@ -62,12 +62,17 @@ class Case:
 
 # Every element-wise operator of the table, packed; the layouts and data types on the
 # gradient that started dmlpy; PReLU's reduction.
-ELEMENTWISE = [name for row in TABLE for name in (row.name, f"{row.name}_grad" if row.gradient else None) if name]
+ELEMENTWISE = [name for row in TABLE if row.axes_form is None
+               for name in (row.name, f"{row.name}_grad" if row.gradient else None) if name]
+# The row-wise operators (softmax family), over rows of ROW_LENGTH elements.
+ROWWISE = [name for row in TABLE if row.axes_form is not None for name in (row.name, f"{row.name}_grad")]
+ROW_LENGTH = 1024
 FULL_CASES = [Case("relu_grad", t, "packed") for t in (T.FLOAT32, T.FLOAT16, T.BFLOAT16, T.INT8)] + [
     Case("relu_grad", T.FLOAT32, "transposed"), Case("relu_grad", T.FLOAT16, "transposed"),
     Case("relu_grad", T.FLOAT32, "broadcast"), Case("relu_grad", T.FLOAT16, "broadcast"),
     Case("prelu_grad", T.FLOAT32, "per-channel"), Case("prelu_grad", T.FLOAT16, "per-channel"),
-    *[Case(name, T.FLOAT32, "packed") for name in ELEMENTWISE if name != "relu_grad"]]
+    *[Case(name, T.FLOAT32, "packed") for name in ELEMENTWISE if name != "relu_grad"],
+    *[Case(name, T.FLOAT32, "rows") for name in ROWWISE]]
 QUICK_CASES = [*FULL_CASES[:2], FULL_CASES[4], FULL_CASES[6], FULL_CASES[8],
                Case("hard_swish_grad", T.FLOAT16, "packed")]
 
@@ -98,6 +103,8 @@ def shape_of(case: Case, count: int) -> tuple[int, ...]:
         return (max(1, count // CHANNELS), CHANNELS)
     if case.layout == "packed":
         return (count,)
+    if case.layout == "rows":
+        return (max(1, count // ROW_LENGTH), ROW_LENGTH)
     side = max(1, int(round(count ** 0.5)))
     return (side, side)
 
@@ -199,6 +206,9 @@ def numpy_run(case: Case, count: int):
     of the tests), writing a row-major result."""
     arrays = arrays_for(case, count)
     out = np.empty(shape_of(case, count), NUMPY[case.data_type])
+    if case.operator in REFERENCES_ROWWISE:
+        reference = REFERENCES_ROWWISE[case.operator]
+        return host_seconds(lambda: np.copyto(out, reference(*arrays, axes=(1,))))
     reference = REFERENCES.get(case.operator) or REFERENCES_F64.get(case.operator)
     if reference is not None:
         scalars = scalars_of(case.operator)
@@ -216,6 +226,10 @@ TORCH = {
     "relu": lambda torch, x: torch.relu(x),
     "hard_swish": lambda torch, x: torch.nn.functional.hardswish(x),
     "prelu_grad": lambda torch, x, slope, dy: torch.ops.aten._prelu_kernel_backward(dy, x, slope[0]),
+    "softmax": lambda torch, x: torch.softmax(x, -1),
+    "log_softmax": lambda torch, x: torch.log_softmax(x, -1),
+    "softmax_grad": lambda torch, y, dy: torch.ops.aten._softmax_backward_data(dy, y, -1, y.dtype),
+    "log_softmax_grad": lambda torch, y, dy: torch.ops.aten._log_softmax_backward_data(dy, y, -1, y.dtype),
 }
 
 
@@ -225,7 +239,7 @@ def torch_run(case: Case, count: int):
     except ImportError:
         return None
     dtype = {T.FLOAT32: torch.float32, T.FLOAT16: torch.float16, T.BFLOAT16: torch.bfloat16}.get(case.data_type)
-    if case.operator not in TORCH or dtype is None or case.layout not in ("packed", "per-channel"):
+    if case.operator not in TORCH or dtype is None or case.layout not in ("packed", "per-channel", "rows"):
         return None
     target = "cuda" if torch.cuda.is_available() else "cpu"
     tensors = [torch.from_numpy(np.ascontiguousarray(a).astype(np.float32)).to(target).to(dtype)

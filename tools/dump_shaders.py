@@ -53,6 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
     for name, dml_name in sorted(scalars.items()):
         parser.add_argument(f"--{name}", type=float, help=f"{dml_name}, where the operator has it (default: "
                             "DirectML's default; required where DirectML has none)")
+    parser.add_argument("--axes", type=_dims, help="Axes, where the operator has them (the *1 forms), e.g. 0,2")
     parser.add_argument("--use-dst", action="store_true", help="the gradient from the forward's output, "
                         "where the operator has that form")
     parser.add_argument("--adapter", type=int, help="Vulkan adapter index whose limits shape the dispatch "
@@ -77,7 +78,12 @@ def dump(args) -> list[Path]:
         if value is not None:
             scalars[scalar.name] = value
     flags = {f.name: True for f in schema.flags if f.name == "use_dst" and args.use_dst}
-    desc = schema.desc_class(**tensors, **scalars, **flags)
+    axes = {}
+    for field in schema.axes:
+        if args.axes is None:
+            raise dml.InvalidArgumentError(f"{schema.name} needs --{field.name} ({field.dml_name})")
+        axes[field.name] = args.axes
+    desc = schema.desc_class(**tensors, **scalars, **flags, **axes)
     adapters = list_adapters()
     if not adapters:
         raise dml.UnsupportedError("no Vulkan adapter: the dispatch depends on an adapter's limits")

@@ -36,6 +36,8 @@ def render() -> str:
         lines += [f"| `{s.name}` | {s.dml_name} | FP32 scalar, finite; "
                   f"{'required' if defaults[s.name] is dataclasses.MISSING else f'default {defaults[s.name]!r}'} |"
                   for s in schema.scalars]
+        lines += [f"| `{a.name}` | AxisCount, {a.dml_name} | tuple of distinct ints in [0, DimensionCount), "
+                  "at least one; required |" for a in schema.axes]
         lines += [f"| `{f.name}` | (dmlpy) | bool, default False: {f.meaning} |" for f in schema.flags]
         lines += ["", "| from | data types | dimension counts |", "| --- | --- | --- |"]
         lines += [f"| {row.level} | {', '.join(_data_type(t) for t in row.data_types)} | "

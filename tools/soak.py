@@ -25,9 +25,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
-from reference import REFERENCES, REFERENCES_F64, assert_matches_reference  # noqa: E402
+from reference import REFERENCES, REFERENCES_F64, REFERENCES_ROWWISE, assert_matches_reference, assert_rowwise_matches  # noqa: E402
 
 import dmlpy as dml  # noqa: E402
+from dmlpy.numpy_api import FRONT_ENDS  # noqa: E402
 
 DTYPES = [np.float32, np.float16, ml_dtypes.bfloat16]
 SHAPES = [(7,), (256,), (3, 77), (64, 65), (8, 9, 10), (1000, 3)]
@@ -64,7 +65,22 @@ def elementwise_is_right(name):
     return check
 
 
+def rowwise_is_right(name):
+    """A row-wise operator of the table (softmax family) over a random axis, against its reference."""
+    def check(rng, device, arrays, dtype) -> bool:
+        axes = (int(rng.integers(arrays[0].ndim)),)
+        result = getattr(dml, name)(*arrays, axes=axes, device=device)
+        try:
+            assert_rowwise_matches(name, result, arrays, axes)
+        except AssertionError as error:
+            print(f"wrong result: {error}", file=sys.stderr)
+            return False
+        return True
+    return check
+
+
 CHECKS = {**{name: elementwise_is_right(name) for name in [*REFERENCES, *REFERENCES_F64]},
+          **{name: rowwise_is_right(name) for name in REFERENCES_ROWWISE if name in FRONT_ENDS},
           "prelu_grad": prelu_grad_is_right}
 
 

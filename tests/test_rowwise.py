@@ -1,0 +1,159 @@
+"""The row-wise activations (SOFTMAX, LOG_SOFTMAX, HARDMAX, their *1 forms with axes, and
+their gradients) against the independent float64 references in reference.py; their
+stability, NaN and tie rules; the bits' independence of layout and chunking; and their
+gating."""
+
+import ml_dtypes
+import numpy as np
+import pytest
+from reference import REFERENCES_ROWWISE, assert_rowwise_matches
+
+import dmlpy as dml
+from dmlpy.activations import TABLE
+
+T = dml.TensorDataType
+FL = dml.FeatureLevel
+ROWS = [row for row in TABLE if row.axes_form is not None]
+NAMES = [name for row in ROWS for name in (row.name, f"{row.name}_grad")]
+NUMPY = {T.FLOAT32: np.float32, T.FLOAT16: np.float16, T.BFLOAT16: ml_dtypes.bfloat16}
+
+
+
+def test_every_rowwise_operator_has_an_independent_reference():
+    forms = [name for row in ROWS for name in (row.name, f"{row.name}1") for name in (name, f"{name}_grad")]
+    assert all(name in dml.OPERATORS for name in forms)
+    assert sorted(REFERENCES_ROWWISE) == sorted(forms)
+
+
+def inputs_for(name, shape, dtype, rng, scale=4.0):
+    x = (rng.standard_normal(shape) * scale).astype(dtype)
+    return [x] if not name.endswith("_grad") else [x, rng.standard_normal(shape).astype(dtype)]
+
+
+def check(name, got, inputs, axes, use_dst=False):
+    assert_rowwise_matches(name, got, inputs, axes, use_dst)
+
+
+@pytest.mark.parametrize("data_type", [T.FLOAT32, T.FLOAT16, T.BFLOAT16])
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("shape, axes", [((5, 7), None), ((3, 700), None), ((2, 3, 4), (0, 2)), ((4, 5, 6), (1,)),
+                                         ((2, 600), (0, 1))])
+def test_against_the_reference(device, name, data_type, shape, axes):
+    rng = np.random.default_rng(11)
+    inputs = inputs_for(name, shape, NUMPY[data_type], rng)
+    got = getattr(dml, name)(*inputs, axes=axes, device=device)
+    check(name, got, inputs, axes if axes is not None else (len(shape) - 1,))
+
+
+@pytest.mark.parametrize("name", ["softmax_grad", "log_softmax_grad"])
+@pytest.mark.parametrize("data_type", [T.FLOAT32, T.FLOAT16])
+def test_gradient_from_x_equals_gradient_from_the_forwards_output(device, name, data_type):
+    rng = np.random.default_rng(3)
+    x, dy = inputs_for(name, (6, 300), NUMPY[data_type], rng)
+    forward = getattr(dml, name.removesuffix("_grad"))
+    y = forward(x, axes=(1,), device=device)
+    from_x = getattr(dml, name)(x, dy, axes=(1,), device=device)
+    from_y = getattr(dml, name)(y, dy, axes=(1,), use_dst=True, device=device)
+    assert np.array_equal(from_x.view(np.uint8), from_y.view(np.uint8))
+    check(name, from_y, [y, dy], (1,), use_dst=True)
+
+
+def test_bits_do_not_depend_on_layout_or_chunking(device):
+    """The same rows laid out transposed, and rows long enough to span several chunks,
+    give the same bits: the sum's tree is over each row's elements in index order."""
+    rng = np.random.default_rng(5)
+    x = (rng.standard_normal((3, 1000)) * 5).astype(np.float32)
+    packed = dml.softmax(x, device=device)
+    transposed = dml.softmax(np.ascontiguousarray(x.T), axes=(0,), device=device).T
+    assert np.array_equal(packed.view(np.uint32), transposed.view(np.uint32))
+    as_1 = dml.softmax(x, axes=(1,), device=device)
+    assert np.array_equal(packed.view(np.uint32), as_1.view(np.uint32))
+    # Splitting the row over two axes changes nothing either (the same index order).
+    split = dml.softmax(x.reshape(3, 40, 25), axes=(1, 2), device=device).reshape(3, 1000)
+    assert np.array_equal(packed.view(np.uint32), split.view(np.uint32))
+
+
+def test_stable_for_huge_inputs(device):
+    x = np.array([[1e30, -1e30, 0.0, 1e30], [-1e30, -1e30, -1e30, -1e30]], np.float32)
+    y = dml.softmax(x, device=device)
+    assert np.array_equal(y, np.array([[0.5, 0, 0, 0.5], [0.25, 0.25, 0.25, 0.25]], np.float32))
+    log_y = dml.log_softmax(x, device=device)
+    assert log_y[0, 0] == np.float32(-np.log(2)) and log_y[0, 1] == np.float32(-2e30)
+    assert np.all(log_y[1] == np.float32(-np.log(4)))
+
+
+def test_specials(device):
+    x = np.array([[np.inf, 1.0, 2.0], [np.nan, 1.0, 2.0], [-np.inf, 0.0, -np.inf], [-np.inf] * 3], np.float32)
+    y = dml.softmax(x, device=device)
+    assert np.isnan(y[0]).all() and np.isnan(y[1]).all()  # as PyTorch: +inf or NaN in a row gives NaN
+    assert np.array_equal(y[2], [0.0, 1.0, 0.0])
+    assert np.isnan(y[3]).all()
+
+
+def test_hardmax_ties_signed_zeros_and_nan(device):
+    x = np.array([[1.0, 3.0, 3.0, 2.0], [-0.0, 0.0, -1.0, -0.0], [1.0, np.nan, 5.0, np.nan],
+                  [-np.inf, -np.inf, -np.inf, -np.inf]], np.float32)
+    y = dml.hardmax(x, device=device)
+    assert np.array_equal(y, np.array([[0, 1, 0, 0], [1, 0, 0, 0], [0, 1, 0, 0], [1, 0, 0, 0]], np.float32))
+    assert np.array_equal(dml.hardmax_grad(x, x, device=device).view(np.uint32), np.zeros(x.shape, np.uint32))
+
+
+def test_directmls_axes_example(device):
+    """DirectML's documented HARDMAX1 example (Axes {1} of a 2x2x2 tensor)."""
+    x = np.array([[[12, 0], [-101, 11]], [[3, 234], [0, -101]]], np.float32)
+    expected = np.array([[[1, 0], [0, 1]], [[1, 1], [0, 0]]], np.float32)
+    assert np.array_equal(dml.hardmax(x, axes=(1,), device=device), expected)
+
+
+def test_front_end_axes_conventions(device):
+    x = np.random.default_rng(1).standard_normal((2, 3, 4)).astype(np.float32)
+    last = dml.softmax(x, device=device)
+    assert np.array_equal(last, dml.softmax(x, axes=-1, device=device))
+    assert np.array_equal(last, dml.softmax(x, axes=[2], device=device))
+    out = np.empty_like(x)
+    assert dml.log_softmax(x, axes=(0, 1), out=out, device=device) is out
+    with pytest.raises(dml.InvalidArgumentError, match=r"axes \(0, 0\) repeats an axis"):
+        dml.softmax(x, axes=(0, 0), device=device)
+    with pytest.raises(dml.InvalidArgumentError, match=r"has axis 3: Axes must lie in \[0, 2\]"):
+        dml.softmax(x, axes=(3,), device=device)
+    with pytest.raises(dml.InvalidArgumentError, match="must be a tuple of ints"):
+        dml.softmax(x, axes="last", device=device)
+
+
+@pytest.mark.parametrize("row", ROWS, ids=[row.name for row in ROWS])
+def test_desc_rules_and_gating(device_at, row):
+    forward = dml.OPERATORS[row.name].desc_class
+    with_axes = dml.OPERATORS[f"{row.name}1"].desc_class
+    tensor = dml.BufferTensorDesc(T.FLOAT32, (1, 1, 3, 4))
+    device_at(FL.LEVEL_1_0).create_operator(forward(tensor, tensor))
+    with pytest.raises(dml.InvalidArgumentError, match="effective rank 3"):
+        forward(*[dml.BufferTensorDesc(T.FLOAT32, (1, 2, 3, 4))] * 2)
+    desc = with_axes(tensor, tensor, axes=(2, 3))
+    device_at(FL.LEVEL_5_1).create_operator(desc)
+    with pytest.raises(dml.UnsupportedError, match="needs FEATURE_LEVEL_5_1"):
+        device_at(FL.LEVEL_5_0).create_operator(desc)
+    assert with_axes(tensor, tensor, axes=[3]).axes == (3,)
+    for axes, message in (((), "AxisCount must be at least 1"), ((4,), "must lie in"), ((1, 1), "repeats"),
+                          ((True,), "tuple of ints"), (3, "tuple of ints")):
+        with pytest.raises(dml.InvalidArgumentError, match=message):
+            with_axes(tensor, tensor, axes=axes)
+    gradient = dml.OPERATORS[f"{row.name}1_grad"].desc_class(tensor, tensor, tensor, axes=(3,))
+    strict = dml.create_device(strict_directml=True)
+    try:
+        strict.create_operator(with_axes(tensor, tensor, axes=(3,)))
+        with pytest.raises(dml.UnsupportedError, match="is a dmlpy extension"):
+            strict.create_operator(gradient)
+    finally:
+        strict.close()
+    other = dml.BufferTensorDesc(T.FLOAT32, (1, 1, 3, 4))
+    with pytest.raises(dml.InvalidArgumentError, match="overlap|in place"):
+        compiled = device_at(FL.LEVEL_6_4).compile_operator(device_at(FL.LEVEL_6_4).create_operator(
+            forward(tensor, other)))
+        buffer = device_at(FL.LEVEL_6_4).create_buffer(tensor.total_tensor_size_in_bytes)
+        temporary = device_at(FL.LEVEL_6_4).create_buffer(compiled.binding_properties.temporary_resource_size)
+        device_at(FL.LEVEL_6_4).create_binding_table(compiled, inputs=[buffer], outputs=[buffer], temporary=temporary)
+
+
+def test_cache_keys_distinguish_axes(device):
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    assert not np.array_equal(dml.softmax(x, axes=(0,), device=device), dml.softmax(x, axes=(1,), device=device))
