@@ -399,7 +399,7 @@ TABLE: tuple[Activation, ...] = (
         "SIGMOID", "sigmoid", FL.LEVEL_1_0, "1 / (1 + exp(-InputTensor))",
         "InputGradientTensor * sigmoid'(InputTensor)",
         forward=lambda x: e.sigmoid(x), gradient=lambda x, dy: dy * e.sigmoid_slope(x),
-        use_dst=lambda y, dy: (dy * y) * (1 - y),
+        use_dst=lambda y, dy: (dy * y) * (1 - y), infiniop="Sigmoid",
         notes="sigmoid'(X) = e^-|X| / (1 + e^-|X|)^2, accurate where 1 - sigmoid(X) would cancel; use_dst "
               "is oneDNN's dY·Y·(1 - Y). " + TRANSCENDENTAL_NOTE),
     Activation(

@@ -57,6 +57,22 @@ def test_relu_backward_lifecycle(device, handle, dtype, numpy_dtype, in_place):
     assert op.infiniopDestroyReluBackwardDescriptor(descriptor) == InfiniStatus.SUCCESS
 
 
+def test_sigmoid_backward_lifecycle(device, handle):
+    """InfiniCore's SigmoidBackward: (grad_input, input, grad_output), dmlpy's SIGMOID gradient."""
+    rng = np.random.default_rng(4)
+    x, dy = (rng.standard_normal((4, 6)).astype(np.float32) * 4 for _ in range(2))
+    t = tensor((4, 6))
+    status, descriptor = op.infiniopCreateSigmoidBackwardDescriptor(handle, t, t, t)
+    assert status == InfiniStatus.SUCCESS
+    assert op.infiniopGetSigmoidBackwardWorkspaceSize(descriptor) == (InfiniStatus.SUCCESS, 0)
+    grad_input = device.create_buffer(x.nbytes)
+    assert op.infiniopSigmoidBackward(descriptor, None, 0, grad_input, upload(device, x), upload(device, dy),
+                                      None) == InfiniStatus.SUCCESS
+    s = 1 / (1 + np.exp(-x.astype(np.float64)))
+    assert np.allclose(grad_input.read(np.float32, x.size).reshape(x.shape), dy * s * (1 - s), rtol=1e-6, atol=0)
+    assert op.infiniopDestroySigmoidBackwardDescriptor(descriptor) == InfiniStatus.SUCCESS
+
+
 def test_strided_tensors(device, handle):
     x = np.random.default_rng(1).standard_normal((4, 6)).astype(np.float32)
     dy = np.ones((6, 4), np.float32)
