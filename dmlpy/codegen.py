@@ -216,7 +216,14 @@ def broadcast_dims(slope: BufferTensorDesc) -> tuple[bool, ...]:
     return tuple(size > 1 and stride == 0 for size, stride in zip(slope.sizes, slope.element_strides))
 
 
-REDUCTION_CHUNK = 256  # elements one invocation of a reduction stage takes (a power of two)
+# Elements one invocation of a reduction stage takes: a power of two, so that chunks are
+# subtrees of the row's pairwise tree and the bits do not depend on it. Large enough that
+# most rows are one chunk (no combining stage), small enough to spread long rows out.
+MAX_REDUCTION_CHUNK = 4096
+
+
+def reduction_chunk(reduced_count: int) -> int:
+    return min(MAX_REDUCTION_CHUNK, 1 << max(0, reduced_count - 1).bit_length())
 MAX_REDUCTION_INPUTS, MAX_REDUCTION_OUTPUTS = 3, 2  # what shaders/reduce.comp declares
 
 
@@ -258,7 +265,8 @@ def plan_reduction(inputs: list[BufferTensorDesc], outputs: list[ReducedOutput],
         tuple(sizes[d] for d in reduced_dims),
         [tuple(0 if row else t.element_strides[d] for d in reduced_dims) for t, row in zip(tensors, per_row)])
     row_count, reduced_count = math.prod(kept_sizes), math.prod(reduced_sizes)
-    chunk_count = math.ceil(reduced_count / REDUCTION_CHUNK)
+    chunk = reduction_chunk(reduced_count)
+    chunk_count = math.ceil(reduced_count / chunk)
     nodes = e.reductions(*(o.value for o in outputs))
     slot = {node._id: k for k, node in enumerate(nodes)}
     written_by = [len(nodes) if o.per_row else max((slot[n] + 1 for n in e.needed_reductions(o.value)), default=0)
@@ -276,7 +284,7 @@ def plan_reduction(inputs: list[BufferTensorDesc], outputs: list[ReducedOutput],
         "SCALAR_COUNT": len(scalars),
         "REDUCTION_COUNT": len(nodes),
         "ROW_COUNT": f"{row_count}u",
-        "CHUNK": f"{REDUCTION_CHUNK}u",
+        "CHUNK": f"{chunk}u",
         "CHUNK_COUNT": f"{chunk_count}u",
         "REDUCED_COUNT": f"{reduced_count}u",
         "KEPT_RANK": len(kept_sizes),
@@ -289,11 +297,15 @@ def plan_reduction(inputs: list[BufferTensorDesc], outputs: list[ReducedOutput],
     if any(e.uses_transcendentals(o.value) for o in outputs):
         common["USES_TRANSCENDENTALS"] = ""
 
+    final_elements = any(at == len(nodes) and not o.per_row for at, o in zip(written_by, outputs))
+    # Row outputs come from the stage that completes the last total: the final stage where
+    # element outputs need one anyway, else the last reduction's own (partial or total) stage.
+    rows_at = "final" if final_elements or not nodes else f"{'total' if chunk_count > 1 else 'reduce'}{len(nodes) - 1}"
+
     def stage(name: str, kind: str, known: int, invocations: int, reduction: e.Expr | None = None):
         element_outputs = [o for o, at in enumerate(written_by) if at == known and not outputs[o].per_row
                            and kind != "total"]
-        row_outputs = [o for o, out in enumerate(outputs) if out.per_row and kind == "final"]
-        totals = {node._id: k for k, node in enumerate(nodes[:known])}
+        row_outputs = [o for o, out in enumerate(outputs) if out.per_row and name == rows_at]
         assignments = [(f"output_bits[{o}]", outputs[o].value, e.STORED) for o in element_outputs]
         defines = {**common, f"STAGE_{kind.upper()}": "", "TOTALS_KNOWN": f"{known}u",
                    "ELEMENT_OUTPUTS": sum(1 << o for o in element_outputs),
@@ -306,8 +318,12 @@ def plan_reduction(inputs: list[BufferTensorDesc], outputs: list[ReducedOutput],
                 assignments.append(("reduce_value", reduction.args[0], kind_of_value))
         if kind == "final" and element_outputs:
             defines["FINAL_ELEMENTS"] = ""
-        body = _reduction_body(e.render_assignments(assignments, totals), e.render_assignments(
-            [(f"output_bits[{o}]", outputs[o].value, e.STORED) for o in row_outputs], totals))
+        completed = known + (1 if row_outputs and reduction is not None else 0)  # this stage's own total too
+        row_totals = {node._id: k for k, node in enumerate(nodes[:completed])}
+        body = _reduction_body(
+            e.render_assignments(assignments, {node._id: k for k, node in enumerate(nodes[:known])}),
+            e.render_assignments([(f"output_bits[{o}]", outputs[o].value, e.STORED) for o in row_outputs],
+                                 row_totals))
         return KernelStage(name, "reduce.comp", defines, workgroup_size, invocations=invocations,
                            generated=(("operator_body.glsl", body),))
 
@@ -316,9 +332,8 @@ def plan_reduction(inputs: list[BufferTensorDesc], outputs: list[ReducedOutput],
         stages.append(stage(f"reduce{k}", "partial", k, row_count * chunk_count, node))
         if chunk_count > 1:
             stages.append(stage(f"total{k}", "total", k, row_count, node))
-    if any(at == len(nodes) for at in written_by):
-        elementwise = any(at == len(nodes) and not o.per_row for at, o in zip(written_by, outputs))
-        stages.append(stage("outputs", "final", len(nodes), row_count * (chunk_count if elementwise else 1)))
+    if rows_at == "final" and any(at == len(nodes) for at in written_by):
+        stages.append(stage("final", "final", len(nodes), row_count * (chunk_count if final_elements else 1)))
     scalar_bits = tuple(int(np.float32(s).view(np.uint32)) for s in scalars)
     temporary_words = max(1, totals_words + len(nodes) * partials_words)
     return KernelPlan("reduce", tuple(stages), inputs[0].element_count, temporary_size=4 * temporary_words,

@@ -13,11 +13,12 @@
 //                  over the chunk (and the element outputs whose totals are known), into
 //                  the scratch: the row's total when the row is one chunk, else a partial.
 //   STAGE_TOTAL    one invocation per row: REDUCTION's partials combined into its total.
-//   STAGE_FINAL    the outputs that need every total: per (chunk, row) for element
-//                  outputs (FINAL_ELEMENTS), and the row outputs.
+//   STAGE_FINAL    the element outputs that need every total, per (chunk, row)
+//                  (FINAL_ELEMENTS), and then the row outputs.
+// Row outputs (ROW_OUTPUTS) are written by the stage that completes the last total.
 // Sums are pairwise in the balanced binary tree over the row's elements (padded to a power
-// of two); chunks are aligned subtrees of it. So the bits depend on the descs alone: not on
-// CHUNK, the workgroup size or the device. Max and first-index are exact in any order. No
+// of two); chunks (CHUNK, a power of two) are aligned subtrees of it. So the bits depend on
+// the values alone: not on the layout, CHUNK, the workgroup size or the device. Max and first-index are exact in any order. No
 // float atomics.
 //
 // Scratch (the temporary resource, FP32 bits or indices): the totals, REDUCTION_COUNT
@@ -185,15 +186,15 @@ void take_partial(uint chunk, uint index) { first_index = min(first_index, index
 uint taken_bits() { return first_index; }
 #endif
 
+// Whether this stage's result is the row's total (else a chunk's partial).
+#if defined(STAGE_TOTAL)
+#define WHOLE_ROW true
+#else
+#define WHOLE_ROW (CHUNK_COUNT == 1u)
+#endif
+
 void main() {
     uint id = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * WORKGROUP_SIZE + gl_LocalInvocationID.x;
-#if defined(STAGE_TOTAL)
-    if (id >= ROW_COUNT) return;
-    for (uint chunk = 0u; chunk < CHUNK_COUNT; ++chunk) {
-        take_partial(chunk, scratch[scratch_word(PARTIALS_AT + chunk * ROW_COUNT + id)]);
-    }
-    scratch[scratch_word(REDUCTION * ROW_COUNT + id)] = taken_bits();
-#else
 #if defined(STAGE_PARTIAL) || defined(FINAL_ELEMENTS)
     if (id >= ROW_COUNT * CHUNK_COUNT) return;
     uint row = id % ROW_COUNT, chunk = id / ROW_COUNT;
@@ -208,7 +209,11 @@ void main() {
     uint row_at[TENSOR_COUNT];
     row_offsets(row, row_at);
     uint output_bits[OUTPUT_COUNT];
-#if defined(STAGE_PARTIAL) || defined(FINAL_ELEMENTS)
+#if defined(STAGE_TOTAL)
+    for (uint c = 0u; c < CHUNK_COUNT; ++c) {
+        take_partial(c, scratch[scratch_word(PARTIALS_AT + c * ROW_COUNT + row)]);
+    }
+#elif defined(STAGE_PARTIAL) || defined(FINAL_ELEMENTS)
     uint first = chunk * CHUNK, end = min(first + CHUNK, REDUCED_COUNT);
     uint offsets[TENSOR_COUNT];
     for (uint element = first; element < end; ++element) {
@@ -227,9 +232,11 @@ void main() {
 #endif
     }
 #endif
-#if defined(STAGE_PARTIAL)
-    scratch[scratch_word(CHUNK_COUNT == 1u ? REDUCTION * ROW_COUNT + row : PARTIALS_AT + chunk * ROW_COUNT + row)] =
-        taken_bits();
+#if defined(STAGE_PARTIAL) || defined(STAGE_TOTAL)
+    // A whole row's result is its total (and, for the last reduction, what row outputs read).
+    uint taken = taken_bits();
+    scratch[scratch_word(WHOLE_ROW ? REDUCTION * ROW_COUNT + row : PARTIALS_AT + chunk * ROW_COUNT + row)] = taken;
+    if (REDUCTION < TOTAL_SLOTS) totals[REDUCTION] = taken;
 #endif
 #if ROW_OUTPUTS != 0
     if (chunk == 0u) {
@@ -238,6 +245,5 @@ void main() {
             if (((ROW_OUTPUTS >> o) & 1u) != 0u) output_store(o, row_at[INPUT_COUNT + o], output_bits[o]);
         }
     }
-#endif
 #endif
 }

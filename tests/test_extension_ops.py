@@ -246,11 +246,11 @@ def test_prelu_grad_is_bit_identical_across_runs_and_workgroup_sizes():
 
 
 def test_prelu_temporary_resource_rules(device):
-    sizes = (4, 300)
+    sizes = (4, 5000)
     desc = per_channel_desc(T.FLOAT32, sizes, 0)
     compiled = device.compile_operator(device.create_operator(desc))
     required = compiled.binding_properties.temporary_resource_size
-    assert required == 4 * 4 * (1 + 2)  # four channels: a total and two chunk partials (256 terms each) per channel
+    assert required == 4 * 4 * (1 + 2)  # four channels: a total and two chunk partials (4096 terms at most) each
     assert compiled.binding_properties.required_descriptor_count == 6
     buffers = [device.create_buffer(t.total_tensor_size_in_bytes)
                for t in (desc.input_tensor, desc.slope_tensor, desc.input_gradient_tensor,
@@ -369,3 +369,27 @@ def test_extension_operators_are_gated(device_at, make):
     with dml.create_device(strict_directml=True) as strict:
         with pytest.raises(dml.UnsupportedError, match="is a dmlpy extension"):
             strict.create_operator(desc)
+
+
+def pairwise_sum_f32(terms: np.ndarray) -> np.float32:
+    """The documented sum: the balanced binary tree over the terms in index order, padded to a
+    power of two with -0, every addition in FP32."""
+    level = np.asarray(terms, np.float32)
+    width = 1 << max(0, level.size - 1).bit_length()
+    level = np.concatenate([level, np.full(width - level.size, -0.0, np.float32)])
+    while level.size > 1:
+        level = level[0::2] + level[1::2]
+    return level[0]
+
+
+@pytest.mark.parametrize("length", [1, 7, 256, 4096, 10000])
+def test_slope_gradient_is_the_documented_pairwise_tree(device, length):
+    """Bit for bit the balanced pairwise tree of FP32 terms, whether a row is one chunk or
+    spans several (10,000 terms: three chunks combined by a second dispatch)."""
+    rng = np.random.default_rng(length)
+    x, dy = (rng.standard_normal((length, 3)).astype(np.float32) for _ in range(2))
+    slope = np.array([0.5, 0.25, 2.0], np.float32)
+    _, dslope = dml.prelu_grad(x, slope, dy, device=device)
+    terms = np.where(x > 0, np.float32(0), x * dy)
+    expected = np.array([pairwise_sum_f32(terms[:, c]) for c in range(3)], np.float32)
+    assert np.array_equal(dslope.view(np.uint32), expected.view(np.uint32))

@@ -62,14 +62,14 @@ def test_bits_do_not_depend_on_layout_or_chunking(device):
     """The same rows laid out transposed, and rows long enough to span several chunks,
     give the same bits: the sum's tree is over each row's elements in index order."""
     rng = np.random.default_rng(5)
-    x = (rng.standard_normal((3, 1000)) * 5).astype(np.float32)
+    x = (rng.standard_normal((3, 6000)) * 5).astype(np.float32)  # two chunks of at most 4096
     packed = dml.softmax(x, device=device)
     transposed = dml.softmax(np.ascontiguousarray(x.T), axes=(0,), device=device).T
     assert np.array_equal(packed.view(np.uint32), transposed.view(np.uint32))
     as_1 = dml.softmax(x, axes=(1,), device=device)
     assert np.array_equal(packed.view(np.uint32), as_1.view(np.uint32))
     # Splitting the row over two axes changes nothing either (the same index order).
-    split = dml.softmax(x.reshape(3, 40, 25), axes=(1, 2), device=device).reshape(3, 1000)
+    split = dml.softmax(x.reshape(3, 60, 100), axes=(1, 2), device=device).reshape(3, 6000)
     assert np.array_equal(packed.view(np.uint32), split.view(np.uint32))
 
 
