@@ -54,11 +54,12 @@ def test_independent_dispatches_share_one_submission_and_write_after_read_splits
 
 
 def test_multi_stage_operators_split_batches(device):
-    x = dml.BufferTensorDesc(T.FLOAT32, (300, 4))
+    x = dml.BufferTensorDesc(T.FLOAT32, (5000, 4))  # rows of 5000 span two chunks: two dependent stages
     desc = dml.ActivationParameterizedReluGradOperatorDesc(
-        x, dml.BufferTensorDesc(T.FLOAT32, (300, 4), (0, 1)), x, x, dml.BufferTensorDesc(T.FLOAT32, (1, 4)))
+        x, dml.BufferTensorDesc(T.FLOAT32, (5000, 4), (0, 1)), x, x, dml.BufferTensorDesc(T.FLOAT32, (1, 4)))
     compiled = device.compile_operator(device.create_operator(desc))
-    buffers = [device.create_buffer(t) for t in (4800, 16, 4800, 4800, 16)]
+    assert len(compiled.plan.stages) == 2
+    buffers = [device.create_buffer(t) for t in (80000, 16, 80000, 80000, 16)]
     table = device.create_binding_table(compiled, inputs=buffers[:3], outputs=buffers[3:],
                                         temporary=device.create_buffer(compiled.binding_properties.temporary_resource_size))
     command_list = device.create_command_list()
