@@ -60,9 +60,9 @@ class _Binding:
     """Buffers and a binding table kept for one (desc, in-place) shape of call in the
     device's front_end_cache, so a loop of identical calls rebuilds nothing.
 
-    `lock` is held while a call uses the entry. The cache evicts by calling `retire()`: an
-    idle entry frees its buffers at once, one in use when its call ends. A call that finds
-    its entry already freed builds a new one."""
+    `lock` is held while a call uses the entry. The cache evicts by calling `retire()`, which
+    frees the buffers once no call uses them (waiting for the one in progress, if any). A
+    call that finds its entry already freed builds a new one."""
 
     def __init__(self, device: Device, compiled: CompiledOperator, in_place: int | None):
         tensors = [getattr(compiled.desc, f.name) for f in compiled.desc.schema.tensors]
@@ -109,13 +109,13 @@ class _Binding:
             return context.staged(output.segments[0], 0, output.size_in_bytes)
 
     def retire(self) -> None:
-        """Evicted from the cache: free now if idle, else when the call using it ends."""
+        """Evicted from the cache (after the cache's lock is released): free the buffers once
+        the call using them, if any, ends. Only `with` takes the lock: an interrupt landing
+        between a bare acquire() and its try would leave it held, and the next call on this
+        entry waiting forever."""
         self.retired = True
-        if self.lock.acquire(blocking=False):
-            try:
-                self.free_if_retired()
-            finally:
-                self.lock.release()
+        with self.lock:
+            self.free_if_retired()
 
     def forget(self) -> None:
         """The device is closing and frees everything itself."""
