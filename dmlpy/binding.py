@@ -103,7 +103,7 @@ class Buffer:
     def check_usable(self) -> None:
         """Raise DeviceRemovedError unless the buffer and its device are alive (call it
         holding the device lock for the answer to stay true)."""
-        self.device._check_open()
+        self.device.check_open()
         if self.segments is None:
             raise DeviceRemovedError("this Buffer was destroyed")
 
@@ -131,6 +131,7 @@ class Buffer:
         array of the intended dtype."""
         raw = _raw_bytes(array)
         with self.device.using():
+            self.device.check_open()
             self.check_usable()
             offset = self._check_range(offset, raw.nbytes, "write")
             for segment, start, position, length in self._pieces(offset, raw.nbytes):
@@ -152,6 +153,7 @@ class Buffer:
         count = _as_count(count, "count")
         raw = np.empty(count * numpy_dtype.itemsize, np.uint8)
         with self.device.using():
+            self.device.check_open()
             self.check_usable()
             offset = self._check_range(offset, raw.nbytes, "read")
             for segment, start, position, length in self._pieces(offset, raw.nbytes):
@@ -163,6 +165,7 @@ class Buffer:
         raises DeviceRemovedError. Safe after the device was closed."""
         try:
             with self.device.using():
+                self.device.check_open()
                 for segment in self.segments or ():
                     self.device.context.destroy_words(segment)
                 self.segments = None

@@ -36,7 +36,7 @@ class CommandList:
 
     def record_dispatch(self, table: BindingTable) -> None:
         """Append the table's dispatch (all its stages) to the list."""
-        self.device._check_open()
+        self.device.check_open()
         self.device._check_owned(table, BindingTable, "table")
         if self.closed:
             raise InvalidArgumentError("this CommandList is closed: it was executed or closed; record a new one")
@@ -65,6 +65,7 @@ class CommandList:
     def close(self) -> None:
         """Finish recording: the command buffers are recorded now, once."""
         with self.device.using():
+            self.device.check_open()
             if self._recorded is None:
                 self._recorded = [self.device.context.record(batch) for batch in self._batches if batch]
                 self.closed = True

@@ -126,13 +126,15 @@ class Device:
         return f"<dmlpy.Device {self.adapter_name!r} {self.feature_level}{state}>"
 
     def using(self):
-        """A context manager that holds the device lock while the device is open; raises
-        DeviceRemovedError otherwise. Everything that touches the GPU runs inside it."""
+        """The device lock: everything that touches the GPU runs under it, and its first
+        statement is check_open(). `with` takes the lock in C, so no interrupt can leave it
+        held."""
         return self.context.using()
 
-    def _check_open(self) -> None:
-        with self.using():
-            pass
+    def check_open(self) -> None:
+        """Raise DeviceRemovedError if the device was closed or belongs to another process."""
+        with self.context.using():
+            self.context.check_open()
 
     def _check_owned(self, obj, kind: type, what: str) -> None:
         if not isinstance(obj, kind):
@@ -143,7 +145,7 @@ class Device:
 
     def check_feature_support(self, feature: Feature, query):
         """DirectML's CheckFeatureSupport for TENSOR_DATA_TYPE_SUPPORT and FEATURE_LEVELS."""
-        self._check_open()
+        self.check_open()
         if feature == Feature.TENSOR_DATA_TYPE_SUPPORT:
             if isinstance(query, bool) or not isinstance(query, (int, np.integer)):
                 raise InvalidArgumentError(f"query {query!r} is not a TensorDataType")
@@ -166,7 +168,7 @@ class Device:
     def create_operator(self, desc: OperatorDesc) -> Operator:
         """Validate `desc` for this device and keep a copy of it (DirectML copies the desc
         too): later changes to the caller's objects never reach the operator."""
-        self._check_open()
+        self.check_open()
         schema = schema_of(desc)
         if schema is None:
             raise InvalidArgumentError(f"desc must be an operator desc, not {type(desc).__name__}", "type")
@@ -179,7 +181,7 @@ class Device:
 
         The flags are accepted and recorded; none changes the result of these operators.
         """
-        self._check_open()
+        self.check_open()
         self._check_owned(op, Operator, "op")
         if isinstance(flags, bool) or not isinstance(flags, (int, np.integer)) or not 0 <= int(flags) <= _ALL_FLAGS \
                 or int(flags) & ~_ALL_FLAGS:
@@ -211,19 +213,19 @@ class Device:
         return compiled
 
     def create_buffer(self, size_in_bytes: int) -> Buffer:
-        self._check_open()
+        self.check_open()
         return Buffer(self, size_in_bytes)
 
     def create_binding_table(self, compiled: CompiledOperator, inputs, outputs,
                              temporary=None, persistent=None) -> BindingTable:
         """Bind buffers to the compiled operator's tensors; every binding rule is checked here."""
-        self._check_open()
+        self.check_open()
         self._check_owned(compiled, CompiledOperator, "compiled")
         return BindingTable(self, compiled, inputs, outputs, temporary, persistent)
 
     def create_command_list(self) -> CommandList:
         """A list of dispatches recorded once and replayed by `execute` (see command_list.py)."""
-        self._check_open()
+        self.check_open()
         return CommandList(self)
 
     def execute(self, work: BindingTable | CommandList) -> None:
@@ -235,6 +237,7 @@ class Device:
             raise InvalidArgumentError(f"work must be a BindingTable or a CommandList, not {type(work).__name__}")
         self._check_owned(work, type(work), "work")
         with self.using():
+            self.check_open()
             submissions = work.submissions()
             if self.guarded:
                 with Guard(work.tables()):

@@ -56,28 +56,6 @@ class DeviceWords:
         self.tensor = tensor
 
 
-class _Using:
-    """The context manager of GpuContext.using (a class: it runs on every call, and a
-    generator-based one costs several times more)."""
-
-    __slots__ = ("context",)
-
-    def __init__(self, context: GpuContext):
-        self.context = context
-
-    def __enter__(self) -> None:
-        context = self.context
-        if context.pid != os.getpid():
-            raise DeviceRemovedError("the device was created in another process: after fork(), create a new one")
-        context.lock.acquire()
-        if context.closed:
-            context.lock.release()
-            raise DeviceRemovedError("the device was closed")
-
-    def __exit__(self, *exc) -> None:
-        self.context.lock.release()
-
-
 class GpuContext:
     """A kp Manager on one adapter, and the lock that guards every kp object made from it.
 
@@ -101,9 +79,19 @@ class GpuContext:
         self._owners: weakref.WeakSet = weakref.WeakSet()
         self._made_since_clear = 0
 
-    def using(self) -> _Using:
-        """Hold the lock while the context is open in the process that made it."""
-        return _Using(self)
+    def using(self) -> threading.RLock:
+        """The lock itself, so that `with context.using():` takes it in C: a Python __enter__
+        could be interrupted (KeyboardInterrupt) after acquiring and before returning, and
+        the lock would stay held for good. The first statement under it is check_open()."""
+        return self.lock
+
+    def check_open(self) -> None:
+        """Raise DeviceRemovedError unless the context is open in the process that made it
+        (called holding the lock, which close() takes too)."""
+        if self.pid != os.getpid():
+            raise DeviceRemovedError("the device was created in another process: after fork(), create a new one")
+        if self.closed:
+            raise DeviceRemovedError("the device was closed")
 
     def close(self, timeout: float = -1) -> bool:
         """Destroy every kp object once the call in flight returns; False if `timeout` ran out."""
@@ -143,17 +131,20 @@ class GpuContext:
         copy is not initialised by kp until a sync, so zeroes are synced at once.
         """
         with self.using():
+            self.check_open()
             words = self.manager.tensor_t(np.zeros(word_count, dtype=np.uint32))
             self.manager.sequence().eval(kp.OpTensorSyncDevice([words]))
             return self._own(DeviceWords(words))
 
     def destroy_words(self, words: DeviceWords) -> None:
         with self.using():
+            self.check_open()
             words.tensor.destroy()
 
     def write(self, words: DeviceWords, byte_offset: int, data: np.ndarray) -> None:
         """Copy raw bytes into the device buffer at byte_offset."""
         with self.using():
+            self.check_open()
             staging = words.tensor.data().view(np.uint8)  # a view of kp's mapped staging memory
             if data.nbytes != staging.nbytes:
                 # The staging copy may be older than what a shader wrote: refresh it so the
@@ -165,6 +156,7 @@ class GpuContext:
     def read(self, words: DeviceWords, byte_offset: int, byte_count: int) -> np.ndarray:
         """A copy of `byte_count` bytes of the device buffer from byte_offset."""
         with self.using():
+            self.check_open()
             self.manager.sequence().eval(kp.OpTensorSyncLocal([words.tensor]))
             return words.tensor.data().view(np.uint8)[byte_offset:byte_offset + byte_count].copy()
 
@@ -175,6 +167,7 @@ class GpuContext:
         own; the launches of one dispatch touch disjoint elements and need no barrier.
         """
         with self.using():
+            self.check_open()
             algorithms = [self.manager.algorithm([w.tensor for w in launch.buffers], spirv, list(launch.workgroups),
                                                  _NO_SPECIALIZATION,
                                                  np.ascontiguousarray(launch.push_constants, dtype=np.uint32))
@@ -186,6 +179,7 @@ class GpuContext:
         (kp records none from shader writes to shader reads: callers keep dependent work in
         separate command buffers). Timestamped ones latch GPU time around each dispatch."""
         with self.using():
+            self.check_open()
             sequence = self.manager.sequence(0, len(algorithms) + 1) if timestamped else self.manager.sequence()
             for algorithm in algorithms:
                 sequence.record(kp.OpAlgoDispatch(algorithm))
@@ -197,6 +191,7 @@ class GpuContext:
         write -> shader read before a dispatch; shader write -> transfer read -> host read
         around a download), so one submission replaces three."""
         with self.using():
+            self.check_open()
             sequence = self.manager.sequence()
             sequence.record(kp.OpTensorSyncDevice([w.tensor for w in uploads]))
             for algorithm in algorithms:
@@ -207,16 +202,19 @@ class GpuContext:
     def stage(self, words: DeviceWords, byte_offset: int, data: np.ndarray) -> None:
         """Put bytes in the buffer's staging copy only; a round trip's upload takes them over."""
         with self.using():
+            self.check_open()
             words.tensor.data().view(np.uint8)[byte_offset:byte_offset + data.nbytes] = data.reshape(-1).view(np.uint8)
 
     def staged(self, words: DeviceWords, byte_offset: int, byte_count: int) -> np.ndarray:
         """A copy of bytes of the staging copy (as a round trip's download left them)."""
         with self.using():
+            self.check_open()
             return words.tensor.data().view(np.uint8)[byte_offset:byte_offset + byte_count].copy()
 
     def record_buffer_copy(self, source: DeviceWords, destination: DeviceWords, timestamped: bool) -> Dispatch:
         """vkCmdCopyBuffer from source to destination (a benchmark yardstick)."""
         with self.using():
+            self.check_open()
             sequence = self.manager.sequence(0, 2) if timestamped else self.manager.sequence()
             sequence.record(kp.OpTensorCopy([source.tensor, destination.tensor]))
             return self._own(Dispatch([], sequence))
@@ -224,6 +222,7 @@ class GpuContext:
     def run(self, dispatch: Dispatch) -> None:
         """Submit the recorded dispatch and wait for it; re-submitting re-records nothing."""
         with self.using():
+            self.check_open()
             dispatch.sequence.eval()
 
     def gpu_seconds(self, dispatch: Dispatch) -> float:

@@ -98,6 +98,7 @@ class _Binding:
             return output.read(np.uint8, output.size_in_bytes)
         context = device.context
         with device.using():
+            device.check_open()
             round_trip = self._round_trips.get(upload_output)
             if round_trip is None:
                 round_trip = self._round_trips[upload_output] = context.record_round_trip(
@@ -146,7 +147,7 @@ def _run_bound(device: Device, compiled: CompiledOperator, in_place: int | None,
                 finally:
                     binding.free_if_retired()
         with device.using():  # freed by close(): using() says so; else it was evicted, retry
-            pass
+            device.check_open()
 
 
 def _as_array(value, name: str) -> np.ndarray:
