@@ -413,6 +413,7 @@ def front_end(schema: OperatorSchema, use_dst: bool):
     keyword = inspect.Parameter.KEYWORD_ONLY
     if use_dst:
         parameters.append(inspect.Parameter("use_dst", keyword, default=False))
+    parameters += [inspect.Parameter(c.name, keyword, default=c.choices[0]) for c in schema.choices]
     parameters += [inspect.Parameter("out", keyword, default=None), inspect.Parameter("device", keyword, default=None)]
     signature = inspect.Signature(parameters)
     flags = {f.name for f in schema.flags}
@@ -425,6 +426,7 @@ def front_end(schema: OperatorSchema, use_dst: bool):
             raise InvalidArgumentError(f"use_dst {values['use_dst']!r} must be a bool", "use_dst")
         fields = {s.name: values[s.name] for s in schema.scalars}
         fields.update({name: bool(values[name]) for name in flags})
+        fields.update({c.name: values[c.name] for c in schema.choices})
         return _run_elementwise(schema.desc_class, _as_arrays({name: values[name] for name in arguments}),
                                 values["out"], values["device"], **fields)
 
@@ -499,6 +501,7 @@ def rowwise_front_end(schemas: tuple[OperatorSchema, OperatorSchema], use_dst: b
     keyword = inspect.Parameter.KEYWORD_ONLY
     if use_dst:
         parameters.append(inspect.Parameter("use_dst", keyword, default=False))
+    parameters += [inspect.Parameter(c.name, keyword, default=c.choices[0]) for c in schema.choices]
     parameters += [inspect.Parameter("out", keyword, default=None), inspect.Parameter("device", keyword, default=None)]
     signature = inspect.Signature(parameters)
 
@@ -510,6 +513,7 @@ def rowwise_front_end(schemas: tuple[OperatorSchema, OperatorSchema], use_dst: b
             raise InvalidArgumentError(f"use_dst {values['use_dst']!r} must be a bool", "use_dst")
         fields = {s.name: values[s.name] for s in schema.scalars}
         fields.update({f.name: bool(values[f.name]) for f in schema.flags})
+        fields.update({c.name: values[c.name] for c in schema.choices})
         return _run_rowwise(schemas, _as_arrays({name: values[name] for name in arguments}), values["axes"],
                             values["out"], values["device"], **fields)
 

@@ -45,6 +45,17 @@ class FlagField:
 
 
 @dataclass(frozen=True)
+class ChoiceField:
+    """A named form of the operator, e.g. GELU's `approximate`: a string among `choices`.
+    The first choice is the operator DirectML defines; the others are dmlpy extensions,
+    refused by a strict_directml device."""
+
+    name: str  # e.g. "approximate"
+    choices: tuple[str, ...]  # e.g. ("none", "tanh")
+    meaning: str  # for the docs
+
+
+@dataclass(frozen=True)
 class AxesField:
     """A set of axes of the first tensor, e.g. SOFTMAX1's AxisCount and Axes: a tuple of
     distinct ints in [0, InputTensor.DimensionCount), at least one."""
@@ -78,6 +89,7 @@ class OperatorSchema:
     kernel: Callable  # builds the kernel plan for a desc (see codegen)
     extension: bool = False  # a dmlpy extension: refused by strict_directml devices
     check: Callable | None = None  # the operator's own further rules
+    level_check: Callable | None = None  # (desc, device level): rules that changed between feature levels
     in_place: bool = True  # whether an output may be bound over an input (same range, same strides)
     notes: str = ""  # conventions the specs leave open (kinks, NaN), for the docs
     desc_class: type | None = None
@@ -85,6 +97,7 @@ class OperatorSchema:
     scalars: tuple[ScalarField, ...] = ()
     flags: tuple[FlagField, ...] = ()
     axes: tuple[AxesField, ...] = ()
+    choices: tuple[ChoiceField, ...] = ()
 
     @property
     def introduced(self) -> FeatureLevel:
@@ -128,6 +141,12 @@ class OperatorSchema:
             value = getattr(desc, flag.name)
             if not isinstance(value, (bool, np.bool_)):
                 raise InvalidArgumentError(f"{owner}.{flag.name} {value!r} must be a bool", flag.name)
+        for choice in self.choices:
+            value = getattr(desc, choice.name)
+            if not isinstance(value, str) or value not in choice.choices:
+                raise InvalidArgumentError(
+                    f"{owner}.{choice.name} {value!r} must be one of {', '.join(map(repr, choice.choices))}",
+                    choice.name)
         for field in self.axes:
             _check_axes(owner, field, getattr(desc, field.name), getattr(desc, self.tensors[0].name).dimension_count)
         for attribute in self.same:
@@ -171,7 +190,7 @@ class OperatorSchema:
         try:
             for field in self.tensors:
                 values[field.name] = BufferTensorDesc.copy_of(getattr(desc, field.name), f"{owner}.{field.name}")
-            for other in (*self.scalars, *self.flags):
+            for other in (*self.scalars, *self.flags, *self.choices):
                 values[other.name] = getattr(desc, other.name)
             for field in self.axes:
                 values[field.name] = tuple(getattr(desc, field.name))
@@ -186,7 +205,8 @@ class OperatorSchema:
         (0.0 and -0.0 compare equal as floats but give different results)."""
         return (self.name, *(getattr(desc, t.name) for t in self.tensors),
                 *(fp32_bits(getattr(desc, s.name)) for s in self.scalars),
-                *(bool(getattr(desc, f.name)) for f in self.flags), *(getattr(desc, a.name) for a in self.axes))
+                *(bool(getattr(desc, f.name)) for f in self.flags), *(getattr(desc, a.name) for a in self.axes),
+                *(str(getattr(desc, c.name)) for c in self.choices))
 
     def required_level(self, tensor: BufferTensorDesc) -> FeatureLevel | None:
         """The lowest feature level that accepts this tensor's data type and dimension count."""
@@ -202,6 +222,12 @@ class OperatorSchema:
                 f"{self.dml_name} is a dmlpy extension: a device created with strict_directml=True accepts "
                 "only what DirectML accepts")
         if strict_directml:
+            for choice in self.choices:
+                value = getattr(desc, choice.name)
+                if value != choice.choices[0]:
+                    raise UnsupportedError(
+                        f"{owner}.{choice.name} {value!r} is a dmlpy extension: a device created with "
+                        f"strict_directml=True accepts only {choice.choices[0]!r}", choice.name)
             for field in self.tensors:
                 data_type = getattr(desc, field.name).data_type
                 if data_type_info(data_type).extension:
@@ -211,6 +237,8 @@ class OperatorSchema:
         if self.introduced > device_level:
             raise UnsupportedError(
                 f"{self.dml_name} needs {self.introduced} but the device is capped at {device_level}")
+        if self.level_check is not None:
+            self.level_check(desc, device_level)
         for field in self.tensors:
             tensor = getattr(desc, field.name)
             level = self.required_level(tensor)
@@ -286,6 +314,11 @@ def axes_field(dml_name: str = "Axes"):
     return dataclasses.field(metadata={"axes": AxesField("", dml_name)})
 
 
+def choice_field(choices: tuple[str, ...], meaning: str):
+    """A string field among `choices`, the first by default (DirectML's own form)."""
+    return dataclasses.field(default=choices[0], metadata={"choice": ChoiceField("", choices, meaning)})
+
+
 def flag_field(meaning: str):
     """A bool field (False by default) that selects a form of the operator."""
     return dataclasses.field(default=False, metadata={"flag": FlagField("", meaning)})
@@ -318,8 +351,10 @@ def operator(**schema_fields):
         scalars = tuple(ScalarField(f.name, f.metadata["scalar"].dml_name) for f in fields if "scalar" in f.metadata)
         flags = tuple(FlagField(f.name, f.metadata["flag"].meaning) for f in fields if "flag" in f.metadata)
         axes = tuple(AxesField(f.name, f.metadata["axes"].dml_name) for f in fields if "axes" in f.metadata)
+        choices = tuple(dataclasses.replace(f.metadata["choice"], name=f.name)
+                        for f in fields if "choice" in f.metadata)
         schema = OperatorSchema(**schema_fields, desc_class=cls, tensors=tensors, scalars=scalars, flags=flags,
-                                axes=axes)
+                                axes=axes, choices=choices)
         cls.schema = schema
         OPERATORS[schema.name] = schema
         _SCHEMAS_BY_CLASS[cls] = schema

@@ -39,12 +39,16 @@ def render() -> str:
         lines += [f"| `{a.name}` | AxisCount, {a.dml_name} | tuple of distinct ints in [0, DimensionCount), "
                   "at least one; required |" for a in schema.axes]
         lines += [f"| `{f.name}` | (dmlpy) | bool, default False: {f.meaning} |" for f in schema.flags]
+        lines += [f"| `{c.name}` | (dmlpy) | one of {', '.join(repr(v) for v in c.choices)}, default "
+                  f"{c.choices[0]!r} (the others are dmlpy extensions): {c.meaning} |" for c in schema.choices]
         lines += ["", "| from | data types | dimension counts |", "| --- | --- | --- |"]
         lines += [f"| {row.level} | {', '.join(_data_type(t) for t in row.data_types)} | "
                   f"{row.dimension_counts.start} to {row.dimension_counts.stop - 1} |" for row in schema.support]
         lines += ["", "Constraints:", ""] + [f"- {schema.same_rule(attribute)}." for attribute in schema.same]
         if schema.check is not None:
             lines += [f"- {schema.check.__doc__.strip()}"]
+        if schema.level_check is not None:
+            lines += [f"- {' '.join(schema.level_check.__doc__.split())}"]
         lines += ["- An output's strides must not map two indices to one element."]
         if not schema.in_place:
             lines += ["- No output may be bound over an input (DirectML does not run it in place)."]
