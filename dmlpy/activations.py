@@ -27,7 +27,17 @@ import numpy as np
 from . import expr as e
 from .codegen import ReducedOutput, plan_elementwise, plan_reduction
 from .errors import InvalidArgumentError
-from .schema import OperatorDesc, Support, TensorRole, axes_field, flag_field, operator, scalar_field, tensor_field
+from .schema import (
+    OperatorDesc,
+    Support,
+    TensorRole,
+    axes_field,
+    choice_field,
+    flag_field,
+    operator,
+    scalar_field,
+    tensor_field,
+)
 from .tensor_desc import BufferTensorDesc
 from .types import FeatureLevel as FL
 from .types import TensorDataType as T
@@ -41,6 +51,18 @@ class Scalar:
     name: str  # the field, e.g. "alpha"
     dml_name: str  # DirectML's member, e.g. "Alpha"
     default: float | None = None  # DirectML's default; None: required
+
+
+@dataclass(frozen=True)
+class Approximation:
+    """Another form of a row's math, chosen by the descs' `approximate` field (a dmlpy
+    extension: DirectML's own form is "none")."""
+
+    name: str  # the field's value, e.g. "tanh"
+    formula: str
+    gradient_formula: str
+    forward: Callable[..., e.Expr]
+    gradient: Callable[..., e.Expr]
 
 
 @dataclass(frozen=True)
@@ -63,6 +85,7 @@ class Activation:
     in_place: bool = True
     extra_inputs: tuple[tuple[str, str], ...] = ()  # (field, DirectML member) after InputTensor
     check: Callable | None = None  # further rules on a desc (scalars' ranges)
+    level_check: Callable | None = None  # (desc, device level): scalar rules that changed between levels
     infiniop: str | None = None  # InfiniCore's name for the backward operator, e.g. "Relu"
     notes: str = ""  # the kink and NaN conventions, for the docs
     # Row-wise operators (the softmax family) reduce over the last axis, of a tensor whose
@@ -70,6 +93,13 @@ class Activation:
     # over any listed axes.
     axes_form: FL | None = None
     gradient_in_place: bool = True
+    approximations: tuple[Approximation, ...] = ()
+    infiniop_choices: tuple[tuple[str, str], ...] = ()  # (field, value) InfiniCore's operator means
+    gradient_in_directml: bool = False  # DirectML has the gradient itself (RELU_GRAD), not only dmlpy
+
+    @property
+    def approximate_choices(self) -> tuple[str, ...]:
+        return ("none", *(a.name for a in self.approximations)) if self.approximations else ()
 
     @property
     def class_stem(self) -> str:
@@ -176,6 +206,10 @@ def _make_class(name: str, doc: str, tensors: list[tuple[str, str, TensorRole]],
     if with_axes:
         annotations["axes"] = tuple
         namespace["axes"] = axes_field("Axes")
+    if row.approximations:
+        annotations["approximate"] = str
+        namespace["approximate"] = choice_field(row.approximate_choices, "the form of the math: " + "; ".join(
+            [f"'none': {row.formula} (DirectML's)"] + [f"'{a.name}': {a.formula}" for a in row.approximations]))
     if with_flag:
         annotations["use_dst"] = bool
         namespace["use_dst"] = flag_field("input_tensor holds the forward's output Y instead of X (oneDNN's use_dst)")
@@ -199,6 +233,7 @@ def _declare_form(row: Activation, suffix: str, introduced: FL, axes_of: Callabl
     extra = [e.tensor(1 + k) for k in range(len(row.extra_inputs))]
     forward_result = row.forward(x, *extra, *scalars)
     _check_integer_forms(row, forward_result, "forward")
+    forward_by_form = {"none": forward_result, **{a.name: a.forward(x, *extra, *scalars) for a in row.approximations}}
     with_axes = suffix == "1"
     rowwise_check = _effective_rank_at_most_two if row.axes_form is not None and not with_axes else None
     dml_name, name, stem = row.dml_name + suffix, row.name + suffix, row.class_stem + suffix
@@ -213,8 +248,9 @@ def _declare_form(row: Activation, suffix: str, introduced: FL, axes_of: Callabl
         dml_name=f"ACTIVATION_{dml_name}", name=name, formula=f"OutputTensor = {row.formula}",
         support=forward_support(form), same={"data_type": None, "dimension_count": None, "sizes": None},
         shader=_shader(forward_result), in_place=row.in_place, notes=row.notes,
-        kernel=_kernel(row, lambda desc: forward_result, forward_inputs, "output_tensor", axes_of),
-        check=_both(rowwise_check, row.check),
+        kernel=_kernel(row, lambda desc: forward_by_form[getattr(desc, "approximate", "none")], forward_inputs,
+                       "output_tensor", axes_of),
+        check=_both(rowwise_check, row.check), level_check=row.level_check,
     )(forward_class)
     if row.gradient is None:
         return [forward_class]
@@ -222,6 +258,7 @@ def _declare_form(row: Activation, suffix: str, introduced: FL, axes_of: Callabl
     from_x = row.gradient(x, dy, *scalars)
     from_y = row.use_dst(x, dy, *scalars) if callable(row.use_dst) else from_x
     _check_integer_forms(row, from_x, "gradient")
+    from_x_by_form = {"none": from_x, **{a.name: a.gradient(x, dy, *scalars) for a in row.approximations}}
     has_flag = callable(row.use_dst)
     gradient_class = _make_class(
         f"Activation{stem}GradOperatorDesc",
@@ -230,15 +267,15 @@ def _declare_form(row: Activation, suffix: str, introduced: FL, axes_of: Callabl
          ("input_gradient_tensor", "InputGradientTensor", TensorRole.INPUT),
          ("output_gradient_tensor", "OutputGradientTensor", TensorRole.OUTPUT)], row, with_flag=has_flag,
         with_axes=with_axes)
-    directml_gradient = row.dml_name == "RELU"  # DirectML's one activation gradient
     gradient_class = operator(
         dml_name=f"ACTIVATION_{dml_name}_GRAD", name=f"{name}_grad",
         formula=f"OutputGradientTensor = {row.gradient_formula}",
         support=gradient_support(form), same={"data_type": None, "dimension_count": None, "sizes": None},
-        shader=_shader(from_x), extension=not directml_gradient, notes=row.notes, in_place=row.gradient_in_place,
-        kernel=_kernel(row, lambda desc: from_y if getattr(desc, "use_dst", False) else from_x,
+        shader=_shader(from_x), extension=not row.gradient_in_directml, notes=row.notes, in_place=row.gradient_in_place,
+        kernel=_kernel(row, lambda desc: from_y if getattr(desc, "use_dst", False)
+                       else from_x_by_form[getattr(desc, "approximate", "none")],
                        ("input_tensor", "input_gradient_tensor"), "output_gradient_tensor", axes_of),
-        check=_both(rowwise_check, row.check),
+        check=_both(rowwise_check, row.check), level_check=row.level_check,
     )(gradient_class)
     return [forward_class, gradient_class]
 
@@ -258,6 +295,15 @@ def _elu_use_dst_needs_nonnegative_alpha(desc) -> None:
             "Alpha >= 0 (oneDNN's rule: only then is Y + Alpha equal to Alpha·e^X where X <= 0)", "alpha")
 
 
+def _steepness_at_least_one_before_6_4(desc, device_level: FL) -> None:
+    """Below FEATURE_LEVEL_6_4, Steepness must be at least 1 (DirectML relaxed it to any
+    nonzero value at 6_4)."""
+    if device_level < FL.LEVEL_6_4 and not desc.steepness >= 1:
+        raise InvalidArgumentError(
+            f"{type(desc).__name__}.steepness {desc.steepness!r} < 1: on a device at {device_level} Steepness "
+            f"must be at least 1 (any nonzero value from {FL.LEVEL_6_4})", "steepness")
+
+
 def _nonzero(field: str, dml_name: str):
     def check(desc) -> None:
         if getattr(desc, field) == 0:
@@ -265,6 +311,35 @@ def _nonzero(field: str, dml_name: str):
                                        "not be 0", field)
     check.__doc__ = f"{dml_name} must not be 0 (the input is divided by it)."
     return check
+
+
+# PyTorch's tanh approximation of GELU: 0.5 x (1 + tanh u), u = sqrt(2/pi) (x + 0.044715 x^3).
+# As x sigmoid(2u): 1 + tanh u = 2 sigmoid(2u) does not cancel where tanh u nears -1.
+GELU_TANH_SCALE = float(np.float32(2 * np.sqrt(2 / np.pi)))  # 2u = SCALE (x + CUBIC x^3)
+GELU_TANH_CUBIC = float(np.float32(0.044715))
+GELU_TANH_CUBIC_SLOPE = float(np.float32(3 * 0.044715))
+
+
+# Beyond |x| = 16, sigmoid(2u) is exactly 0 or 1 in FP32, so x is clamped there first: the
+# limits hold at ±inf (-inf · 0 would be NaN) and x^3 never overflows.
+GELU_TANH_CLAMP = 16
+
+
+def _gelu_tanh_argument(x: e.Expr) -> e.Expr:
+    return GELU_TANH_SCALE * (x + GELU_TANH_CUBIC * (x * (x * x)))
+
+
+def _gelu_tanh(x: e.Expr) -> e.Expr:
+    above = e.maximum(x, -GELU_TANH_CLAMP)  # +inf stays: +inf · 1
+    return above * e.sigmoid(_gelu_tanh_argument(e.minimum(above, GELU_TANH_CLAMP)))
+
+
+def _gelu_tanh_grad(x: e.Expr, dy: e.Expr) -> e.Expr:
+    """d/dx x sigmoid(w) = sigmoid(w) + x sigmoid'(w) w', w = 2u, w' = SCALE (1 + CUBIC_SLOPE x^2)."""
+    clamped = e.minimum(e.maximum(x, -GELU_TANH_CLAMP), GELU_TANH_CLAMP)
+    w = _gelu_tanh_argument(clamped)
+    slope = GELU_TANH_SCALE * (1 + GELU_TANH_CUBIC_SLOPE * (clamped * clamped))
+    return dy * (e.sigmoid(w) + clamped * (e.sigmoid_slope(w) * slope))
 
 
 def _softmax(x: e.Expr) -> e.Expr:
@@ -311,7 +386,7 @@ TABLE: tuple[Activation, ...] = (
         "InputTensor > 0 ? InputGradientTensor : 0",
         forward=lambda x: e.where(e.positive(x) | e.isnan(x), x, 0),
         gradient=lambda x, dy: e.where(e.positive(x), dy, 0),
-        use_dst="same", integers_from=FL.LEVEL_5_1, infiniop="Relu",
+        use_dst="same", integers_from=FL.LEVEL_5_1, infiniop="Relu", gradient_in_directml=True,
         notes="Selects on bit patterns. Forward: X > 0 and NaN pass through unchanged, everything else "
               "(-0 included) is +0. Gradient: where X > 0 the bits of dY pass through unchanged (NaN "
               "payloads, -0 and inf included); elsewhere, X = NaN and X = -0 included, the result is +0, "
@@ -421,6 +496,7 @@ TABLE: tuple[Activation, ...] = (
         forward=lambda x, steepness: e.softplus(steepness * x) / steepness,
         gradient=lambda x, dy, steepness: dy * e.sigmoid(steepness * x),
         scalars=(Scalar("steepness", "Steepness", 1.0),), check=_nonzero("steepness", "Steepness"),
+        level_check=_steepness_at_least_one_before_6_4,
         notes="log(1 + e^x) as max(x, 0) + log1p(e^-|x|): softplus(100) = 100, no overflow. "
               + TRANSCENDENTAL_NOTE),
     Activation(
@@ -438,6 +514,19 @@ TABLE: tuple[Activation, ...] = (
         gradient=lambda x, dy, scale: dy * (e.sigmoid(scale * x) + (x * scale) * e.sigmoid_slope(scale * x)),
         scalars=(Scalar("sigmoid_input_scale", "SigmoidInputScale", 1.0),),
         notes="s·(1 - s) is computed as sigmoid'(k·X) (no cancellation). " + TRANSCENDENTAL_NOTE),
+    Activation(
+        "GELU", "gelu", FL.LEVEL_5_1, "0.5 * InputTensor * (1 + erf(InputTensor / sqrt(2)))",
+        "InputGradientTensor * (Phi(InputTensor) + InputTensor * phi(InputTensor)), Phi the standard normal CDF, "
+        "phi its density",
+        forward=lambda x: e.gelu(x), gradient=lambda x, dy: dy * e.gelu_slope(x), in_place=False,
+        approximations=(Approximation(
+            "tanh", "0.5 * InputTensor * (1 + tanh(sqrt(2 / pi) * (InputTensor + 0.044715 * InputTensor^3)))",
+            "InputGradientTensor * d/dx of that", forward=_gelu_tanh, gradient=_gelu_tanh_grad),),
+        infiniop="Gelu", infiniop_choices=(("approximate", "tanh"),),
+        notes="x·Phi(x) without forming 1 + erf(x/sqrt 2), which cancels for x < 0: GELU(-10) is -7.6e-23. "
+              "GELU(-inf) is -0 and its gradient there 0 (the limits); NaN gives NaN. approximate='tanh' is "
+              "PyTorch's and InfiniCore's approximation, computed as x·sigmoid(2u) (1 + tanh u = 2 sigmoid(2u), "
+              "which does not cancel); InfiniCore's GeluBackward uses it. " + TRANSCENDENTAL_NOTE),
     Activation(
         "SOFTMAX", "softmax", FL.LEVEL_1_0, "exp(InputTensor) / sum(exp(InputTensor))",
         "Y * (InputGradientTensor - sum(InputGradientTensor * Y)), Y = softmax(InputTensor)",

@@ -188,7 +188,8 @@ def rounded(x) -> Expr:
 
 
 log = _unary("log")
-erf = _unary("erf")
+gelu = _unary("gelu")  # x·Φ(x), Φ the standard normal CDF (1 + erf(x/√2))/2, without 1 - erf cancelling
+gelu_slope = _unary("gelu_slope")  # GELU'(x) = Φ(x) + x·φ(x)
 exp_diff = _binary("exp_diff")  # e^(a - b) with a - b carried exactly (a softmax's x - max)
 
 
@@ -287,7 +288,8 @@ RENDER: dict[str, str] = {
     "sigmoid_slope": "float {out} = dml_sigmoid_slope({0});",
     "tanh_slope": "float {out} = dml_tanh_slope({0});",
     "log": "float {out} = dml_log({0});",
-    "erf": "float {out} = dml_erf({0});",
+    "gelu": "float {out} = dml_gelu({0});",
+    "gelu_slope": "float {out} = dml_gelu_slope({0});",
     "exp_diff": "float {out} = dml_exp_diff({0}, {1});",
     "round": "uint {out} = from_float({0});",
     # A reduction, once its stage has run: its total for the row (shaders/reduce.comp).
@@ -346,8 +348,8 @@ def render_assignments(assignments: list[tuple[str, Expr, str]], totals: dict[in
 
 
 # The primitives shaders/transcendental.glsl implements.
-TRANSCENDENTALS = ("exp", "expm1", "tanh", "sigmoid", "softplus", "sigmoid_slope", "tanh_slope", "log", "erf",
-                   "exp_diff")
+TRANSCENDENTALS = ("exp", "expm1", "tanh", "sigmoid", "softplus", "sigmoid_slope", "tanh_slope", "log", "gelu",
+                   "gelu_slope", "exp_diff")
 
 
 def uses_transcendentals(result: Expr) -> bool:

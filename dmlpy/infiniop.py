@@ -213,17 +213,23 @@ class OperatorDescriptor:
         self.destroyed = False
 
 
-def _lifecycle(desc_class, arguments: tuple[tuple[str, str], ...], scalars: tuple[str, ...] = ()):
+def _lifecycle(desc_class, arguments: tuple[tuple[str, str], ...], scalars: tuple[str, ...] = (),
+               choices: tuple[tuple[str, str], ...] = ()):
     """The four infiniop functions of one operator.
 
     arguments: (InfiniCore argument name, desc field) in InfiniCore's order, outputs first.
+    choices: (desc field, value) for the form InfiniCore's operator computes; create takes
+    each as a keyword (GeluBackward: approximate="tanh", or "none" for DirectML's erf form).
     """
     schema = desc_class.schema
     argument_names = tuple(name for name, _ in arguments)
     fields = tuple(field for _, field in arguments)
 
-    def create(handle, *tensor_descriptors_and_scalars):
+    def create(handle, *tensor_descriptors_and_scalars, **choice_values):
         def body():
+            unknown = set(choice_values) - {field for field, _ in choices}
+            if unknown:
+                raise _Failure(InfiniStatus.BAD_PARAM, f"unknown option {', '.join(sorted(unknown))}")
             live = _live(handle, Handle, "handle")
             expected = len(arguments) + len(scalars)
             if len(tensor_descriptors_and_scalars) != expected:
@@ -232,7 +238,7 @@ def _lifecycle(desc_class, arguments: tuple[tuple[str, str], ...], scalars: tupl
             tensors = {field: _live(d, TensorDescriptor, name).desc
                        for (name, field), d in zip(arguments, descriptors)}
             values = dict(zip(scalars, tensor_descriptors_and_scalars[len(arguments):]))
-            desc = desc_class(**tensors, **values)
+            desc = desc_class(**tensors, **values, **{**dict(choices), **choice_values})
             device = live.device
             compiled = device.compile_operator(device.create_operator(desc))
             return InfiniStatus.SUCCESS, OperatorDescriptor(live, compiled, fields)
@@ -301,14 +307,16 @@ def _lifecycle(desc_class, arguments: tuple[tuple[str, str], ...], scalars: tupl
 # unary form; PReLU's has its slope and its gradient too.
 _UNARY_BACKWARD = (("grad_input", "output_gradient_tensor"), ("input", "input_tensor"),
                    ("grad_output", "input_gradient_tensor"))
-_BACKWARD = [(row.infiniop, OPERATORS[f"{row.name}_grad"], _UNARY_BACKWARD) for row in TABLE if row.infiniop]
+_BACKWARD = [(row.infiniop, OPERATORS[f"{row.name}_grad"], _UNARY_BACKWARD, row.infiniop_choices)
+             for row in TABLE if row.infiniop]
 _BACKWARD.append(("PRelu", ActivationParameterizedReluGradOperatorDesc.schema,
                   (("grad_input", "output_gradient_tensor"), ("grad_slope", "output_slope_gradient_tensor"),
-                   ("input", "input_tensor"), ("slope", "slope_tensor"), ("grad_output", "input_gradient_tensor"))))
+                   ("input", "input_tensor"), ("slope", "slope_tensor"), ("grad_output", "input_gradient_tensor")),
+                  ()))
 
-for _name, _schema, _arguments in _BACKWARD:
+for _name, _schema, _arguments, _choices in _BACKWARD:
     _create, _workspace_size, _compute, _destroy = _lifecycle(_schema.desc_class, _arguments,
-                                                              tuple(s.name for s in _schema.scalars))
+                                                              tuple(s.name for s in _schema.scalars), _choices)
     globals().update({f"infiniopCreate{_name}BackwardDescriptor": _create,
                       f"infiniopGet{_name}BackwardWorkspaceSize": _workspace_size,
                       f"infiniop{_name}Backward": _compute,

@@ -182,6 +182,32 @@ def test_data_types_and_strict_mode(device, row):
                 desc_of(row.name, data_type)
 
 
+APPROXIMATED = [name for row in TABLE if row.approximations for name in (row.name, f"{row.name}_grad")]
+
+
+@pytest.mark.parametrize("name", APPROXIMATED)
+def test_approximate_is_checked_keyed_and_an_extension(device, name):
+    x = np.linspace(-4, 4, 9, dtype=np.float32)
+    args = [x] * len(dml.OPERATORS[name].inputs)
+    front_end = getattr(dml, name)
+    exact, approximate = front_end(*args, device=device), front_end(*args, approximate="tanh", device=device)
+    assert not np.array_equal(exact, approximate)  # one compiled operator per form, never the other's
+    assert np.array_equal(front_end(*args, device=device), exact)
+    for bad in ("Tanh", "erf", None, 1):
+        with pytest.raises(dml.InvalidArgumentError, match="must be one of 'none', 'tanh'") as raised:
+            front_end(*args, approximate=bad, device=device)
+        assert raised.value.field == "approximate"
+    desc = dml.OPERATORS[name].desc_class(*[dml.BufferTensorDesc(T.FLOAT32, (9,))] * len(dml.OPERATORS[name].tensors),
+                                          approximate="tanh")
+    assert device.create_operator(desc).desc.approximate == "tanh"  # the device's copy keeps the form
+    strict = dml.create_device(strict_directml=True)
+    try:
+        with pytest.raises(dml.UnsupportedError, match="dmlpy extension"):
+            strict.create_operator(desc)
+    finally:
+        strict.close()
+
+
 @pytest.mark.parametrize("data_type", [T.INT32, T.INT16, T.INT8])
 def test_relu_on_integers_is_a_select(device, data_type):
     dtype = {T.INT32: np.int32, T.INT16: np.int16, T.INT8: np.int8}[data_type]

@@ -148,6 +148,8 @@ def operator_descs(draw):
         scalars[field.name] = draw(mostly(
             st.lists(st.integers(0, len(sizes) - 1), min_size=1, max_size=len(sizes), unique=True).map(tuple),
             st.one_of(st.lists(st.integers(-2, 9), max_size=3).map(tuple), anything)))
+    for field in schema.choices:
+        scalars[field.name] = draw(mostly(st.sampled_from(field.choices), st.one_of(st.text(max_size=5), anything)))
     return schema, fields, scalars
 
 
@@ -180,7 +182,8 @@ def check_result(schema, desc, data, offsets, buffers):
 
 def check_elementwise(desc, inputs, outputs, dtype):
     scalars = {s.name: getattr(desc, s.name) for s in desc.schema.scalars}
-    assert_matches_reference(desc.schema.name, outputs[0].view(dtype), inputs, scalars)
+    assert_matches_reference(desc.schema.name, outputs[0].view(dtype), inputs, scalars,
+                             form=getattr(desc, "approximate", "none"))
 
 
 def check_prelu_grad(desc, inputs, outputs, dtype):
@@ -306,20 +309,24 @@ ELEMENTWISE_FRONT_ENDS = sorted([*REFERENCES, *REFERENCES_F64])
 @given(name=st.sampled_from(ELEMENTWISE_FRONT_ENDS), arrays=array_pairs(),
        scalar_values=st.lists(mostly(st.one_of(st.floats(-2, 2), float_bit_patterns), st.one_of(st.floats(), anything)),
                               min_size=2, max_size=2),
-       out=mostly(st.none(), hostile_arrays), use_dst=mostly(st.booleans(), anything))
-def test_fuzz_front_ends(device, name, arrays, scalar_values, out, use_dst):
+       out=mostly(st.none(), hostile_arrays), use_dst=mostly(st.booleans(), anything),
+       approximate=mostly(st.sampled_from(["none", "tanh"]), anything))
+def test_fuzz_front_ends(device, name, arrays, scalar_values, out, use_dst, approximate):
     """Every element-wise front end of the operator table, with hostile arrays and scalars."""
     schema = dml.OPERATORS[name]
     inputs = list(arrays[:len(schema.inputs)])
     scalars = {s.name: value for s, value in zip(schema.scalars, scalar_values)}
-    options = {"use_dst": use_dst} if "use_dst" in inspect.signature(getattr(dml, name)).parameters else {}
+    parameters = inspect.signature(getattr(dml, name)).parameters
+    options = {"use_dst": use_dst} if "use_dst" in parameters else {}
+    if "approximate" in parameters:
+        options["approximate"] = approximate
     result = outcome(lambda: getattr(dml, name)(*inputs, **scalars, **options,
                                                 out=out if isinstance(out, np.ndarray) else None, device=device))
     if result is not None:
         arrays = [np.asarray(a, result.dtype) for a in inputs]  # a Python scalar takes the arrays' dtype
         shape = np.broadcast_shapes(*(a.shape for a in arrays))
         assert_matches_reference(name, result, [np.broadcast_to(a, shape) for a in arrays], scalars,
-                                 use_dst=options.get("use_dst") is True)
+                                 use_dst=options.get("use_dst") is True, form=options.get("approximate", "none"))
     event("computed" if result is not None else "rejected")
 
 

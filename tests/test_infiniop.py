@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from reference import hard_sigmoid_grad, prelu_grad, relu_grad
+from reference import REFERENCES_F64, REFERENCES_F64_APPROXIMATE, hard_sigmoid_grad, prelu_grad, relu_grad, ulp_error
 
 import dmlpy as dml
 from dmlpy import infiniop as op
@@ -71,6 +71,32 @@ def test_sigmoid_backward_lifecycle(device, handle):
     s = 1 / (1 + np.exp(-x.astype(np.float64)))
     assert np.allclose(grad_input.read(np.float32, x.size).reshape(x.shape), dy * s * (1 - s), rtol=1e-6, atol=0)
     assert op.infiniopDestroySigmoidBackwardDescriptor(descriptor) == InfiniStatus.SUCCESS
+
+
+@pytest.mark.parametrize("options, reference", [({}, REFERENCES_F64_APPROXIMATE["gelu_grad", "tanh"]),
+                                                 ({"approximate": "none"}, REFERENCES_F64["gelu_grad"])])
+def test_gelu_backward_is_infinicores_tanh_form_unless_asked(device, handle, options, reference):
+    """InfiniCore's GeluBackward is the tanh approximation; approximate="none" is DirectML's erf GELU."""
+    rng = np.random.default_rng(5)
+    x, dy = (rng.standard_normal((4, 6)).astype(np.float32) * 3 for _ in range(2))
+    t = tensor((4, 6))
+    status, descriptor = op.infiniopCreateGeluBackwardDescriptor(handle, t, t, t, **options)
+    assert status == InfiniStatus.SUCCESS, op.last_error()
+    grad_input = device.create_buffer(x.nbytes)
+    assert op.infiniopGeluBackward(descriptor, None, 0, grad_input, upload(device, x), upload(device, dy)) == 0
+    got = grad_input.read(np.float32, x.size).reshape(x.shape)
+    assert ulp_error(got, reference(x, dy), np.float32, np.abs(dy.astype(np.float64)) / 8).max() <= 12
+    other = REFERENCES_F64["gelu_grad"] if not options else REFERENCES_F64_APPROXIMATE["gelu_grad", "tanh"]
+    assert ulp_error(got, other(x, dy), np.float32).max() > 100  # the two forms differ by far more
+
+
+@pytest.mark.parametrize("options, message", [({"approximate": "erf"}, "must be one of 'none', 'tanh'"),
+                                              ({"approximation": "none"}, "unknown option approximation")])
+def test_gelu_backward_bad_options_are_bad_params(handle, options, message):
+    t = tensor((4,))
+    status, descriptor = op.infiniopCreateGeluBackwardDescriptor(handle, t, t, t, **options)
+    assert status == InfiniStatus.BAD_PARAM and descriptor is None
+    assert message in op.last_error()
 
 
 def test_strided_tensors(device, handle):

@@ -7,7 +7,7 @@ import inspect
 import ml_dtypes
 import numpy as np
 import pytest
-from reference import FLOOR, REFERENCES_F64, ulp_error
+from reference import FLOOR, REFERENCES_F64, REFERENCES_F64_APPROXIMATE, ulp_error
 
 import dmlpy as dml
 
@@ -15,11 +15,24 @@ import dmlpy as dml
 # max(|exact|, FLOOR, |dY|/8 for gradients): results below 2^-100 (subnormal
 # intermediates) and gradients near their zeros (swish' crosses 0: the terms cancel) are held
 # to an absolute bound instead. docs/numerics.md has the measured figures and the reasons.
-FP32_ULP_BOUND = {name: 6.0 if name.endswith("_grad") else 3.5 for name in REFERENCES_F64}
+FP32_ULP_BOUND = {(name, "none"): 6.0 if name.endswith("_grad") else 3.5 for name in REFERENCES_F64}
 # A scalar times X inside exp: the FP32 product's rounding moves the argument by up to
 # |argument|·2^-24, which e^x turns into that much relative error (no extended-precision
 # argument yet).
-FP32_ULP_BOUND.update({"parametric_softplus": 96.0, "parametric_softplus_grad": 96.0})
+FP32_ULP_BOUND.update({("parametric_softplus", "none"): 96.0, ("parametric_softplus_grad", "none"): 96.0})
+# GELU's tanh form: the same for its argument 2u = k (x + 0.044715 x^3), which grows as x^3
+# (about 190 ULP near x = -9, where the result is 3e-30).
+FP32_ULP_BOUND.update({("gelu", "tanh"): 256.0, ("gelu_grad", "tanh"): 12.0})
+# Every operator in every form its `approximate` field offers, with its reference.
+CASES = sorted([*((name, "none") for name in REFERENCES_F64), *REFERENCES_F64_APPROXIMATE])
+
+
+def reference(name, form):
+    return REFERENCES_F64[name] if form == "none" else REFERENCES_F64_APPROXIMATE[name, form]
+
+
+def options(form):
+    return {} if form == "none" else {"approximate": form}
 REQUIRED_SCALARS = {"alpha": 1.5, "beta": -0.75}
 
 
@@ -36,8 +49,14 @@ def inputs_for(name, x, rng):
     return [x, *[(rng.standard_normal(x.shape)).astype(x.dtype) for _ in range(extra)]]
 
 
-@pytest.mark.parametrize("name", sorted(REFERENCES_F64))
-def test_fp32_within_the_ulp_bound_over_a_dense_sweep(device, name):
+def test_every_approximate_form_has_a_reference():
+    forms = [(schema.name, choice) for schema in dml.OPERATORS.values() for field in schema.choices
+             if field.name == "approximate" for choice in field.choices[1:]]
+    assert forms and not set(forms) - set(REFERENCES_F64_APPROXIMATE)
+
+
+@pytest.mark.parametrize("name, form", CASES)
+def test_fp32_within_the_ulp_bound_over_a_dense_sweep(device, name, form):
     rng = np.random.default_rng(3)
     x = np.concatenate([np.linspace(-110, 110, 1 << 18, dtype=np.float32),
                         np.linspace(-1, 1, 1 << 16, dtype=np.float32),
@@ -45,23 +64,23 @@ def test_fp32_within_the_ulp_bound_over_a_dense_sweep(device, name):
                         np.array([0.0, -0.0, 1e-30, -1e-30, 1e-40, np.inf, -np.inf, np.nan], np.float32)])
     args = inputs_for(name, x, rng)
     scalars = scalars_for(name)
-    got = getattr(dml, name)(*args, **scalars, device=device)
-    exact = REFERENCES_F64[name](*args, **scalars)
+    got = getattr(dml, name)(*args, **scalars, **options(form), device=device)
+    exact = reference(name, form)(*args, **scalars)
     floor = np.fmax(FLOOR, np.abs(args[1].astype(np.float64)) / 8) if name.endswith("_grad") else FLOOR
     error = ulp_error(got, exact, np.float32, floor)
     worst = int(np.argmax(error))
-    assert error.max() <= FP32_ULP_BOUND[name], (
+    assert error.max() <= FP32_ULP_BOUND[name, form], (
         f"{name}: {error.max():.2f} ULP at x = {x[worst]!r}: got {got[worst]!r}, exact {exact[worst]!r}")
 
 
 @pytest.mark.parametrize("dtype", [np.float16, ml_dtypes.bfloat16])
-@pytest.mark.parametrize("name", sorted(REFERENCES_F64))
-def test_every_16_bit_input_within_one_ulp(device, name, dtype):
+@pytest.mark.parametrize("name, form", CASES)
+def test_every_16_bit_input_within_one_ulp(device, name, form, dtype):
     x = np.arange(1 << 16, dtype=np.uint16).view(dtype)
     args = inputs_for(name, x, np.random.default_rng(9))
     scalars = scalars_for(name)
-    got = getattr(dml, name)(*args, **scalars, device=device)
-    exact = REFERENCES_F64[name](*args, **scalars)
+    got = getattr(dml, name)(*args, **scalars, **options(form), device=device)
+    exact = reference(name, form)(*args, **scalars)
     error = ulp_error(got, exact, dtype)
     # Rounded once from FP32: off by at most one unit of the 16-bit type, and exact in most cases.
     assert error.max() <= 1.0, f"{name}: {error.max()} ULP at x = {x[int(np.argmax(error))]!r}"
@@ -76,10 +95,13 @@ def test_the_math_does_not_overflow_where_the_result_is_finite(device):
     tanh = dml.tanh(x, device=device)
     assert tanh[2] == 1 and tanh[3] == -1
     assert dml.elu(x, device=device)[5] == -1 and dml.sigmoid_grad(x, np.ones_like(x), device=device)[6] == 0
+    gelu = dml.gelu(np.array([-10, 10, -np.inf, np.inf], np.float32), device=device)
+    assert np.isclose(gelu[0], -7.619853e-23, rtol=1e-6) and gelu[1] == 10 and gelu[3] == np.inf
+    assert gelu[2] == 0 and np.signbit(gelu[2])  # the limit, from below
     nan = np.array([np.nan], np.float32)
-    for name in REFERENCES_F64:
+    for name, form in CASES:
         args = [nan] * len(dml.OPERATORS[name].inputs)
-        assert np.isnan(getattr(dml, name)(*args, **scalars_for(name), device=device)).all(), name
+        assert np.isnan(getattr(dml, name)(*args, **scalars_for(name), **options(form), device=device)).all(), name
 
 
 def test_elu_use_dst_needs_nonnegative_alpha(device):
@@ -103,3 +125,21 @@ def test_use_dst_forms_follow_onednn(device):
 def test_a_zero_divisor_scalar_is_refused(device, name, field):
     with pytest.raises(dml.InvalidArgumentError, match="must not be 0"):
         getattr(dml, name)(np.ones(2, np.float32), **{field: 0.0}, device=device)
+
+
+@pytest.mark.parametrize("name", ["softplus", "softplus_grad"])
+def test_softplus_steepness_below_one_needs_feature_level_6_4(device_at, name):
+    x = np.array([-2.0, 0.5, 3.0], np.float32)
+    args = [x] * len(dml.OPERATORS[name].inputs)
+    with pytest.raises(dml.InvalidArgumentError, match=r"steepness 0\.5 < 1: .*FEATURE_LEVEL_6_3") as raised:
+        getattr(dml, name)(*args, steepness=0.5, device=device_at(dml.FeatureLevel.LEVEL_6_3))
+    assert raised.value.field == "steepness"
+    getattr(dml, name)(*args, steepness=1.0, device=device_at(dml.FeatureLevel.LEVEL_6_3))
+    low = getattr(dml, name)(*args, steepness=0.5, device=device_at(dml.FeatureLevel.LEVEL_6_4))
+    exact = REFERENCES_F64[name](*args, steepness=0.5)
+    assert ulp_error(low, exact, np.float32).max() <= FP32_ULP_BOUND[name, "none"]
+    negative = dml.OPERATORS[name].desc_class(
+        *[dml.BufferTensorDesc(dml.TensorDataType.FLOAT32, (3,))] * len(dml.OPERATORS[name].tensors), steepness=-1.0)
+    with pytest.raises(dml.InvalidArgumentError, match=r"steepness -1\.0 < 1"):
+        device_at(dml.FeatureLevel.LEVEL_6_3).create_operator(negative)
+    device_at(dml.FeatureLevel.LEVEL_6_4).create_operator(negative)
