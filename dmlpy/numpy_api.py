@@ -287,10 +287,12 @@ def _run_elementwise(desc_class, arrays: dict[str, np.ndarray], out, device: Dev
     # else a contiguous array copied into `out` at the end.
     target = result if _element_strides(result) is not None else np.empty(first.shape, first.dtype)
     inputs = list(arrays.values())
-    # An input bound in place must be the result itself, element for element; any other
-    # sharing of memory reads the input as it was before the call, as NumPy does.
+    # An input bound in place must be the result itself, element for element, and the
+    # operator must run in place; any other sharing of memory reads the input as it was
+    # before the call, as NumPy does.
     in_place = next((i for i, a in enumerate(inputs) if a.shape == target.shape and a.strides == target.strides
-                     and a.__array_interface__["data"][0] == target.__array_interface__["data"][0]), None)
+                     and a.__array_interface__["data"][0] == target.__array_interface__["data"][0]
+                     and desc_class.schema.in_place), None)
     inputs = [a.copy() if i != in_place and np.shares_memory(a, target) else a for i, a in enumerate(inputs)]
     views, sizes, strides = _views([*inputs, target], len(inputs))
     compiled = _compiled_for(device, desc_class, data_type, sizes, strides, fields)

@@ -2,6 +2,7 @@
 the error in ULP of the correctly rounded result over a dense FP32 sweep, every FP16 and
 BF16 input, and the values the math fixes (no overflow where the result is finite)."""
 
+import functools
 import inspect
 
 import ml_dtypes
@@ -143,3 +144,27 @@ def test_softplus_steepness_below_one_needs_feature_level_6_4(device_at, name):
     with pytest.raises(dml.InvalidArgumentError, match=r"steepness -1\.0 < 1"):
         device_at(dml.FeatureLevel.LEVEL_6_3).create_operator(negative)
     device_at(dml.FeatureLevel.LEVEL_6_4).create_operator(negative)
+
+
+@pytest.mark.parametrize("data_type", [np.float32, np.float16])
+@pytest.mark.parametrize("name, form", CASES)
+def test_bits_do_not_depend_on_layout(device, name, form, data_type):
+    """Transposed inputs, a zero-stride dY, a strided out with gaps, and out over x (run in
+    place, or through a copy where the operator does not run in place): the same bits as
+    packed arrays give, and the gaps untouched."""
+    rng = np.random.default_rng(6)
+    x = (rng.standard_normal((33, 17)) * 4).astype(data_type).T
+    args = inputs_for(name, x, rng)
+    if len(args) > 1:
+        args[1] = np.broadcast_to((rng.standard_normal(33) * 3).astype(data_type), (17, 33))
+    call = functools.partial(getattr(dml, name), **scalars_for(name), **options(form), device=device)
+    packed = call(*[np.ascontiguousarray(a) for a in args])
+    bits = {np.float32: np.uint32, np.float16: np.uint16}[data_type]
+    base = np.full((34, 40), 7, data_type)
+    out = base[::2, 3:36]
+    call(*args, out=out)
+    assert np.array_equal(out.view(bits), packed.view(bits))
+    assert np.all(base[1::2] == 7) and np.all(base[:, :3] == 7) and np.all(base[:, 36:] == 7)
+    over_x = args[0].copy()
+    call(over_x, *args[1:], out=over_x)
+    assert np.array_equal(over_x.view(bits), packed.view(bits))
