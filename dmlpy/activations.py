@@ -313,6 +313,19 @@ def _nonzero(field: str, dml_name: str):
     return check
 
 
+# f(k·x) with the rounding error of the FP32 product carried to first order: f(p + err) =
+# f(p) + err·f'(p). Without it the rounding moves the argument by up to |k·x|·2^-24, which
+# an exponential turns into that much relative error (65 ULP at k·x = -71).
+def _softplus_of_product(k: e.Expr, x: e.Expr) -> e.Expr:
+    product = k * x
+    return e.softplus(product) + e.product_error(k, x) * e.sigmoid(product)
+
+
+def _sigmoid_of_product(k: e.Expr, x: e.Expr) -> e.Expr:
+    product = k * x
+    return e.sigmoid(product) + e.product_error(k, x) * e.sigmoid_slope(product)
+
+
 # PyTorch's tanh approximation of GELU: 0.5 x (1 + tanh u), u = sqrt(2/pi) (x + 0.044715 x^3).
 # As x sigmoid(2u): 1 + tanh u = 2 sigmoid(2u) does not cancel where tanh u nears -1.
 GELU_TANH_SCALE = float(np.float32(2 * np.sqrt(2 / np.pi)))  # 2u = SCALE (x + CUBIC x^3)
@@ -502,10 +515,11 @@ TABLE: tuple[Activation, ...] = (
     Activation(
         "PARAMETRIC_SOFTPLUS", "parametric_softplus", FL.LEVEL_1_0, "Alpha * log(1 + exp(Beta * InputTensor))",
         "InputGradientTensor * Alpha * Beta * sigmoid(Beta * InputTensor)",
-        forward=lambda x, alpha, beta: alpha * e.softplus(beta * x),
-        gradient=lambda x, dy, alpha, beta: dy * ((alpha * beta) * e.sigmoid(beta * x)),
+        forward=lambda x, alpha, beta: alpha * _softplus_of_product(beta, x),
+        gradient=lambda x, dy, alpha, beta: dy * ((alpha * beta) * _sigmoid_of_product(beta, x)),
         scalars=(Scalar("alpha", "Alpha"), Scalar("beta", "Beta")),
-        notes=TRANSCENDENTAL_NOTE),
+        notes="The rounding error of Beta·X is carried into softplus and sigmoid (f(p) + err·f'(p)). "
+              + TRANSCENDENTAL_NOTE),
     Activation(
         "SWISH", "swish", FL.LEVEL_6_2, "InputTensor * sigmoid(SigmoidInputScale * InputTensor)",
         "InputGradientTensor * (s + InputTensor * SigmoidInputScale * s * (1 - s)), "

@@ -188,6 +188,7 @@ def rounded(x) -> Expr:
 
 
 log = _unary("log")
+product_error = _binary("product_error")  # a·b - fl(a·b), exactly: what rounding the product dropped
 gelu = _unary("gelu")  # x·Φ(x), Φ the standard normal CDF (1 + erf(x/√2))/2, without 1 - erf cancelling
 gelu_slope = _unary("gelu_slope")  # GELU'(x) = Φ(x) + x·φ(x)
 exp_diff = _binary("exp_diff")  # e^(a - b) with a - b carried exactly (a softmax's x - max)
@@ -289,6 +290,7 @@ RENDER: dict[str, str] = {
     "tanh_slope": "float {out} = dml_tanh_slope({0});",
     "log": "float {out} = dml_log({0});",
     "gelu": "float {out} = dml_gelu({0});",
+    "product_error": "float {out} = dml_product_error({0}, {1});",
     "gelu_slope": "float {out} = dml_gelu_slope({0});",
     "exp_diff": "float {out} = dml_exp_diff({0}, {1});",
     "round": "uint {out} = from_float({0});",
@@ -349,7 +351,7 @@ def render_assignments(assignments: list[tuple[str, Expr, str]], totals: dict[in
 
 # The primitives shaders/transcendental.glsl implements.
 TRANSCENDENTALS = ("exp", "expm1", "tanh", "sigmoid", "softplus", "sigmoid_slope", "tanh_slope", "log", "gelu",
-                   "gelu_slope", "exp_diff")
+                   "gelu_slope", "exp_diff", "product_error")
 
 
 def uses_transcendentals(result: Expr) -> bool:

@@ -262,6 +262,16 @@ float dml_two_product(float a, float b, out float error) {
     return product;
 }
 
+// a b - fl(a b), exactly, for products and factors of magnitude 1e-30 to 1e30 (else 0, where
+// there is nothing worth carrying, and Dekker's split could overflow).
+float dml_product_error(float a, float b) {
+    precise float product = a * b;
+    if (!(abs(a) < 1.0e30 && abs(b) < 1.0e30 && abs(product) < 1.0e30 && abs(product) > 1.0e-30)) return 0.0;
+    float error;
+    dml_two_product(a, b, error);
+    return error;
+}
+
 // e^(-t²/2) for t in [0.75, 15), t² carried in two floats: t² rounded would move e^ by up
 // to 2^-25 t², 7 ULP at t = 15.
 float dml_gauss(float t) {
