@@ -155,15 +155,13 @@ float dml_softplus(float x) {
     return result;
 }
 
+// 1 / (1 + e) for x >= 0, e / (1 + e) below, with e = e^-|x| as softplus and sigmoid' form
+// it: where an expression uses several of them, the compiler computes it once.
 float dml_sigmoid(float x) {
     if (dml_isnan(x)) return x;
-    if (x >= 0.0) {
-        precise float denominator = 1.0 + dml_exp(-x);
-        return dml_div(1.0, denominator);
-    }
-    float e = dml_exp(x);
+    float e = dml_exp(-abs(x));
     precise float denominator = 1.0 + e;
-    return dml_div(e, denominator);
+    return dml_div(x >= 0.0 ? 1.0 : e, denominator);
 }
 
 // tanh x = 1 - 2 / (e^2|x| + 1) where that is accurate, -expm1(-2|x|) / (expm1(-2|x|) + 2)
