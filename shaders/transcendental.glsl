@@ -164,23 +164,15 @@ float dml_sigmoid(float x) {
     return dml_div(x >= 0.0 ? 1.0 : e, denominator);
 }
 
-// tanh x = 1 - 2 / (e^2|x| + 1) where that is accurate, -expm1(-2|x|) / (expm1(-2|x|) + 2)
-// near 0; the sign restored at the end.
+// tanh |x| = -expm1(-2|x|) / (expm1(-2|x|) + 2): accurate near 0 (no 1 - ... cancels) and
+// far from it (the denominator nears 1), so one branch-free formula serves every x; the
+// sign restored at the end.
 float dml_tanh(float x) {
     if (dml_isnan(x)) return x;
     float a = abs(x);
-    float magnitude;
-    if (a >= 9.1) {
-        magnitude = 1.0;  // 1 - tanh(9.1) < 2^-25
-    } else if (a >= 0.55) {
-        precise float denominator = dml_exp(a + a) + 1.0;
-        precise float value = 1.0 - dml_div(2.0, denominator);
-        magnitude = value;
-    } else {
-        float t = dml_expm1(-(a + a));
-        precise float denominator = t + 2.0;
-        magnitude = dml_div(-t, denominator);
-    }
+    float t = dml_expm1(-(a + a));
+    precise float denominator = t + 2.0;
+    float magnitude = dml_div(-t, denominator);
     return x < 0.0 ? -magnitude : magnitude;
 }
 
