@@ -44,6 +44,7 @@ from .types import TensorDataType as T
 
 FLOATS = (T.FLOAT32, T.FLOAT16)
 INTEGERS = (T.INT32, T.INT16, T.INT8)
+UNSIGNED = (T.UINT32, T.UINT16, T.UINT8)
 
 
 @dataclass(frozen=True)
@@ -81,7 +82,8 @@ class Activation:
     gradient: Callable[..., e.Expr] | None
     scalars: tuple[Scalar, ...] = ()
     use_dst: Callable[..., e.Expr] | str | None = None
-    integers_from: FL | None = None  # INT32, INT16 and INT8 (selects only) from this level
+    integers_from: FL | None = None  # integer_types from this level, computed exactly (expr.integer)
+    integer_types: tuple[T, ...] = INTEGERS
     in_place: bool = True
     extra_inputs: tuple[tuple[str, str], ...] = ()  # (field, DirectML member) after InputTensor
     check: Callable | None = None  # further rules on a desc (scalars' ranges)
@@ -117,7 +119,7 @@ def _dims_by_level(introduced: FL) -> list[tuple[FL, range]]:
 def forward_support(row: Activation) -> tuple[Support, ...]:
     rows = [Support(level, FLOATS, dims) for level, dims in _dims_by_level(row.introduced)]
     if row.integers_from is not None:
-        rows.append(Support(max(row.integers_from, row.introduced), INTEGERS))
+        rows.append(Support(max(row.integers_from, row.introduced), row.integer_types))
     rows.append(Support(max(FL.LEVEL_3_0, row.introduced), (T.BFLOAT16,)))  # the dmlpy extension type
     return tuple(rows)
 
@@ -128,7 +130,7 @@ def gradient_support(row: Activation) -> tuple[Support, ...]:
     level = max(FL.LEVEL_3_0, row.introduced)
     rows = [Support(level, FLOATS)]
     if row.integers_from is not None:
-        rows.append(Support(max(row.integers_from, level), INTEGERS))
+        rows.append(Support(max(row.integers_from, level), row.integer_types))
     rows.append(Support(level, (T.BFLOAT16,)))
     return tuple(rows)
 
@@ -188,10 +190,22 @@ def _both(*checks: Callable | None) -> Callable | None:
     return check
 
 
-def _check_integer_forms(row: Activation, result: e.Expr, what: str) -> None:
-    """Integer data types are offered only where the math is a select between stored values."""
-    if row.integers_from is not None and result.kind != e.STORED:
-        raise AssertionError(f"{row.dml_name} {what}: integers need a result that selects stored bits")
+def _integer_form(row: Activation, expression: Callable, input_count: int, scalars: list[e.Expr]) -> e.Expr | None:
+    """The row's math over integer inputs (exact, saturating), where the row offers integers;
+    a row whose math has no integer form fails here, when it is declared."""
+    if row.integers_from is None:
+        return None
+    return expression(*(e.integer(e.tensor(k)) for k in range(input_count)), *scalars)
+
+
+def _by_data_type(by_form: dict[str, e.Expr], integer: e.Expr | None) -> Callable:
+    """The expression a desc runs: the integer form for integer data types, else the form
+    its `approximate` field names."""
+    def choose(desc) -> e.Expr:
+        if integer is not None and desc.input_tensor.data_type not in (*FLOATS, T.BFLOAT16):
+            return integer
+        return by_form[getattr(desc, "approximate", "none")]
+    return choose
 
 
 def _make_class(name: str, doc: str, tensors: list[tuple[str, str, TensorRole]], row: Activation,
@@ -232,8 +246,8 @@ def _declare_form(row: Activation, suffix: str, introduced: FL, axes_of: Callabl
     forward_inputs = ("input_tensor", *(field for field, _ in row.extra_inputs))
     extra = [e.tensor(1 + k) for k in range(len(row.extra_inputs))]
     forward_result = row.forward(x, *extra, *scalars)
-    _check_integer_forms(row, forward_result, "forward")
     forward_by_form = {"none": forward_result, **{a.name: a.forward(x, *extra, *scalars) for a in row.approximations}}
+    forward_of = _by_data_type(forward_by_form, _integer_form(row, row.forward, 1 + len(extra), scalars))
     with_axes = suffix == "1"
     rowwise_check = _effective_rank_at_most_two if row.axes_form is not None and not with_axes else None
     dml_name, name, stem = row.dml_name + suffix, row.name + suffix, row.class_stem + suffix
@@ -248,8 +262,7 @@ def _declare_form(row: Activation, suffix: str, introduced: FL, axes_of: Callabl
         dml_name=f"ACTIVATION_{dml_name}", name=name, formula=f"OutputTensor = {row.formula}",
         support=forward_support(form), same={"data_type": None, "dimension_count": None, "sizes": None},
         shader=_shader(forward_result), in_place=row.in_place, notes=row.notes,
-        kernel=_kernel(row, lambda desc: forward_by_form[getattr(desc, "approximate", "none")], forward_inputs,
-                       "output_tensor", axes_of),
+        kernel=_kernel(row, forward_of, forward_inputs, "output_tensor", axes_of),
         check=_both(rowwise_check, row.check), level_check=row.level_check,
     )(forward_class)
     if row.gradient is None:
@@ -257,8 +270,8 @@ def _declare_form(row: Activation, suffix: str, introduced: FL, axes_of: Callabl
     dy = e.tensor(1)
     from_x = row.gradient(x, dy, *scalars)
     from_y = row.use_dst(x, dy, *scalars) if callable(row.use_dst) else from_x
-    _check_integer_forms(row, from_x, "gradient")
     from_x_by_form = {"none": from_x, **{a.name: a.gradient(x, dy, *scalars) for a in row.approximations}}
+    from_x_of = _by_data_type(from_x_by_form, _integer_form(row, row.gradient, 2, scalars))
     has_flag = callable(row.use_dst)
     gradient_class = _make_class(
         f"Activation{stem}GradOperatorDesc",
@@ -272,8 +285,7 @@ def _declare_form(row: Activation, suffix: str, introduced: FL, axes_of: Callabl
         formula=f"OutputGradientTensor = {row.gradient_formula}",
         support=gradient_support(form), same={"data_type": None, "dimension_count": None, "sizes": None},
         shader=_shader(from_x), extension=not row.gradient_in_directml, notes=row.notes, in_place=row.gradient_in_place,
-        kernel=_kernel(row, lambda desc: from_y if getattr(desc, "use_dst", False)
-                       else from_x_by_form[getattr(desc, "approximate", "none")],
+        kernel=_kernel(row, lambda desc: from_y if getattr(desc, "use_dst", False) else from_x_of(desc),
                        ("input_tensor", "input_gradient_tensor"), "output_gradient_tensor", axes_of),
         check=_both(rowwise_check, row.check), level_check=row.level_check,
     )(gradient_class)
@@ -400,10 +412,10 @@ TABLE: tuple[Activation, ...] = (
         forward=lambda x: e.where(e.positive(x) | e.isnan(x), x, 0),
         gradient=lambda x, dy: e.where(e.positive(x), dy, 0),
         use_dst="same", integers_from=FL.LEVEL_5_1, infiniop="Relu", gradient_in_directml=True,
-        notes="Selects on bit patterns. Forward: X > 0 and NaN pass through unchanged, everything else "
-              "(-0 included) is +0. Gradient: where X > 0 the bits of dY pass through unchanged (NaN "
-              "payloads, -0 and inf included); elsewhere, X = NaN and X = -0 included, the result is +0, "
-              "even when dY is inf or NaN. The gradient is DirectML's RELU_GRAD (from FEATURE_LEVEL_3_0; "
+        notes="Selects on bit patterns (on integers, exact comparisons). Forward: X > 0 and NaN pass through "
+              "unchanged, everything else (-0 included) is +0. Gradient: where X > 0 the bits of dY pass through "
+              "unchanged (NaN payloads, -0 and inf included); elsewhere, X = NaN and X = -0 included, the "
+              "result is +0, even when dY is inf or NaN. The gradient is DirectML's RELU_GRAD (from FEATURE_LEVEL_3_0; "
               "integers from 5_1)."),
     Activation(
         "LEAKY_RELU", "leaky_relu", FL.LEVEL_1_0, "InputTensor >= 0 ? InputTensor : Alpha * InputTensor",
@@ -440,7 +452,10 @@ TABLE: tuple[Activation, ...] = (
         forward=lambda x, bias, threshold: e.where(x > threshold, x - bias, e.where(x < -threshold, x + bias, 0)),
         gradient=lambda x, dy, bias, threshold: e.where((x > threshold) | (x < -threshold), dy, 0),
         scalars=(Scalar("bias", "Bias", 0.0), Scalar("threshold", "Threshold", 0.5)),
-        notes="PyTorch's softshrink kinks: the gradient is 0 at |X| = Threshold and for NaN."),
+        integers_from=FL.LEVEL_5_1, integer_types=INTEGERS + UNSIGNED,
+        notes="PyTorch's softshrink kinks: the gradient is 0 at |X| = Threshold and for NaN. On integers, X is "
+              "compared with the FP32 Threshold exactly and X - Bias (X + Bias) is exact, rounded toward zero "
+              "(ONNX Runtime's conversion) and saturated to the data type's range."),
     Activation(
         "SOFTSIGN", "softsign", FL.LEVEL_1_0, "InputTensor / (1 + abs(InputTensor))",
         "InputGradientTensor / (1 + abs(InputTensor))^2",
@@ -567,9 +582,11 @@ TABLE: tuple[Activation, ...] = (
         "PARAMETERIZED_RELU", "parameterized_relu", FL.LEVEL_1_0,
         "InputTensor >= 0 ? InputTensor : SlopeTensor * InputTensor", "",
         forward=lambda x, slope: e.where(x >= 0, x, slope * x), gradient=None,
-        extra_inputs=(("slope_tensor", "SlopeTensor"),),
-        notes="SlopeTensor has the input's Sizes and broadcasts through zero strides. The gradient is "
-              "ACTIVATION_PARAMETERIZED_RELU_GRAD (oneDNN's PReLUBackward, with the slope's gradient)."),
+        extra_inputs=(("slope_tensor", "SlopeTensor"),), integers_from=FL.LEVEL_5_1,
+        notes="SlopeTensor has the input's Sizes and broadcasts through zero strides. On integers, Slope·X is "
+              "the exact product saturated to the data type's range (NumPy would wrap: -128·2 is 0 in int8, "
+              "where dmlpy gives -128). The gradient is ACTIVATION_PARAMETERIZED_RELU_GRAD (oneDNN's "
+              "PReLUBackward, with the slope's gradient; floats only)."),
 )
 
 

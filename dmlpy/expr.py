@@ -11,6 +11,12 @@ subnormals survive on every device) or an FP32 number. Arithmetic converts store
 to FP32 exactly (shaders/numeric.glsl), every FP32 operation is `precise` (no driver may
 fuse a multiply and an add into an FMA), and a number is rounded once to the output's data
 type, to nearest even, in integer arithmetic.
+
+For integer data types an input becomes an *integer* value instead (`integer(tensor(i))`):
+the same operators then build exact integer math, each result saturated to the data type's
+range. An integer meets an FP32 number (a scalar) only in comparisons and in adding or
+subtracting it, both exact (the sum rounded toward zero); anything else, and any FP32
+function of an integer, is a TypeError when the row is declared.
 """
 
 from __future__ import annotations
@@ -21,7 +27,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-STORED, FLOAT, BOOL = "stored", "float", "bool"
+STORED, FLOAT, BOOL, INTEGER = "stored", "float", "bool", "integer"
 
 
 @dataclass(frozen=True, eq=False)
@@ -59,7 +65,7 @@ class Expr:
         return _arith("div", other, self)
 
     def __neg__(self):
-        return Expr("neg", (as_float(self),))
+        return Expr("neg", (as_float(self),))  # a sign flip, so exact for an integer's FP32 operand too
 
     def __gt__(self, other):
         return _compare("gt", self, other)
@@ -110,17 +116,47 @@ def const(value: float) -> Expr:
 ZERO_BITS = Expr("zero", kind=STORED)  # +0 in every data type, as stored bits
 
 
+def integer(x: Expr) -> Expr:
+    """An input of an integer data type, as an exact integer."""
+    if x.kind != STORED:
+        raise TypeError("only stored bits become an integer")
+    return Expr("to_wide", (x,), kind=INTEGER)
+
+
+INTEGER_ZERO = Expr("wide_zero", kind=INTEGER)
+
+
+def _is_integer(value) -> bool:
+    return isinstance(value, Expr) and value.kind == INTEGER
+
+
 def as_float(value) -> Expr:
     if isinstance(value, Expr):
+        if value.kind == INTEGER:
+            raise TypeError("an integer never becomes FP32 (integer math is exact): this expression has no "
+                            "integer form")
         return Expr("float", (value,)) if value.kind == STORED else value
     return const(float(value))
 
 
 def _arith(op: str, a, b) -> Expr:
+    if _is_integer(a) and _is_integer(b) and op == "mul":
+        return Expr("wide_mul", (a, b), kind=INTEGER)
+    if _is_integer(b) and op == "add":
+        a, b = b, a
+    if _is_integer(a) and not _is_integer(b) and op in ("add", "sub"):
+        return Expr(f"wide_{op}_float", (a, as_float(b)), kind=INTEGER)
     return Expr(op, (as_float(a), as_float(b)))
 
 
+_MIRRORED = {"gt": "lt", "lt": "gt", "ge": "le", "le": "ge"}
+
+
 def _compare(op: str, a, b) -> Expr:
+    if _is_integer(b) and not _is_integer(a) and op in _MIRRORED:
+        op, a, b = _MIRRORED[op], b, a
+    if _is_integer(a) and not _is_integer(b) and op in _MIRRORED:
+        return Expr(f"wide_{op}_float", (a, as_float(b)), kind=BOOL)
     return Expr(op, (as_float(a), as_float(b)), kind=BOOL)
 
 
@@ -133,10 +169,20 @@ def where(condition: Expr, if_true, if_false) -> Expr:
             return ZERO_BITS
         return None
 
+    if _is_integer(if_true) or _is_integer(if_false):
+        return Expr("select", (condition, _as_integer(if_true), _as_integer(if_false)), kind=INTEGER)
     a, b = stored_or_none(if_true), stored_or_none(if_false)
     if a is not None and b is not None:
         return Expr("select", (condition, a, b), kind=STORED)
     return Expr("select", (condition, as_float(if_true), as_float(if_false)))
+
+
+def _as_integer(value) -> Expr:
+    if _is_integer(value):
+        return value
+    if not isinstance(value, Expr) and value == 0:
+        return INTEGER_ZERO
+    raise TypeError(f"a select between an integer and {value!r} has no integer form")
 
 
 def positive(x: Expr) -> Expr:
@@ -177,6 +223,8 @@ def isnan(x) -> Expr:
     """Whether x is NaN; on an input, decided on its stored bits (always false for integers)."""
     if isinstance(x, Expr) and x.kind == STORED:
         return Expr("isnan_stored", (x,), kind=BOOL)
+    if _is_integer(x):
+        return Expr("never", kind=BOOL)
     return Expr("isnan", (as_float(x),), kind=BOOL)
 
 
@@ -264,7 +312,7 @@ RENDER: dict[str, str] = {
     "sub": "precise float {out} = {0} - {1};",
     "mul": "precise float {out} = {0} * {1};",
     "div": "float {out} = dml_div({0}, {1});",
-    "neg": "float {out} = -{0};",
+    "neg": "float {out} = uintBitsToFloat(floatBitsToUint({0}) ^ 0x80000000u);",
     "abs": "float {out} = abs({0});",
     "min": "float {out} = dml_min({0}, {1});",
     "max": "float {out} = dml_max({0}, {1});",
@@ -294,6 +342,16 @@ RENDER: dict[str, str] = {
     "gelu_slope": "float {out} = dml_gelu_slope({0});",
     "exp_diff": "float {out} = dml_exp_diff({0}, {1});",
     "round": "uint {out} = from_float({0});",
+    "to_wide": "uvec2 {out} = to_wide({0});",
+    "wide_zero": "uvec2 {out} = uvec2(0u);",
+    "wide_mul": "uvec2 {out} = dml_wide_mul({0}, {1});",
+    "wide_sub_float": "uvec2 {out} = dml_wide_sub_float({0}, floatBitsToUint({1}));",
+    "wide_add_float": "uvec2 {out} = dml_wide_sub_float({0}, floatBitsToUint({1}) ^ 0x80000000u);",
+    "wide_gt_float": "bool {out} = dml_wide_gt_float({0}, floatBitsToUint({1}));",
+    "wide_ge_float": "bool {out} = dml_wide_ge_float({0}, floatBitsToUint({1}));",
+    "wide_lt_float": "bool {out} = dml_wide_lt_float({0}, floatBitsToUint({1}));",
+    "wide_le_float": "bool {out} = dml_wide_le_float({0}, floatBitsToUint({1}));",
+    "never": "bool {out} = false;",
     # A reduction, once its stage has run: its total for the row (shaders/reduce.comp).
     "reduce_sum": "float {out} = uintBitsToFloat(totals[{slot}]);",
     "reduce_max": "float {out} = uintBitsToFloat(totals[{slot}]);",
@@ -308,9 +366,10 @@ ASSIGN: dict[tuple[str, str], str] = {
     (FLOAT, FLOAT): "{target} = {value};",
     (FLOAT, STORED): "{target} = to_float({value});",
     (BOOL, BOOL): "{target} = {value};",
+    (STORED, INTEGER): "{target} = from_wide({value});",
 }
 
-_GLSL_TYPE = {STORED: "uint", FLOAT: "float", BOOL: "bool"}
+_GLSL_TYPE = {STORED: "uint", FLOAT: "float", BOOL: "bool", INTEGER: "uvec2"}
 
 
 def render(result: Expr) -> list[str]:

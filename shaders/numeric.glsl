@@ -166,3 +166,121 @@ float dml_div(float a, float b) {
     uint bits = exponent == -127 ? kept : (uint(exponent + 126) << 23) + kept;
     return uintBitsToFloat(sign | min(bits, 0x7F800000u));
 }
+
+// Integer data types compute exactly: values are 64-bit two's-complement integers held as
+// (low word, high word), every operation's result is saturated to the data type's range,
+// and no value passes through a float. Mixed with an FP32 number (a scalar), the number's
+// bits are decoded in integer arithmetic, so subnormals count on every device.
+#if defined(DTYPE_INT32) || defined(DTYPE_INT16) || defined(DTYPE_INT8)
+#define INTEGER_SIGNED
+#define WIDE_MAX uvec2(ELEMENT_MASK >> 1, 0u)
+#define WIDE_MIN uvec2(~(ELEMENT_MASK >> 1), 0xFFFFFFFFu)
+#elif defined(DTYPE_UINT32) || defined(DTYPE_UINT16) || defined(DTYPE_UINT8)
+#define WIDE_MAX uvec2(ELEMENT_MASK, 0u)
+#define WIDE_MIN uvec2(0u)
+#endif
+
+#if defined(WIDE_MAX)
+uvec2 wide_sub(uvec2 a, uvec2 b) {
+    uint borrow;
+    uint low = usubBorrow(a.x, b.x, borrow);
+    return uvec2(low, a.y - b.y - borrow);
+}
+
+bool wide_less(uvec2 a, uvec2 b) {
+    return int(a.y) < int(b.y) || (a.y == b.y && a.x < b.x);
+}
+
+uvec2 wide_saturate(uvec2 value) {
+    return wide_less(value, WIDE_MIN) ? WIDE_MIN : wide_less(WIDE_MAX, value) ? WIDE_MAX : value;
+}
+
+uvec2 to_wide(uint bits) {
+#if defined(INTEGER_SIGNED)
+    int value = int(bits << (32 - ELEMENT_BITS)) >> (32 - ELEMENT_BITS);  // sign-extend
+    return uvec2(uint(value), value < 0 ? 0xFFFFFFFFu : 0u);
+#else
+    return uvec2(bits, 0u);
+#endif
+}
+
+uint from_wide(uvec2 value) {
+    return value.x & ELEMENT_MASK;  // in range: every operation saturates
+}
+
+uvec2 dml_wide_mul(uvec2 a, uvec2 b) {
+    uint high, low;
+#if defined(INTEGER_SIGNED)
+    int signed_high, signed_low;
+    imulExtended(int(a.x), int(b.x), signed_high, signed_low);
+    high = uint(signed_high);
+    low = uint(signed_low);
+#else
+    umulExtended(a.x, b.x, high, low);
+    high = min(high, 0x7FFFFFFFu);  // above 2^63 is above the range anyway
+#endif
+    return wide_saturate(uvec2(low, high));
+}
+
+// floor(f) for the FP32 number with bits f, clamped to +-2^40 (beyond every element, so
+// results still saturate as they should), and whether f has a fractional part.
+uvec2 wide_floor(uint f, out bool fractional) {
+    uint magnitude = f & 0x7FFFFFFFu;
+    uint biased = magnitude >> 23;
+    uint significand = (magnitude & 0x7FFFFFu) | 0x800000u;
+    uvec2 whole;  // trunc(|f|)
+    fractional = false;
+    if (biased >= 167u) {  // 2^40 and beyond, infinities included
+        whole = uvec2(0u, 0x100u);
+    } else if (biased < 127u) {
+        whole = uvec2(0u);
+        fractional = magnitude != 0u;
+    } else if (biased < 150u) {  // 1 <= |f| < 2^23: a fraction may remain
+        uint dropped = 150u - biased;
+        whole = uvec2(significand >> dropped, 0u);
+        fractional = (significand & ((1u << dropped) - 1u)) != 0u;
+    } else if (biased == 150u) {
+        whole = uvec2(significand, 0u);
+    } else {  // 2^24 <= |f| < 2^40: shift left by 1..16 across the word boundary
+        uint shift = biased - 150u;
+        whole = uvec2(significand << shift, significand >> (32u - shift));
+    }
+    if ((f >> 31) == 0u) return whole;
+    return wide_sub(wide_sub(uvec2(0u), whole), uvec2(fractional ? 1u : 0u, 0u));
+}
+
+bool wide_is_nan(uint f) {
+    return (f & 0x7FFFFFFFu) > 0x7F800000u;
+}
+
+// x - f rounded toward zero, saturated (NaN gives 0; scalars are finite by validation).
+uvec2 dml_wide_sub_float(uvec2 x, uint f) {
+    if (wide_is_nan(f)) return uvec2(0u);
+    bool fractional;
+    uvec2 n = wide_sub(x, wide_floor(f, fractional));  // x - f = n - frac(f), 0 <= frac(f) < 1
+    if (fractional && wide_less(uvec2(0u), n)) n = wide_sub(n, uvec2(1u, 0u));
+    return wide_saturate(n);
+}
+
+// Comparisons of an integer with an FP32 number, exact (false for NaN): for an integer x,
+// x > f exactly when x > floor(f), and x < f when x < floor(f), or x == floor(f) and f
+// has a fraction.
+bool dml_wide_gt_float(uvec2 x, uint f) {
+    bool fractional;
+    return !wide_is_nan(f) && wide_less(wide_floor(f, fractional), x);
+}
+
+bool dml_wide_lt_float(uvec2 x, uint f) {
+    bool fractional;
+    uvec2 below = wide_floor(f, fractional);
+    return !wide_is_nan(f) && (wide_less(x, below) || (x == below && fractional));
+}
+
+bool dml_wide_ge_float(uvec2 x, uint f) {
+    return !wide_is_nan(f) && !dml_wide_lt_float(x, f);
+}
+
+bool dml_wide_le_float(uvec2 x, uint f) {
+    return !wide_is_nan(f) && !dml_wide_gt_float(x, f);
+}
+#endif

@@ -3,6 +3,7 @@ with the shader path. Each takes arrays of values in the tensor's dtype (and the
 scalars) and returns the outputs in that dtype, except where noted."""
 
 import math
+from fractions import Fraction
 
 import numpy as np
 
@@ -73,6 +74,26 @@ def relu(x):
         return np.where(keep, x, _zero_like(x))
 
 
+def _exact_integer(compute):
+    """For integer dtypes: `compute` on Python integers and Fractions (the FP32 scalars
+    exactly), rounded toward zero and saturated to the dtype's range, element by element."""
+    def reference(*arrays, **scalars):
+        dtype = np.asarray(arrays[0]).dtype
+        info = np.iinfo(dtype)
+        exact = {k: Fraction(float(np.float32(v))) for k, v in scalars.items()}
+        values = [compute(*(int(a) for a in element), **exact) for element in zip(*(np.ravel(a) for a in arrays))]
+        clipped = [min(max(math.trunc(v), info.min), info.max) for v in values]
+        return np.array(clipped, dtype).reshape(np.shape(arrays[0]))
+    return reference
+
+
+def _by_kind(floating, integer):
+    """The float reference, or the exact integer one for integer dtypes."""
+    def reference(*arrays, **scalars):
+        return (integer if np.asarray(arrays[0]).dtype.kind in "iu" else floating)(*arrays, **scalars)
+    return reference
+
+
 def _select(condition, a, b):
     with np.errstate(invalid="ignore"):
         return np.where(condition, a, b)
@@ -97,11 +118,15 @@ REFERENCES = {
     "hard_sigmoid": _float_op(lambda x, alpha, beta: np.maximum(np.float32(0), np.minimum(alpha * x + beta,
                                                                                           np.float32(1)))),
     "hard_sigmoid_grad": hard_sigmoid_grad,
-    "shrink": _float_op(lambda x, bias, threshold: np.where(x > threshold, x - bias,
-                                                            np.where(x < -threshold, x + bias, np.float32(0)))),
-    "shrink_grad": lambda x, dy, bias, threshold: _select(
-        (np.asarray(x).astype(np.float32) > np.float32(threshold))
-        | (np.asarray(x).astype(np.float32) < -np.float32(threshold)), dy, _zero_like(dy)),
+    "shrink": _by_kind(
+        _float_op(lambda x, bias, threshold: np.where(x > threshold, x - bias,
+                                                      np.where(x < -threshold, x + bias, np.float32(0)))),
+        _exact_integer(lambda x, bias, threshold: x - bias if x > threshold else x + bias if x < -threshold else 0)),
+    "shrink_grad": _by_kind(
+        lambda x, dy, bias, threshold: _select(
+            (np.asarray(x).astype(np.float32) > np.float32(threshold))
+            | (np.asarray(x).astype(np.float32) < -np.float32(threshold)), dy, _zero_like(dy)),
+        _exact_integer(lambda x, dy, bias, threshold: dy if x > threshold or x < -threshold else 0)),
     "softsign": _float_op(lambda x: np.where(np.isinf(x), np.sign(x), x / (np.float32(1) + np.abs(x)))),
     "softsign_grad": _float_op(lambda x, dy: dy / ((np.float32(1) + np.abs(x)) * (np.float32(1) + np.abs(x)))),
     "hard_swish": _float_op(lambda x, alpha, beta: x * np.maximum(np.float32(0), np.minimum(alpha * x + beta,
@@ -109,7 +134,8 @@ REFERENCES = {
     "hard_swish_grad": _float_op(lambda x, dy, alpha, beta: np.where(
         alpha * x + beta < 0, np.float32(0), np.where(alpha * x + beta <= 1, dy * (alpha * x + (alpha * x + beta)),
                                                       dy))),
-    "parameterized_relu": _float_op(lambda x, slope: np.where(x >= 0, x, slope * x)),
+    "parameterized_relu": _by_kind(_float_op(lambda x, slope: np.where(x >= 0, x, slope * x)),
+                                   _exact_integer(lambda x, slope: x if x >= 0 else slope * x)),
 }
 
 

@@ -11,6 +11,7 @@ import pytest
 from reference import REFERENCES, REFERENCES_F64
 
 import dmlpy as dml
+from dmlpy import expr
 from dmlpy.activations import TABLE
 
 T = dml.TensorDataType
@@ -27,6 +28,17 @@ DIRECTML_DEFAULTS = {
     "hard_swish": {"alpha": float(np.float32(1 / 6)), "beta": 0.5},
     "linear": {"alpha": inspect.Parameter.empty, "beta": inspect.Parameter.empty},
 }
+
+# The integer types DirectML's catalogue gives each operator (all from FEATURE_LEVEL_5_1).
+SIGNED = (T.INT32, T.INT16, T.INT8)
+DIRECTML_INTEGERS = {"relu": SIGNED, "parameterized_relu": SIGNED,
+                     "shrink": (*SIGNED, T.UINT32, T.UINT16, T.UINT8)}
+INTEGER_NUMPY = {T.INT32: np.int32, T.INT16: np.int16, T.INT8: np.int8,
+                 T.UINT32: np.uint32, T.UINT16: np.uint16, T.UINT8: np.uint8}
+# FP32 scalars that probe exact integer math: fractions, -0, a subnormal, the edges of
+# every integer range, and values past them.
+INTEGER_SCALAR_PROBES = (0.5, -2.5, -0.0, 1e-45, 126.5, 127.0, -128.0, 32767.5, 65535.0, 2147483648.0,
+                         -2147483648.0, 4294967040.0, 1e10, -1e10, 3.0)
 
 ALL_ELEMENTWISE = [name for row in TABLE if row.axes_form is None
                    for name in (row.name, f"{row.name}_grad" if row.gradient else None) if name]
@@ -159,7 +171,7 @@ def test_forward_gating_follows_directmls_ladder(device_at, row):
 
 
 @pytest.mark.parametrize("row", TABLE, ids=[row.name for row in TABLE])
-def test_data_types_and_strict_mode(device, row):
+def test_data_types_and_strict_mode(device, device_at, row):
     strict = dml.create_device(strict_directml=True)
     try:
         strict.create_operator(desc_of(row.name))
@@ -174,9 +186,12 @@ def test_data_types_and_strict_mode(device, row):
                     strict.create_operator(gradient)
     finally:
         strict.close()
-    for data_type in (T.INT32, T.INT16, T.INT8):
-        if row.integers_from is not None:
+    integers = DIRECTML_INTEGERS.get(row.name, ())
+    for data_type in (T.INT32, T.INT16, T.INT8, T.UINT32, T.UINT16, T.UINT8):
+        if data_type in integers:
             device.create_operator(desc_of(row.name, data_type))
+            with pytest.raises(dml.UnsupportedError, match=f"{data_type.name}.*needs {FL.LEVEL_5_1}"):
+                device_at(FL.LEVEL_5_0).create_operator(desc_of(row.name, data_type))
         else:
             with pytest.raises(dml.InvalidArgumentError, match="is not supported"):
                 desc_of(row.name, data_type)
@@ -208,13 +223,40 @@ def test_approximate_is_checked_keyed_and_an_extension(device, name):
         strict.close()
 
 
-@pytest.mark.parametrize("data_type", [T.INT32, T.INT16, T.INT8])
-def test_relu_on_integers_is_a_select(device, data_type):
-    dtype = {T.INT32: np.int32, T.INT16: np.int16, T.INT8: np.int8}[data_type]
+INTEGER_CASES = [(name, data_type) for row_name, types in DIRECTML_INTEGERS.items()
+                 for name in (row_name, f"{row_name}_grad") if name in dml.OPERATORS and name in REFERENCES
+                 for data_type in types
+                 if any(data_type in support.data_types for support in dml.OPERATORS[name].support)]
+
+
+@pytest.mark.parametrize(("name", "data_type"), INTEGER_CASES, ids=[f"{n}-{t.name}" for n, t in INTEGER_CASES])
+def test_integers_are_exact_and_saturate(device, name, data_type):
+    """Against exact integer math (Python integers and fractions), rounded toward zero and
+    saturated, for the range's edges, random values and scalars that probe every edge."""
+    dtype = INTEGER_NUMPY[data_type]
     info = np.iinfo(dtype)
-    x = np.array([info.min, -1, 0, 1, info.max, 5, -5], dtype)
-    assert np.array_equal(dml.relu(x, device=device), np.maximum(x, 0))
-    assert np.array_equal(dml.relu_grad(x, x, device=device), np.where(x > 0, x, 0))
+    rng = np.random.default_rng(7)
+    edges = np.array([info.min, info.min + 1, -3, -2, -1, 0, 1, 2, 3, 126, 127, 128, info.max - 1, info.max])
+    values = np.concatenate([edges.clip(info.min, info.max), rng.integers(info.min, info.max, 50, endpoint=True)])
+    inputs = [rng.permutation(values).astype(dtype) if k else values.astype(dtype)
+              for k in range(len(dml.OPERATORS[name].inputs))]
+    names = [s.name for s in dml.OPERATORS[name].scalars]
+    for shift in range(len(INTEGER_SCALAR_PROBES) if names else 1):
+        scalars = {n: INTEGER_SCALAR_PROBES[(shift + 5 * k) % len(INTEGER_SCALAR_PROBES)] for k, n in enumerate(names)}
+        got = getattr(dml, name)(*inputs, **scalars, device=device)
+        expected = REFERENCES[name](*inputs, **scalars)
+        mismatch = np.flatnonzero(got != expected)
+        assert mismatch.size == 0, (scalars, [(tuple(int(a[i]) for a in inputs), got[i], expected[i])
+                                              for i in mismatch[:5]])
+
+
+def test_integer_math_without_an_exact_form_is_refused():
+    """A row offering integers whose math is not exact integer math fails when declared."""
+    x = expr.integer(expr.tensor(0))
+    for build in (lambda: x * 0.5, lambda: expr.exp(x), lambda: -x, lambda: x / x, lambda: x + x,
+                  lambda: expr.where(x > 0, x, 1.5), lambda: expr.integer(x)):
+        with pytest.raises(TypeError):
+            build()
 
 
 def test_required_scalars_are_required():
