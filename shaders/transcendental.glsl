@@ -155,13 +155,38 @@ float dml_softplus(float x) {
     return result;
 }
 
+// a b = product + error exactly (Dekker's product from 12-bit halves; |a|, |b| < 2^100).
+float dml_two_product(float a, float b, out float error) {
+    precise float split_a = 4097.0 * a;
+    precise float a_high = split_a - (split_a - a);
+    precise float a_low = a - a_high;
+    precise float split_b = 4097.0 * b;
+    precise float b_high = split_b - (split_b - b);
+    precise float b_low = b - b_high;
+    precise float product = a * b;
+    precise float rest = (((a_high * b_high - product) + a_high * b_low) + a_low * b_high) + a_low * b_low;
+    error = rest;
+    return product;
+}
+
 // 1 / (1 + e) for x >= 0, e / (1 + e) below, with e = e^-|x| as softplus and sigmoid' form
 // it: where an expression uses several of them, the compiler computes it once.
 float dml_sigmoid(float x) {
     if (dml_isnan(x)) return x;
     float e = dml_exp(-abs(x));
     precise float denominator = 1.0 + e;
-    return dml_div(x >= 0.0 ? 1.0 : e, denominator);
+    float numerator = x >= 0.0 ? 1.0 : e;
+    float quotient = dml_div(numerator, denominator);
+    if (quotient < 1.0e-30) return quotient;  // Dekker's product below would underflow
+    // The rounding of 1 + e and of the quotient, corrected to first order: the exact
+    // numerator / (denominator + denominator_error) is quotient + residual / denominator,
+    // where 1 / denominator is quotient (x >= 0) or 1 - quotient (x < 0).
+    precise float denominator_error = e - (denominator - 1.0);  // exact: 1 >= e
+    float product_error;
+    float product = dml_two_product(quotient, denominator, product_error);
+    precise float residual = ((numerator - product) - product_error) - quotient * denominator_error;
+    precise float result = quotient + residual * (x >= 0.0 ? quotient : 1.0 - quotient);
+    return result;
 }
 
 // tanh |x| = -expm1(-2|x|) / (expm1(-2|x|) + 2): accurate near 0 (no 1 - ... cancels) and
@@ -172,8 +197,41 @@ float dml_tanh(float x) {
     float a = abs(x);
     float t = dml_expm1(-(a + a));
     precise float denominator = t + 2.0;
-    float magnitude = dml_div(-t, denominator);
+    float quotient = dml_div(-t, denominator);
+    float magnitude = quotient;
+    if (quotient >= 1.0e-30) {  // else Dekker's product would underflow
+        // The rounding of t + 2 and of the quotient, corrected to first order as in
+        // dml_sigmoid; here 1 / denominator is (1 + quotient) / 2.
+        precise float denominator_error = t - (denominator - 2.0);  // exact: 2 >= |t|
+        float product_error;
+        float product = dml_two_product(quotient, denominator, product_error);
+        precise float residual = ((-t - product) - product_error) - quotient * denominator_error;
+        precise float corrected = quotient + residual * ((1.0 + quotient) * 0.5);
+        magnitude = corrected;
+    }
     return x < 0.0 ? -magnitude : magnitude;
+}
+
+// numerator / (1 + e)^2 for 0 <= e <= 1, with the roundings of 1 + e, of its square and of
+// the quotient corrected to first order (as in dml_sigmoid): within half a ULP of the
+// value for the e given.
+float dml_over_square_of_one_plus(float numerator, float e) {
+    precise float one_plus = 1.0 + e;
+    float square_error;
+    float square = dml_two_product(one_plus, one_plus, square_error);
+    float quotient = dml_div(numerator, square);
+    if (quotient < 1.0e-30) return quotient;  // Dekker's product below would underflow
+    precise float one_plus_error = e - (one_plus - 1.0);  // exact: 1 >= e
+    // (1 + e)^2 = square + square_error + 2 one_plus one_plus_error, to first order
+    precise float denominator_error = square_error + 2.0 * (one_plus * one_plus_error);
+    float product_error;
+    float product = dml_two_product(quotient, square, product_error);
+    precise float residual = ((numerator - product) - product_error) - quotient * denominator_error;
+    // 1 / one_plus to a few bits is all the correction needs: one Newton step from a line
+    precise float guess = 1.5 - 0.5 * one_plus;
+    precise float inverse = guess * (2.0 - one_plus * guess);
+    precise float result = quotient + residual * (inverse * inverse);
+    return result;
 }
 
 // sigmoid'(x) = e / (1 + e)^2 with e = e^-|x|: no cancellation (s (1 - s) loses everything
@@ -181,9 +239,7 @@ float dml_tanh(float x) {
 float dml_sigmoid_slope(float x) {
     if (dml_isnan(x)) return x;
     float e = dml_exp(-abs(x));
-    precise float one_plus = 1.0 + e;
-    precise float square = one_plus * one_plus;
-    return dml_div(e, square);
+    return dml_over_square_of_one_plus(e, e);
 }
 
 // tanh'(x) = 1 - tanh^2 x = 4 e / (1 + e)^2 with e = e^-2|x|, for the same reason.
@@ -191,10 +247,8 @@ float dml_tanh_slope(float x) {
     if (dml_isnan(x)) return x;
     float a = abs(x);
     float e = dml_exp(-(a + a));
-    precise float one_plus = 1.0 + e;
-    precise float square = one_plus * one_plus;
     precise float four_e = 4.0 * e;
-    return dml_div(four_e, square);
+    return dml_over_square_of_one_plus(four_e, e);
 }
 
 // GELU(x) = x Φ(x) with Φ(x) = (1 + erf(x/√2)) / 2, and its slope Φ(x) + x φ(x). Never
@@ -275,20 +329,6 @@ float dml_gauss_tail2(float z) {
 
 const float INV_SQRT_2PI = 0.3989422917366028;
 const float GAUSS_TAIL_END = 15.0;  // t Φ(-t) < 2^-150 beyond: GELU(-t) rounds to -0
-
-// a b = product + error exactly (Dekker's product from 12-bit halves; |a|, |b| < 2^100).
-float dml_two_product(float a, float b, out float error) {
-    precise float split_a = 4097.0 * a;
-    precise float a_high = split_a - (split_a - a);
-    precise float a_low = a - a_high;
-    precise float split_b = 4097.0 * b;
-    precise float b_high = split_b - (split_b - b);
-    precise float b_low = b - b_high;
-    precise float product = a * b;
-    precise float rest = (((a_high * b_high - product) + a_high * b_low) + a_low * b_high) + a_low * b_low;
-    error = rest;
-    return product;
-}
 
 // a b - fl(a b), exactly, for products and factors of magnitude 1e-30 to 1e30 (else 0, where
 // there is nothing worth carrying, and Dekker's split could overflow).
