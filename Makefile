@@ -25,7 +25,7 @@ fuzz: setup
 validate: setup
 	@DMLPY_WITH_VALIDATION_LAYERS=1 bash tools/setup.sh
 	rm -f $(VALIDATION_LOG)
-	DMLPY_VALIDATION=1 VK_LAYER_SETTINGS_PATH=$(CURDIR)/tools/validation $(PY) -m pytest -q \
+	VK_INSTANCE_LAYERS=VK_LAYER_KHRONOS_validation VK_LAYER_SETTINGS_PATH=$(CURDIR)/tools/validation $(PY) -m pytest -q \
 		--ignore=tests/test_activations.py --ignore=tests/test_transcendentals.py --ignore=tests/test_tools.py \
 		-k "not ten_thousand_distinct"
 	@if [ -s $(VALIDATION_LOG) ]; then echo "validation layer messages:"; cat $(VALIDATION_LOG); exit 1; fi

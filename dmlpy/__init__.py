@@ -1,5 +1,7 @@
 """dmlpy: DirectML's operator-descriptor model on any Vulkan device."""
 
+from importlib import metadata as _metadata
+
 from .activations import DESCS as _ACTIVATION_DESCS
 from .binding import BindingProperties, BindingTable, Buffer, BufferBinding
 from .caches import CacheLimits
@@ -12,7 +14,14 @@ from .device import (
     Operator,
     create_device,
 )
-from .errors import DeviceRemovedError, DmlError, InvalidArgumentError, ShaderCompilationError, UnsupportedError
+from .errors import (
+    DeviceRemovedError,
+    DmlError,
+    InstallationError,
+    InvalidArgumentError,
+    ShaderCompilationError,
+    UnsupportedError,
+)
 from .guard import GuardViolationError
 from .numpy_api import FRONT_ENDS as _FRONT_ENDS
 from .numpy_api import default_device, prelu_grad
@@ -44,6 +53,7 @@ __all__ = [
     "FeatureDataTensorDataTypeSupport",
     "FeatureLevel",
     "GuardViolationError",
+    "InstallationError",
     "InvalidArgumentError",
     "Operator",
     "ShaderCompilationError",
@@ -56,6 +66,11 @@ __all__ = [
     "list_adapters",
     "prelu_grad",
 ]
+
+try:
+    __version__ = _metadata.version("dmlpy")
+except _metadata.PackageNotFoundError:  # a checkout imported without being installed
+    __version__ = "0+unknown"
 
 # Every activation's desc classes and NumPy front ends come from its row in the table.
 globals().update(_ACTIVATION_DESCS)

@@ -16,13 +16,13 @@ from .binding import BindingProperties, BindingTable, Buffer
 from .caches import CacheLimits, LruCache
 from .codegen import KernelPlan, compile_desc
 from .command_list import CommandList
-from .errors import InvalidArgumentError, UnsupportedError
+from .errors import InstallationError, InvalidArgumentError, UnsupportedError
 from .guard import Guard
 from .kompute import GpuContext
 from .schema import OperatorDesc, schema_of
 from .shader_compiler import CompiledShader, compile_glsl
 from .types import DATA_TYPES, RUNTIME_FEATURE_LEVEL, ExecutionFlags, Feature, FeatureLevel, TensorDataType
-from .vulkan_info import AdapterInfo, default_adapter, list_adapters
+from .vulkan_info import NO_DRIVER_HINT, AdapterInfo, default_adapter, list_adapters
 
 
 def _as_feature_level(value, what: str) -> FeatureLevel:
@@ -49,6 +49,12 @@ class FeatureDataFeatureLevels:
     max_supported_feature_level: FeatureLevel | None
 
 
+def describe(desc: OperatorDesc) -> str:
+    """An operator desc in a few words: its DirectML name, data type and first tensor's sizes."""
+    first = getattr(desc, desc.schema.tensors[0].name)
+    return f"{desc.schema.dml_name} {first.data_type.name} {first.sizes}"
+
+
 class Operator:
     """IDMLOperator: the device's own validated copy of a desc, accepted by its feature level."""
 
@@ -57,7 +63,7 @@ class Operator:
         self.desc = desc
 
     def __repr__(self) -> str:
-        return f"<dmlpy.Operator {self.desc.schema.dml_name}>"
+        return f"<dmlpy.Operator {describe(self.desc)}>"
 
 
 @dataclass(frozen=True)
@@ -73,7 +79,8 @@ class CompiledOperator:
     cache_hit: bool  # True when every stage's SPIR-V came from the on-disk cache
 
     def __repr__(self) -> str:
-        return f"<dmlpy.CompiledOperator {self.desc.schema.dml_name} path={self.plan.path}>"
+        stages = f", {len(self.plan.stages)} stages" if len(self.plan.stages) > 1 else ""
+        return f"<dmlpy.CompiledOperator {describe(self.desc)}, path {self.plan.path}{stages}>"
 
     @property
     def binding_properties(self) -> BindingProperties:
@@ -342,7 +349,7 @@ def create_device(min_feature_level: FeatureLevel | None = None, max_feature_lev
             raise InvalidArgumentError(f"{name} {flag!r} must be a bool")
     adapters = list_adapters()
     if not adapters:
-        raise UnsupportedError("no Vulkan adapter was found: install mesa-vulkan-drivers for the CPU device")
+        raise InstallationError(f"the Vulkan loader reports no adapter: {NO_DRIVER_HINT}")
     if adapter is None and os.environ.get("DMLPY_ADAPTER"):
         adapter = os.environ["DMLPY_ADAPTER"]
         what = "DMLPY_ADAPTER"

@@ -46,3 +46,8 @@ class DeviceRemovedError(DmlError):
     """The object's device was closed, or the object was destroyed, before this use."""
 
     hresult = DXGI_ERROR_DEVICE_REMOVED
+
+
+class InstallationError(UnsupportedError):
+    """Something this machine needs is missing: the Vulkan loader or a driver (ICD), Kompute
+    (kp), or dmlpy's own shaders. The message says what to install and how to check."""

@@ -13,15 +13,35 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import DeviceRemovedError
+from .errors import DeviceRemovedError, InstallationError
 
-# kp enables VK_LAYER_KHRONOS_validation by itself whenever the layer is installed, which
-# slows every submission; it is loaded only when asked for (DMLPY_VALIDATION=1).
-VALIDATION = os.environ.get("DMLPY_VALIDATION") == "1"
-if not VALIDATION:
-    os.environ.setdefault("VK_LOADER_LAYERS_DISABLE", "VK_LAYER_KHRONOS_validation")
+# dmlpy imports without kp: descs, validation and shader generation need no Vulkan, and
+# creating a device says how to install it. The kp tools/setup.sh builds carries dmlpy's patch
+# (kp.dmlpy_patch): Manager.clear, and no validation layer unless the environment names one
+# (stock kp turns it on whenever it is installed, which slows every submission).
+try:
+    import kp
+except ImportError as error:
+    kp = None
+    _KP_IMPORT_ERROR = str(error)
+KP_PATCH_LEVEL = 2
+KP_INSTALL_HINT = ("build it with dmlpy's patch into this Python's environment: `make setup` in a dmlpy checkout "
+                   "for its .venv, or `tools/setup.sh --venv PATH` for any venv (README, Installing)")
 
-import kp  # noqa: E402  (the environment above must be set before kp loads Vulkan)
+# The validation layer is on when the loader is told to load it (VK_INSTANCE_LAYERS, or kp's
+# own KOMPUTE_ENV_DEBUG_LAYERS); kp 0.9 then cannot use its timestamps (see GpuContext).
+VALIDATION = any("VK_LAYER_KHRONOS_validation" in os.environ.get(name, "")
+                 for name in ("VK_INSTANCE_LAYERS", "KOMPUTE_ENV_DEBUG_LAYERS"))
+
+
+def check_kp() -> None:
+    """Raise InstallationError unless kp, with dmlpy's patch, can be imported."""
+    if kp is None:
+        raise InstallationError(f"Kompute (kp) cannot be imported ({_KP_IMPORT_ERROR}): {KP_INSTALL_HINT}")
+    if getattr(kp, "dmlpy_patch", 0) < KP_PATCH_LEVEL:
+        where = getattr(kp, "__file__", "kp")
+        raise InstallationError(f"the installed kp ({where}) lacks dmlpy's patch level {KP_PATCH_LEVEL}: "
+                                f"{KP_INSTALL_HINT}")
 
 # kp's `algorithm` has a float-list overload that pybind11 picks when given Python lists,
 # which turns uint32 push constants into float bits: always pass uint32 NumPy arrays.
@@ -67,6 +87,7 @@ class GpuContext:
     """
 
     def __init__(self, adapter_index: int, timestamp_period_ns: float):
+        check_kp()
         self.manager = kp.Manager(adapter_index)
         self.lock = threading.RLock()
         self.pid = os.getpid()

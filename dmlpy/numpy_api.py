@@ -18,6 +18,7 @@ from numpy.lib.stride_tricks import as_strided
 from .activations import TABLE
 from .codegen import merge_dims
 from .device import CompiledOperator, Device, create_device
+from .dlpack import from_dlpack
 from .errors import InvalidArgumentError
 from .operators import ActivationParameterizedReluGradOperatorDesc
 from .schema import OPERATORS, OperatorSchema, fp32_bits
@@ -151,6 +152,13 @@ def _run_bound(device: Device, compiled: CompiledOperator, in_place: int | None,
 
 
 def _as_array(value, name: str) -> np.ndarray:
+    """A NumPy array of what the caller passed: an array, anything with __array__ or, on the
+    host, __dlpack__ (PyTorch's bfloat16 tensors included), a list or a scalar."""
+    if not isinstance(value, np.ndarray) and hasattr(value, "__dlpack__"):
+        array = from_dlpack(value, name)
+        if data_type_for_numpy(array.dtype) is None:
+            raise InvalidArgumentError(f"{name}.dtype {array.dtype} has no TensorDataType")
+        return array
     try:
         array = np.asarray(value)
     except Exception as error:  # anything NumPy cannot turn into an array
@@ -211,14 +219,14 @@ def _check_same(arrays: dict[str, np.ndarray], shape_too: bool = True) -> None:
             raise InvalidArgumentError(f"{name}.shape {arrays[name].shape} != {names[0]}.shape {first.shape}")
 
 
-def _check_out(out, shape, dtype) -> None:
+def _check_out(out, shape, dtype, name: str = "out") -> None:
     if not isinstance(out, np.ndarray):
-        raise InvalidArgumentError(f"out must be a NumPy array, not {type(out).__name__}")
+        raise InvalidArgumentError(f"{name} must be a NumPy array, not {type(out).__name__}", "out")
     if out.shape != shape or out.dtype != dtype:
         raise InvalidArgumentError(
-            f"out has shape {out.shape} and dtype {out.dtype}; the result has {shape} and {dtype}")
+            f"{name} has shape {out.shape} and dtype {out.dtype}; the result has {shape} and {dtype}", "out")
     if not out.flags.writeable:
-        raise InvalidArgumentError("out is read-only")
+        raise InvalidArgumentError(f"{name} is read-only", "out")
 
 
 def _elements(flat: np.ndarray, sizes, strides) -> np.ndarray:
@@ -338,23 +346,39 @@ def _slope_strides(x_shape, slope: np.ndarray, data_format: str) -> tuple[int, .
                                f"{data_format!r}: {PRELU_RULES}", "sizes")
 
 
-def prelu_grad(x, slope, dy, *, data_format: str = "NXC",
+def _prelu_outputs(out, x: np.ndarray, slope: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(dx, dslope) to write: new arrays, or NumPy's multi-output form out=(dx, dslope)."""
+    if out is None:
+        return np.empty(x.shape, x.dtype), np.zeros(slope.shape, x.dtype)
+    if not isinstance(out, tuple) or len(out) != 2:
+        raise InvalidArgumentError(f"out must be a tuple (dx, dslope) of two NumPy arrays, not {type(out).__name__}",
+                                   "out")
+    for name, array, like in (("out[0] (dx)", out[0], x), ("out[1] (dslope)", out[1], slope)):
+        _check_out(array, like.shape, x.dtype, name)
+    if np.shares_memory(out[0], out[1]):
+        raise InvalidArgumentError("out[0] (dx) and out[1] (dslope) share memory", "out")
+    return out
+
+
+def prelu_grad(x, slope, dy, *, data_format: str = "NXC", out: tuple[np.ndarray, np.ndarray] | None = None,
                device: Device | None = None) -> tuple[np.ndarray, np.ndarray]:
     """oneDNN's PReLUBackward: (dx, dslope), dslope shaped like slope.
 
     dx = x > 0 ? dy : slope * dy; dslope sums (x > 0 ? 0 : x * dy) over the dims slope is
-    broadcast along, in a fixed order with FP32 accumulation.
+    broadcast along, in a fixed order with FP32 accumulation. out=(dx, dslope): arrays to
+    write the results to (NumPy's form for several outputs), which are returned.
     """
     if not isinstance(data_format, str) or data_format not in ("NCX", "NXC"):
         raise InvalidArgumentError(f"data_format {data_format!r} must be 'NCX' or 'NXC'")
     device = _device(device)
-    arrays = {"x": _as_array(x, "x"), "slope": _as_array(slope, "slope"), "dy": _as_array(dy, "dy")}
+    arrays = _as_arrays({"x": x, "slope": slope, "dy": dy})
     _check_same({"x": arrays["x"], "dy": arrays["dy"]})
     _check_same(arrays, shape_too=False)
     x, slope, dy = (_bindable(a) for a in arrays.values())
     slope_strides = _slope_strides(x.shape, slope, data_format)
-    dx, dslope = np.empty(x.shape, x.dtype), np.zeros(slope.shape, x.dtype)
+    dx, dslope = _prelu_outputs(out, x, slope)
     if x.size == 0:
+        dslope[...] = 0
         return dx, dslope
     if x.ndim == 0 or x.ndim > MAX_DIMENSION_COUNT:
         raise InvalidArgumentError(f"x has {x.ndim} dims: prelu_grad takes 1 to {MAX_DIMENSION_COUNT}")
@@ -389,20 +413,25 @@ def _scalar_default(schema: OperatorSchema, name: str):
 
 
 def _as_arrays(values: dict[str, object]) -> dict[str, np.ndarray]:
-    """Arrays for the arguments; a Python scalar takes the dtype of the first array (NumPy 2's rule)."""
-    like = next((v for v in values.values() if isinstance(v, np.ndarray)), None)
-    arrays = {}
+    """Arrays for the arguments, in order; a Python scalar takes the dtype of the first argument
+    that is not one (NumPy 2's rule)."""
+    def python_scalar(value) -> bool:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+    arrays = {name: _as_array(value, name) for name, value in values.items() if not python_scalar(value)}
+    like = next(iter(arrays.values()), None)
     for name, value in values.items():
-        if like is not None and isinstance(value, (int, float)) and not isinstance(value, bool):
-            try:
-                scalar = np.asarray(value, like.dtype)
-            except (OverflowError, ValueError, TypeError) as error:
-                raise InvalidArgumentError(f"{name} {value!r} does not fit the arrays' dtype {like.dtype}: {error}",
-                                           "data_type") from None
-            arrays[name] = _as_array(scalar, name)
-        else:
+        if name in arrays:
+            continue
+        if like is None:
             arrays[name] = _as_array(value, name)
-    return arrays
+            continue
+        try:
+            arrays[name] = np.asarray(value, like.dtype)
+        except (OverflowError, ValueError, TypeError) as error:
+            raise InvalidArgumentError(f"{name} {value!r} does not fit the arrays' dtype {like.dtype}: {error}",
+                                       "data_type") from None
+    return {name: arrays[name] for name in values}
 
 
 def front_end(schema: OperatorSchema, use_dst: bool):

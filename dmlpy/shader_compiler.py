@@ -19,6 +19,7 @@ import ctypes
 import functools
 import glob
 import hashlib
+import importlib.resources
 import os
 import re
 import shutil
@@ -30,9 +31,8 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import ShaderCompilationError
+from .errors import InstallationError, ShaderCompilationError
 
-SHADER_DIR = Path(__file__).resolve().parent.parent / "shaders"
 SPIRV_MAGIC = b"\x03\x02\x23\x07"
 TARGET_ENV = "vulkan1.0"
 SPV_ENV_VULKAN_1_0 = 1  # spv_target_env in SPIRV-Tools' C API
@@ -151,6 +151,20 @@ def _read_lines(path: Path, modified_ns: int) -> tuple[str, ...]:
     return tuple(path.read_text().splitlines())
 
 
+@functools.cache
+def shader_dir() -> Path:
+    """The GLSL files: package data (dmlpy/shaders) in an installed dmlpy; a source checkout,
+    imported from its own directory, keeps them in its top-level shaders/ (pyproject.toml maps
+    that folder into the wheel)."""
+    packaged = Path(str(importlib.resources.files(__package__) / "shaders"))
+    checkout = Path(__file__).resolve().parent.parent / "shaders"
+    for candidate in (packaged, checkout):
+        if (candidate / "elementwise.comp").is_file():
+            return candidate
+    raise InstallationError(f"dmlpy's shaders are missing (looked in {packaged} and {checkout}): the installation "
+                            "is incomplete; reinstall dmlpy from a wheel or a checkout (pip install .)")
+
+
 def _expand(path: Path, seen: set[Path], generated: dict[str, tuple[str, ...]]) -> list[str]:
     lines = []
     for line in _read_lines(path, path.stat().st_mtime_ns):
@@ -177,7 +191,11 @@ def shader_source(shader_file: str, defines: dict[str, object],
                   generated: dict[str, tuple[str, ...]] | None = None) -> str:
     """The self-contained GLSL for `shader_file` specialised by `defines`, with `generated`
     headers (name -> lines) standing in for those `#include`s."""
-    lines = _expand(SHADER_DIR / shader_file, set(), generated or {})
+    path = shader_dir() / shader_file
+    if not path.is_file():
+        raise InstallationError(f"the shader {shader_file} is missing from {shader_dir()}: the installation is "
+                                "incomplete; reinstall dmlpy")
+    lines = _expand(path, set(), generated or {})
     if not lines or not lines[0].startswith("#version"):
         raise ShaderCompilationError(f"{shader_file} must start with #version")
     define_lines = [f"#define {name} {value}".rstrip() for name, value in defines.items()]

@@ -147,6 +147,19 @@ class BufferTensorDesc:
                             ("guaranteed_base_offset_alignment", alignment)):
             object.__setattr__(self, name, value)
 
+    def __repr__(self) -> str:
+        """Data type and sizes, then only the fields that differ from their defaults."""
+        parts = [self.data_type.name, repr(self.sizes)]
+        if self.strides is not None:
+            parts.append(f"strides={self.strides}")
+        if self.flags:
+            parts.append(f"flags={self.flags.name}")
+        if self.total_tensor_size_in_bytes != _implied_size(self.data_type, self.sizes, self.strides):
+            parts.append(f"total_tensor_size_in_bytes={self.total_tensor_size_in_bytes}")
+        if self.guaranteed_base_offset_alignment:
+            parts.append(f"guaranteed_base_offset_alignment={self.guaranteed_base_offset_alignment}")
+        return f"BufferTensorDesc({', '.join(parts)})"
+
     @classmethod
     def copy_of(cls, desc, what: str = "BufferTensorDesc") -> BufferTensorDesc:
         """A new, validated BufferTensorDesc with `desc`'s values (DirectML copies descs when

@@ -12,7 +12,7 @@ import enum
 import functools
 from dataclasses import dataclass
 
-from .errors import UnsupportedError
+from .errors import InstallationError
 
 VK_SUCCESS = 0
 VK_STRUCTURE_TYPE_APPLICATION_INFO = 0
@@ -159,27 +159,37 @@ class AdapterInfo:
     device_local_heap_size: int  # the largest DEVICE_LOCAL heap
 
 
+VK_ERROR_INCOMPATIBLE_DRIVER = -9  # what vkCreateInstance returns when the loader finds no driver
+NO_DRIVER_HINT = ("install a Vulkan driver: Mesa's CPU driver lavapipe (Debian: apt-get install mesa-vulkan-drivers) "
+                  "or your GPU vendor's driver; check with `vulkaninfo --summary` (package vulkan-tools) or "
+                  "`python -c 'import dmlpy; print(dmlpy.list_adapters())'`")
+
+
 def _load_vulkan():
     name = ctypes.util.find_library("vulkan") or "libvulkan.so.1"
     try:
         return ctypes.CDLL(name)
     except OSError:
-        raise UnsupportedError(
-            "the Vulkan loader (libvulkan.so.1) is not installed: run `make demo` or "
-            "apt-get install mesa-vulkan-drivers") from None
+        raise InstallationError("the Vulkan loader (libvulkan.so.1) is not installed (Debian: apt-get install "
+                                f"libvulkan1), and a driver is needed too: {NO_DRIVER_HINT}") from None
 
 
 @functools.cache
 def list_adapters() -> tuple[AdapterInfo, ...]:
-    """Every Vulkan adapter the loader sees, read once per process."""
+    """Every Vulkan adapter the loader sees, read once per process; InstallationError when
+    there is no loader or no driver."""
     vk = _load_vulkan()
     app = _ApplicationInfo(VK_STRUCTURE_TYPE_APPLICATION_INFO, None, b"dmlpy", 1, b"dmlpy", 1, VK_API_VERSION_1_1)
     create_info = _InstanceCreateInfo(VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO, None, 0, ctypes.pointer(app),
                                       0, None, 0, None)
     instance = ctypes.c_void_p()
     result = vk.vkCreateInstance(ctypes.byref(create_info), None, ctypes.byref(instance))
+    if result == VK_ERROR_INCOMPATIBLE_DRIVER:
+        raise InstallationError(f"the Vulkan loader found no driver (ICD) (vkCreateInstance: VkResult {result}): "
+                                f"{NO_DRIVER_HINT}")
     if result != VK_SUCCESS:
-        raise UnsupportedError(f"vkCreateInstance failed with VkResult {result}: no usable Vulkan driver")
+        raise InstallationError(f"vkCreateInstance failed with VkResult {result}: no usable Vulkan driver; "
+                                f"{NO_DRIVER_HINT}")
     try:
         count = u32(0)
         vk.vkEnumeratePhysicalDevices(instance, ctypes.byref(count), None)

@@ -20,7 +20,7 @@ def run_tool(*args):
 
 LAYOUTS = [["--sizes", "2,3,4"], ["--sizes", "2,3,4", "--strides", "12,4,1"],
            ["--sizes", "3,5", "--input-tensor-strides", "1,3"],
-           ["--sizes", "7", "--output-gradient-tensor-strides", "2"]]
+           ["--sizes", "7", "--OUTPUT-strides", "2"]]  # the operator's output, whatever its name
 
 
 # The row-wise operators without axes (SOFTMAX, ...): the last axis of at most 2 effective dims.
@@ -39,6 +39,8 @@ def test_dumped_spirv_passes_spirv_val(tmp_path, name, dtype, layout):
     axes = ["--axes", "0"] if schema.axes else []
     if name in LAST_AXIS_ONLY:  # effective rank 2 at most
         layout = [arg.replace("2,3,4", "1,3,4") for arg in layout]
+    output = "--" + schema.outputs[0].name.replace("_", "-")
+    layout = [arg.replace("--OUTPUT", output) for arg in layout]
     result = run_tool("tools/dump_shaders.py", name, "--dtype", dtype, *layout, *scalars, *axes, "--out", tmp_path)
     assert result.returncode == 0, result.stderr
     check_dumped_files(tmp_path, name, result)
@@ -54,7 +56,7 @@ def test_dumped_prelu_with_a_broadcast_slope(tmp_path):
 
 
 def check_dumped_files(tmp_path, name, result):
-    paths = [Path(line) for line in result.stdout.splitlines() if not line.startswith("#")]
+    paths = [Path(line) for line in result.stdout.splitlines() if not line.startswith("//")]
     assert paths and len(paths) % 3 == 0 and all(p.exists() and p.name.startswith(name) for p in paths)
     for comp, spv, spvasm in zip(paths[::3], paths[1::3], paths[2::3]):
         assert (comp.suffix, spv.suffix, spvasm.suffix) == (".comp", ".spv", ".spvasm")

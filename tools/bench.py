@@ -10,7 +10,11 @@ operation, and PyTorch's where it imports, run beside it: ratios are the headlin
 time over ours), since absolute times on a shared machine are noise. A second table gives
 the host's cost of one small dispatch through each path, beside a bare kp evaluation.
 
-    python tools/bench.py [--quick] [--sizes 256,65536] [--json FILE] [--plot FILE.png]
+    python tools/bench.py --quick
+    python tools/bench.py --sizes 256,65536,16777216 --json bench.json --plot bench.png
+    python tools/bench.py --replot bench.json --plot bench.png   # redraw only, no run
+
+Exit status: 0 done, 2 a usage error (including --plot without matplotlib installed).
 """
 
 from __future__ import annotations
@@ -348,22 +352,51 @@ def plot(rows: list[Row], path: Path, title: str) -> None:
     figure.savefig(path, dpi=110)
 
 
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive integer")
+    return value
+
+
+def element_counts(text: str) -> list[int]:
+    """--sizes: comma-separated positive element counts."""
+    return [positive_int(part) for part in text.split(",")]
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="a small subset at 256 and 65536 elements, 3 repeats")
-    parser.add_argument("--sizes", help="comma-separated element counts (default 256 to 64M by 16x)")
-    parser.add_argument("--repeats", type=int, help="timed runs per measurement (default 5; 3 with --quick)")
+    parser.add_argument("--sizes", type=element_counts,
+                        help="comma-separated element counts (default 256 to 64M by 16x)")
+    parser.add_argument("--repeats", type=positive_int, help="timed runs per measurement (default 5; 3 with --quick)")
     parser.add_argument("--json", type=Path, help="also write every figure to this JSON file")
     parser.add_argument("--plot", type=Path, help="draw bandwidth against size to this PNG (needs matplotlib)")
     parser.add_argument("--replot", type=Path, metavar="JSON",
                         help="only redraw --plot from a JSON file an earlier run wrote")
     args = parser.parse_args(argv)
+    if args.plot or args.replot:
+        if args.replot and not args.plot:
+            parser.error("--replot JSON needs --plot FILE.png, the picture to draw")
+        try:
+            import matplotlib  # noqa: F401  (checked before a run that would end without its plot)
+        except ImportError:
+            parser.error("--plot needs matplotlib: pip install matplotlib (or pip install 'dmlpy[plot]')")
     if args.replot:
-        saved = json.loads(args.replot.read_text())
-        plot([Row(**row) for row in saved["rows"]], args.plot, saved["header"].lstrip("# "))
+        try:
+            saved = json.loads(args.replot.read_text())
+            rows = [Row(**row) for row in saved["rows"]]
+            header = saved["header"]
+        except (OSError, ValueError, KeyError, TypeError) as error:
+            parser.error(f"--replot {args.replot}: not a JSON file written by bench.py --json ({error})")
+        plot(rows, args.plot, header.lstrip("# "))
+        print(args.plot)
         return 0
     cases = QUICK_CASES if args.quick else FULL_CASES
-    sizes = [int(s) for s in args.sizes.split(",")] if args.sizes else (
+    sizes = args.sizes or (
         [256, 65536] if args.quick else [256, 4096, 65536, 1 << 20, 1 << 24, 1 << 26])
     repeats = args.repeats or (3 if args.quick else 5)
     bench = Device(dml.create_device())

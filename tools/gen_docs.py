@@ -1,8 +1,15 @@
 #!/usr/bin/env python3
-"""Write docs/operators.md from the operator declarations (`--check` fails if it is stale)."""
+"""Write docs/operators.md from the operator declarations.
+
+    python tools/gen_docs.py           # regenerate the file
+    python tools/gen_docs.py --check   # exit 1 if the file is stale (the tests run this)
+
+Exit status: 0 written or up to date, 1 stale, 2 a usage error.
+"""
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import sys
 from pathlib import Path
@@ -58,9 +65,12 @@ def render() -> str:
     return "\n".join(lines)
 
 
-def main(argv) -> int:
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--check", action="store_true", help="only check that the file is up to date")
+    args = parser.parse_args(argv)
     text = render()
-    if "--check" in argv:
+    if args.check:
         if not DOC.exists() or DOC.read_text() != text:
             print(f"{DOC} is stale: run python tools/gen_docs.py", file=sys.stderr)
             return 1
@@ -72,4 +82,4 @@ def main(argv) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(main())
