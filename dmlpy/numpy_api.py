@@ -412,24 +412,42 @@ def _scalar_default(schema: OperatorSchema, name: str):
     return inspect.Parameter.empty if default is dataclasses.MISSING else default
 
 
-def _as_arrays(values: dict[str, object]) -> dict[str, np.ndarray]:
-    """Arrays for the arguments, in order; a Python scalar takes the dtype of the first argument
-    that is not one (NumPy 2's rule)."""
-    def python_scalar(value) -> bool:
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
+# What a Python number or list without an array beside it becomes: DirectML has no FLOAT64 or
+# INT64 activations, so PyTorch's defaults rather than NumPy's.
+DEFAULT_DTYPES = {"f": np.float32, "i": np.int32}
 
-    arrays = {name: _as_array(value, name) for name, value in values.items() if not python_scalar(value)}
+
+def _typeless(value) -> bool:
+    """A Python number, or a list or tuple: values without a dtype of their own."""
+    return isinstance(value, (int, float, list, tuple)) and not isinstance(value, bool)
+
+
+def _as_arrays(values: dict[str, object]) -> dict[str, np.ndarray]:
+    """Arrays for the arguments, in order. Python numbers and lists take the dtype of the first
+    argument that has one (NumPy 2's rule for scalars); without one, the first becomes float32
+    or int32 and the others follow it."""
+    arrays = {name: _as_array(value, name) for name, value in values.items() if not _typeless(value)}
     like = next(iter(arrays.values()), None)
     for name, value in values.items():
         if name in arrays:
             continue
-        if like is None:
-            arrays[name] = _as_array(value, name)
-            continue
         try:
-            arrays[name] = np.asarray(value, like.dtype)
+            if like is not None:
+                arrays[name] = _as_array(np.asarray(value, like.dtype), name)
+                continue
+            natural = _as_array(value, name) if isinstance(value, (list, tuple)) else np.asarray(value)
+            default = DEFAULT_DTYPES.get(natural.dtype.kind)
+            if default is not None and natural.dtype.itemsize > np.dtype(default).itemsize:
+                converted = natural.astype(default)
+                if default is np.int32 and not np.array_equal(converted, natural):
+                    raise OverflowError(f"{value!r} is beyond int32")
+                natural = converted
+            arrays[name] = like = _as_array(natural, name)  # the others follow it
+        except InvalidArgumentError:
+            raise
         except (OverflowError, ValueError, TypeError) as error:
-            raise InvalidArgumentError(f"{name} {value!r} does not fit the arrays' dtype {like.dtype}: {error}",
+            dtype = like.dtype if like is not None else "float32 or int32"
+            raise InvalidArgumentError(f"{name} {value!r} does not fit the arrays' dtype {dtype}: {error}",
                                        "data_type") from None
     return {name: arrays[name] for name in values}
 

@@ -121,3 +121,68 @@ def test_bench_quick_runs_and_reports_every_figure(tmp_path):
     assert report["rows"] and all(row["gbps"] > 0 and row["copy_shader_ratio"] > 0 for row in report["rows"])
     assert {row["path"] for row in report["host_overhead"]} >= {"bare kp sequence eval", "execute(binding table)"}
     assert "/copy" in result.stdout and "host cost" in result.stdout
+
+
+TOOLS = sorted(path.relative_to(ROOT).as_posix() for path in (ROOT / "tools").glob("*.py"))
+
+
+@pytest.mark.parametrize("tool", TOOLS)
+def test_every_tool_has_help_with_an_example(tool):
+    result = run_tool(tool, "--help")
+    assert result.returncode == 0, result.stderr
+    assert f"python {tool}" in result.stdout  # an example command line
+    assert "Exit status" in result.stdout
+
+
+USAGE_ERRORS = [
+    ("tools/dump_shaders.py", ["relu_grad", "--dtype", "float32", "--sizes", "4", "--alpha", "1"],
+     "relu_grad (ACTIVATION_RELU_GRAD) has no --alpha"),
+    ("tools/dump_shaders.py", ["relu_grad", "--dtype", "float32", "--sizes", "4", "--use-dst", "--axes", "0"],
+     "has no --axes, --use-dst"),
+    ("tools/dump_shaders.py", ["elu", "--dtype", "float32", "--sizes", "4", "--slope-tensor-strides", "0"],
+     "elu (ACTIVATION_ELU) has no --slope-tensor-strides"),
+    ("tools/dump_shaders.py", ["relu_grad", "--dtype", "float32", "--sizes", "4", "--adapter", "7"],
+     "--adapter 7 is not an adapter index; the adapters are 0: "),
+    ("tools/dump_shaders.py", ["relu_grad", "--dtype", "float32", "--sizes", "4,x"], "is not a comma-separated list"),
+    ("tools/dump_shaders.py", ["no_such_operator", "--dtype", "float32", "--sizes", "4"], "invalid choice"),
+    ("tools/bench.py", ["--sizes", "256,x"], "argument --sizes: 'x' is not a positive integer"),
+    ("tools/bench.py", ["--sizes", "0"], "argument --sizes: '0' is not a positive integer"),
+    ("tools/bench.py", ["--repeats", "-1"], "argument --repeats"),
+    ("tools/bench.py", ["--replot", "docs/bench-lavapipe.json"], "--replot JSON needs --plot FILE.png"),
+    ("tools/bench.py", ["--replot", "README.md", "--plot", "/tmp/never.png"], "not a JSON file written by bench.py"),
+    ("tools/demo.py", ["--adapter", "7"], "adapter '7' is not an adapter index"),
+    ("tools/gen_docs.py", ["--chek"], "unrecognized arguments: --chek"),
+    ("tools/fit_gauss_tail.py", ["extra"], "unrecognized arguments: extra"),
+    ("tools/soak.py", ["--seconds", "soon"], "argument --seconds"),
+]
+
+
+@pytest.mark.parametrize("tool, args, message", USAGE_ERRORS, ids=lambda v: " ".join(v) if isinstance(v, list) else v)
+def test_usage_errors_exit_2_with_the_reason(tool, args, message):
+    result = run_tool(tool, *args)
+    assert result.returncode == 2 and message in result.stderr and "Traceback" not in result.stderr, result.stderr
+
+
+def test_dump_without_out_prints_the_glsl_and_the_disassembly_and_writes_nothing(tmp_path):
+    result = subprocess.run([sys.executable, str(ROOT / "tools/dump_shaders.py"), "hard_sigmoid_grad", "--dtype",
+                             "float16", "--sizes", "2,3"], capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert "#version 450" in result.stdout and "#define PATH_PACKED" in result.stdout
+    assert "OpEntryPoint GLCompute" in result.stdout and not list(tmp_path.iterdir())
+
+
+def test_bench_replot_redraws_a_saved_run(tmp_path):
+    picture = tmp_path / "bench.png"
+    result = run_tool("tools/bench.py", "--replot", "docs/bench-lavapipe.json", "--plot", picture)
+    assert result.returncode == 0, result.stderr
+    assert picture.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_bench_plot_without_matplotlib_fails_before_the_run(tmp_path):
+    """matplotlib hidden from the tool: it must stop at once, with the hint, not after the run."""
+    hide = ("import runpy, sys; sys.modules['matplotlib'] = None; "
+            f"sys.argv = ['tools/bench.py', '--plot', {str(tmp_path / 'b.png')!r}]; "
+            "runpy.run_path('tools/bench.py', run_name='__main__')")
+    result = run_tool("-c", hide)
+    assert result.returncode == 2 and "--plot needs matplotlib: pip install matplotlib" in result.stderr
+    assert "copy" not in result.stdout  # no table: nothing was measured

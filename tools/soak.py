@@ -8,6 +8,8 @@ Every dispatch's result is compared with the NumPy reference (a wrong result cou
 error); the run fails (exit 1) on any error or when resident memory at the end is more than
 --max-growth-percent above what it was after the warm-up (the device's caches are full by
 then: they are bounded, so nothing may grow after it).
+
+Exit status: 0 no error and flat memory, 1 an error or growth, 2 a usage error.
 """
 
 from __future__ import annotations

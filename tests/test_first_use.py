@@ -1,0 +1,183 @@
+"""What a new user types first: the README's code, the front end on what NumPy and PyTorch
+users pass, the reprs they print, and the mistakes they make."""
+
+import contextlib
+import ctypes
+import io
+import re
+from pathlib import Path
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import dmlpy as dml
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def readme_python_blocks() -> list[str]:
+    return re.findall(r"```python\n(.*?)```", (ROOT / "README.md").read_text(), re.S)
+
+
+def test_every_readme_python_block_runs_as_written_and_shows_something():
+    """In order, in one namespace, as a reader pasting them into one session would."""
+    blocks = readme_python_blocks()
+    assert len(blocks) >= 8
+    namespace = {}
+    for index, block in enumerate(blocks):
+        shown = io.StringIO()
+        with contextlib.redirect_stdout(shown):
+            exec(compile(block, f"README.md python block {index}", "exec"), namespace)
+        assert shown.getvalue().strip(), f"README python block {index} prints nothing:\n{block}"
+
+
+# --- DLPack: a producer written here, so the test needs no framework -------------------------
+
+class _Device(ctypes.Structure):
+    _fields_ = [("type", ctypes.c_int32), ("id", ctypes.c_int32)]
+
+
+class _DType(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
+
+
+class _Tensor(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("device", _Device), ("ndim", ctypes.c_int32), ("dtype", _DType),
+                ("shape", ctypes.POINTER(ctypes.c_int64)), ("strides", ctypes.POINTER(ctypes.c_int64)),
+                ("byte_offset", ctypes.c_uint64)]
+
+
+class _Managed(ctypes.Structure):
+    _fields_ = [("tensor", _Tensor), ("context", ctypes.c_void_p), ("deleter", ctypes.c_void_p)]
+
+
+_new_capsule = ctypes.pythonapi.PyCapsule_New
+_new_capsule.restype = ctypes.py_object
+_new_capsule.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+
+DLPACK_CODES = {"i": 0, "u": 1, "f": 2}
+
+
+class Exported:
+    """A host tensor exported through DLPack only (no __array__), as PyTorch exports bfloat16:
+    the memory of `array`, with its strides, and DLPack's bfloat16 code for ml_dtypes.bfloat16."""
+
+    def __init__(self, array: np.ndarray, device_type: int = 1):
+        self.array = array
+        code = 4 if array.dtype == ml_dtypes.bfloat16 else DLPACK_CODES[array.dtype.kind]
+        self.shape = (ctypes.c_int64 * array.ndim)(*array.shape)
+        self.strides = (ctypes.c_int64 * array.ndim)(*(s // array.itemsize for s in array.strides))
+        self.device_type = device_type
+        self.managed = _Managed(_Tensor(array.ctypes.data, _Device(device_type, 0), array.ndim,
+                                        _DType(code, array.itemsize * 8, 1), self.shape, self.strides, 0))
+
+    def __dlpack_device__(self):
+        return (self.device_type, 0)
+
+    def __dlpack__(self, **_):
+        return _new_capsule(ctypes.addressof(self.managed), b"dltensor", None)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, ml_dtypes.bfloat16])
+def test_the_front_end_reads_dlpack_tensors_with_their_strides(device, dtype):
+    x = np.linspace(-3, 3, 24).astype(dtype).reshape(4, 6)[::-1, ::2]  # negative and non-unit strides
+    dy = np.arange(12).astype(dtype).reshape(4, 3)
+    got = dml.relu_grad(Exported(x), Exported(dy), device=device)
+    expected = np.where(x > 0, dy, dtype(0)).astype(dtype)
+    assert got.dtype == np.dtype(dtype) and got.tobytes() == expected.tobytes()
+
+
+def test_a_python_scalar_beside_a_dlpack_tensor_takes_its_dtype(device):
+    x = np.array([-1.0, 2.0], ml_dtypes.bfloat16)
+    got = dml.relu_grad(Exported(x), 3, device=device)
+    assert got.dtype == ml_dtypes.bfloat16 and got.tolist() == [0.0, 3.0]
+
+
+def test_a_dlpack_tensor_off_the_host_is_refused_by_name(device):
+    with pytest.raises(dml.InvalidArgumentError, match=r"dy is on DLPack device type 2, not the host"):
+        dml.relu_grad(np.ones(3, np.float32), Exported(np.ones(3, np.float32), device_type=2), device=device)
+
+
+def test_lists_and_scalars_are_arrays_as_numpy_makes_them(device):
+    assert dml.relu_grad([[-1.0, 2.0]], [[5.0, 5.0]], device=device).tolist() == [[0.0, 5.0]]
+    assert dml.relu_grad(np.array([-1, 2], np.int8), 7, device=device).dtype == np.int8
+    with pytest.raises(dml.InvalidArgumentError, match=r"dy 300 does not fit the arrays' dtype int8"):
+        dml.relu_grad(np.array([1], np.int8), 300, device=device)
+    # Without an array, Python floats are float32 and ints int32 (no FLOAT64 or INT64 activations).
+    assert dml.relu_grad([-1.0, 2.0], 1, device=device).dtype == np.float32
+    assert dml.relu_grad([[-1, 2]], [[5, 5]], device=device).tolist() == [[0, 5]]
+    with pytest.raises(dml.InvalidArgumentError, match=r"x \[1099511627776\] does not fit .* beyond int32"):
+        dml.relu([2**40], device=device)
+    with pytest.raises(dml.InvalidArgumentError, match=r"^x cannot be converted to a NumPy array: .*inhomogeneous"):
+        dml.relu([[1], [2, 3]], device=device)
+
+
+def test_prelu_grad_writes_numpys_multi_output_form(device):
+    x = np.array([[-2.0, 1.0, -1.0], [3.0, -4.0, 0.5]], np.float32)
+    slope, dy = np.array([0.5, 0.25, 2.0], np.float32), np.ones((2, 3), np.float32)
+    dx, dslope = np.full((2, 3), np.nan, np.float32), np.full(3, np.nan, np.float32)
+    returned = dml.prelu_grad(x, slope, dy, out=(dx, dslope), device=device)
+    assert returned[0] is dx and returned[1] is dslope
+    assert dx.tolist() == [[0.5, 1.0, 2.0], [1.0, 0.25, 1.0]] and dslope.tolist() == [-2.0, -4.0, -1.0]
+
+
+@pytest.mark.parametrize("out, message", [
+    (np.empty((2, 3), np.float32), r"out must be a tuple \(dx, dslope\)"),
+    ((np.empty((2, 3), np.float32),), r"out must be a tuple \(dx, dslope\)"),
+    ((np.empty((2, 3), np.float32), np.empty(4, np.float32)), r"out\[1\] \(dslope\) has shape \(4,\)"),
+    ((np.empty((2, 3), np.float16), np.empty(3, np.float32)), r"out\[0\] \(dx\) has shape \(2, 3\) and dtype float16"),
+    ((np.empty((2, 3), np.float32), [0, 0, 0]), r"out\[1\] \(dslope\) must be a NumPy array, not list"),
+])
+def test_prelu_grad_refuses_a_wrong_out(device, out, message):
+    x = np.ones((2, 3), np.float32)
+    with pytest.raises(dml.InvalidArgumentError, match=message):
+        dml.prelu_grad(x, np.ones(3, np.float32), x, out=out, device=device)
+
+
+def test_prelu_grad_refuses_outputs_that_share_memory(device):
+    memory = np.empty(9, np.float32)
+    x = np.ones((2, 3), np.float32)
+    with pytest.raises(dml.InvalidArgumentError, match="share memory"):
+        dml.prelu_grad(x, np.ones(3, np.float32), x, out=(memory[:6].reshape(2, 3), memory[5:8]), device=device)
+
+
+@pytest.mark.parametrize("value", [[1, 2, 3], 7, 2.5, (1.0,)])
+def test_buffer_write_refuses_values_without_a_dtype(device, value):
+    buffer = device.create_buffer(64)
+    with pytest.raises(dml.InvalidArgumentError, match=r"a buffer has no data type, so pass np.asarray"):
+        buffer.write(value)
+
+
+def test_reprs_are_short_and_say_what_the_object_is(device):
+    x = dml.BufferTensorDesc(dml.TensorDataType.FLOAT16, (2, 3))
+    strided = dml.BufferTensorDesc(dml.TensorDataType.FLOAT32, (2, 3), (1, 2), total_tensor_size_in_bytes=64)
+    desc = dml.ActivationEluGradOperatorDesc(x, x, x, alpha=0.5)
+    compiled = device.compile_operator(device.create_operator(desc))
+    buffers = [device.create_buffer(12) for _ in range(3)]
+    table = device.create_binding_table(compiled, inputs=buffers[:2], outputs=buffers[2:])
+    commands = device.create_command_list()
+    commands.record_dispatch(table)
+    commands.close()
+    expected = [
+        (x, "BufferTensorDesc(FLOAT16, (2, 3))"),
+        (strided, "BufferTensorDesc(FLOAT32, (2, 3), strides=(1, 2), total_tensor_size_in_bytes=64)"),
+        (desc, "ActivationEluGradOperatorDesc(input_tensor=BufferTensorDesc(FLOAT16, (2, 3)), input_gradient_tensor="
+              "BufferTensorDesc(FLOAT16, (2, 3)), output_gradient_tensor=BufferTensorDesc(FLOAT16, (2, 3)), "
+              "alpha=0.5, use_dst=False)"),
+        (compiled, "<dmlpy.CompiledOperator ACTIVATION_ELU_GRAD FLOAT16 (2, 3), path packed>"),
+        (device.create_operator(desc), "<dmlpy.Operator ACTIVATION_ELU_GRAD FLOAT16 (2, 3)>"),
+        (buffers[0], "<dmlpy.Buffer 12 bytes>"),
+        (table, "<dmlpy.BindingTable ACTIVATION_ELU_GRAD 3 bindings>"),
+        (commands, "<dmlpy.CommandList 1 dispatches, 1 batches, closed>"),
+    ]
+    for thing, text in expected:
+        assert repr(thing) == text
+    assert repr(device).startswith("<dmlpy.Device ") and len(repr(device)) < 200
+    # The repr reads back as the same desc, given the data types' names.
+    assert eval(repr(strided), {"BufferTensorDesc": dml.BufferTensorDesc, **dml.TensorDataType.__members__}) == strided
+
+
+def test_the_version_is_the_distributions():
+    from importlib.metadata import version
+    assert dml.__version__ == version("dmlpy")
