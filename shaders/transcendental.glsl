@@ -209,7 +209,8 @@ float dml_tanh(float x) {
         precise float corrected = quotient + residual * ((1.0 + quotient) * 0.5);
         magnitude = corrected;
     }
-    return x < 0.0 ? -magnitude : magnitude;
+    // The sign of x, on bits: tanh(±0) is ±0 whatever sign the zero quotient took.
+    return uintBitsToFloat((floatBitsToUint(magnitude) & 0x7FFFFFFFu) | (floatBitsToUint(x) & 0x80000000u));
 }
 
 // numerator / (1 + e)^2 for 0 <= e <= 1, with the roundings of 1 + e, of its square and of
