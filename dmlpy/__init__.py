@@ -7,6 +7,7 @@ from .binding import BindingProperties, BindingTable, Buffer, BufferBinding
 from .caches import CacheLimits
 from .command_list import CommandList
 from .device import (
+    CompiledGraph,
     CompiledOperator,
     Device,
     FeatureDataFeatureLevels,
@@ -14,6 +15,7 @@ from .device import (
     Operator,
     create_device,
 )
+from .device_array import DeviceArray, asarray
 from .errors import (
     DeviceRemovedError,
     DmlError,
@@ -22,6 +24,7 @@ from .errors import (
     ShaderCompilationError,
     UnsupportedError,
 )
+from .graph import GraphBuilder, GraphDesc, GraphInputEdge, GraphIntermediateEdge, GraphOutputEdge, GraphValue
 from .guard import GuardViolationError
 from .numpy_api import FRONT_ENDS as _FRONT_ENDS
 from .numpy_api import default_device, prelu_grad
@@ -43,8 +46,10 @@ __all__ = [
     "BufferTensorDesc",
     "CacheLimits",
     "CommandList",
+    "CompiledGraph",
     "CompiledOperator",
     "Device",
+    "DeviceArray",
     "DeviceRemovedError",
     "DmlError",
     "ExecutionFlags",
@@ -52,6 +57,12 @@ __all__ = [
     "FeatureDataFeatureLevels",
     "FeatureDataTensorDataTypeSupport",
     "FeatureLevel",
+    "GraphBuilder",
+    "GraphDesc",
+    "GraphInputEdge",
+    "GraphIntermediateEdge",
+    "GraphOutputEdge",
+    "GraphValue",
     "GuardViolationError",
     "InstallationError",
     "InvalidArgumentError",
@@ -60,6 +71,7 @@ __all__ = [
     "TensorDataType",
     "TensorFlags",
     "UnsupportedError",
+    "asarray",
     "calc_buffer_tensor_size",
     "create_device",
     "default_device",

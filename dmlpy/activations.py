@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import expr as e
-from .codegen import ReducedOutput, plan_elementwise, plan_reduction
+from .codegen import ElementwiseMath, ReducedOutput, plan_elementwise, plan_reduction
 from .errors import InvalidArgumentError
 from .schema import (
     OperatorDesc,
@@ -151,6 +151,14 @@ def _listed_axes(desc) -> tuple[int, ...]:
     return desc.axes
 
 
+def _elementwise(row: Activation, expression: Callable) -> Callable:
+    """The desc's math element by element, or None where it reduces over rows."""
+    def math(desc) -> ElementwiseMath | None:
+        result = expression(desc)
+        return None if e.reductions(result) else ElementwiseMath(result, _scalar_values(row, desc))
+    return math
+
+
 def _kernel(row: Activation, expression: Callable, input_fields: tuple[str, ...], output_field: str,
             axes_of: Callable = _last_axis):
     """The element-wise kernel, or the reduction kernel where the math reduces over rows."""
@@ -263,6 +271,7 @@ def _declare_form(row: Activation, suffix: str, introduced: FL, axes_of: Callabl
         support=forward_support(form), same={"data_type": None, "dimension_count": None, "sizes": None},
         shader=_shader(forward_result), in_place=row.in_place, notes=row.notes,
         kernel=_kernel(row, forward_of, forward_inputs, "output_tensor", axes_of),
+        elementwise=_elementwise(row, forward_of),
         check=_both(rowwise_check, row.check), level_check=row.level_check,
     )(forward_class)
     if row.gradient is None:
@@ -273,6 +282,10 @@ def _declare_form(row: Activation, suffix: str, introduced: FL, axes_of: Callabl
     from_x_by_form = {"none": from_x, **{a.name: a.gradient(x, dy, *scalars) for a in row.approximations}}
     from_x_of = _by_data_type(from_x_by_form, _integer_form(row, row.gradient, 2, scalars))
     has_flag = callable(row.use_dst)
+
+    def gradient_of(desc) -> e.Expr:
+        return from_y if getattr(desc, "use_dst", False) else from_x_of(desc)
+
     gradient_class = _make_class(
         f"Activation{stem}GradOperatorDesc",
         f"The gradient of ACTIVATION_{dml_name}: OutputGradientTensor = {row.gradient_formula}",
@@ -285,8 +298,8 @@ def _declare_form(row: Activation, suffix: str, introduced: FL, axes_of: Callabl
         formula=f"OutputGradientTensor = {row.gradient_formula}",
         support=gradient_support(form), same={"data_type": None, "dimension_count": None, "sizes": None},
         shader=_shader(from_x), extension=not row.gradient_in_directml, notes=row.notes, in_place=row.gradient_in_place,
-        kernel=_kernel(row, lambda desc: from_y if getattr(desc, "use_dst", False) else from_x_of(desc),
-                       ("input_tensor", "input_gradient_tensor"), "output_gradient_tensor", axes_of),
+        kernel=_kernel(row, gradient_of, ("input_tensor", "input_gradient_tensor"), "output_gradient_tensor", axes_of),
+        elementwise=_elementwise(row, gradient_of),
         check=_both(rowwise_check, row.check), level_check=row.level_check,
     )(gradient_class)
     return [forward_class, gradient_class]

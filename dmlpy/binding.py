@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .codegen import KernelTensor
 from .errors import DeviceRemovedError, InvalidArgumentError, UnsupportedError
 from .kompute import Launch
 from .tensor_desc import BufferTensorDesc
@@ -16,7 +17,7 @@ from .types import TensorDataType, data_type_info
 from .windows import plan_windows
 
 if TYPE_CHECKING:
-    from .device import CompiledOperator, Device
+    from .device import CompiledGraph, CompiledOperator, Device
 
 # DML_MINIMUM_BUFFER_TENSOR_ALIGNMENT: every bound tensor starts on a 16-byte boundary.
 MINIMUM_BUFFER_TENSOR_ALIGNMENT = 16
@@ -274,49 +275,64 @@ def check_aliasing(inputs: Sequence[BoundTensor], outputs: Sequence[BoundTensor]
 
 
 class BindingTable:
-    """The buffers a compiled operator reads and writes, validated and recorded for dispatch."""
+    """The buffers a compiled operator (or graph) reads and writes, validated and recorded
+    for dispatch."""
 
-    def __init__(self, device: Device, compiled: CompiledOperator, inputs, outputs, temporary, persistent):
-        schema = compiled.desc.schema
+    def __init__(self, device: Device, compiled: CompiledOperator | CompiledGraph, inputs, outputs, temporary,
+                 persistent):
         bound = []
-        for role, fields, items in (("inputs", schema.inputs, inputs), ("outputs", schema.outputs, outputs)):
+        for role, tensors, items in (("inputs", compiled.input_tensors, inputs),
+                                     ("outputs", compiled.output_tensors, outputs)):
             if isinstance(items, (Buffer, BufferBinding)) or not isinstance(items, Sequence):
                 raise InvalidArgumentError(f"{role} must be a list of bindings, not {type(items).__name__}")
-            if len(items) != len(fields):
+            if len(items) != len(tensors):
                 raise InvalidArgumentError(
-                    f"{role} has {len(items)} bindings: {schema.dml_name} has {len(fields)} "
-                    f"({', '.join(f.dml_name for f in fields)})")
-            bound.append([bind_tensor(device, f"{role}[{i}] ({field.dml_name})",
-                                      getattr(compiled.desc, field.name), item)
-                          for i, (field, item) in enumerate(zip(fields, items))])
+                    f"{role} has {len(items)} bindings: {compiled.name} has {len(tensors)} "
+                    f"({', '.join(label for label, _ in tensors)})")
+            bound.append([bind_tensor(device, f"{role}[{i}] ({label})", desc, item)
+                          for i, ((label, desc), item) in enumerate(zip(tensors, items))])
         self.inputs, self.outputs = bound
         for role, item in (("temporary", temporary), ("persistent", persistent)):
             if item is not None and not isinstance(item, (Buffer, BufferBinding)):
                 raise InvalidArgumentError(f"{role} must be None, a Buffer or a BufferBinding")
-        plan = compiled.plan
         scratch = []
-        if plan.temporary_size:
+        if compiled.temporary_size:
             if temporary is None:
                 raise InvalidArgumentError(
-                    f"temporary is None: {schema.dml_name} needs a temporary resource of "
-                    f"binding_properties.temporary_resource_size = {plan.temporary_size} bytes")
-            scratch = [bind_tensor(device, "temporary", None, temporary, plan.temporary_size)]
-        check_aliasing(self.inputs, [*self.outputs, *scratch], schema.in_place, schema.dml_name)
+                    f"temporary is None: {compiled.name} needs a temporary resource of "
+                    f"binding_properties.temporary_resource_size = {compiled.temporary_size} bytes")
+            scratch = [bind_tensor(device, "temporary", None, temporary, compiled.temporary_size)]
+        check_aliasing(self.inputs, [*self.outputs, *scratch], compiled.in_place, compiled.name)
         self.device = device
         self.compiled = compiled
         self.scratch = scratch
-        self.bound = tensors = [*self.inputs, *self.outputs, *scratch]
-        self.windows = plan_windows(tensors, plan.element_count, plan.windowable, device.max_storage_buffer_range)
-        self.dispatches = [
-            device.context.create_dispatch(spirv, [
-                Launch([t.buffer.segments[s] for t, s in zip(tensors, window.segments)],
-                       stage.workgroups(device.adapter, window.element_count),
-                       plan.push_constants(window.base_elements, window.element_count))
-                for window in self.windows])
-            for stage, spirv in zip(plan.stages, compiled.spirv)]
+        self.bound = [*self.inputs, *self.outputs, *scratch]
+        self.windows, self.dispatches = [], []
+        for kernel in compiled.kernels:
+            tensors = [self._locate(t) for t in kernel.tensors]
+            plan = kernel.plan
+            windows = plan_windows(tensors, plan.element_count, plan.windowable, device.max_storage_buffer_range)
+            self.windows += windows
+            self.dispatches += [
+                device.context.create_dispatch(spirv, [
+                    Launch([t.buffer.segments[s] for t, s in zip(tensors, window.segments)],
+                           stage.workgroups(device.adapter, window.element_count),
+                           plan.push_constants(window.base_elements, window.element_count))
+                    for window in windows])
+                for stage, spirv in zip(plan.stages, kernel.spirv)]
+
+    def _locate(self, tensor: KernelTensor) -> BoundTensor:
+        """The bound range a kernel's tensor lies in."""
+        if tensor.role == "input":
+            return self.inputs[tensor.index]
+        if tensor.role == "output":
+            return self.outputs[tensor.index]
+        whole = self.scratch[0]
+        return BoundTensor(f"temporary [{tensor.offset}, {tensor.offset + tensor.size})", tensor.desc, whole.buffer,
+                           whole.offset + tensor.offset, tensor.size)
 
     def __repr__(self) -> str:
-        return f"<dmlpy.BindingTable {self.compiled.desc.schema.dml_name} {len(self.bound)} bindings>"
+        return f"<dmlpy.BindingTable {self.compiled.name} {len(self.bound)} bindings>"
 
     def check_usable(self) -> None:
         for tensor in self.bound:
@@ -327,6 +343,7 @@ class BindingTable:
 
     def submissions(self) -> list:
         """What `execute` submits, in order, once the buffers are known to be alive: one
-        submission per stage, since kp records no barrier between dependent dispatches."""
+        submission per stage (of each kernel), since kp records no barrier between dependent
+        dispatches."""
         self.check_usable()
         return self.dispatches

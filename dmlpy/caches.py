@@ -26,18 +26,24 @@ class CacheLimits:
     so a compile of a source seen before touches neither glslang nor the disk cache. front_end_bindings and
     front_end_bytes: buffers and binding tables the NumPy front end keeps for reuse, by
     count (each costs about half a MiB of host memory in kp's objects, whatever the tensor
-    size) and by the device memory their buffers hold.
+    size) and by the device memory their buffers hold. free_array_bytes: device memory of
+    freed device arrays kept for the next arrays of the same size (BufferPool).
+    device_array_tables: binding tables of front-end calls on device arrays, kept for a call
+    on the same buffers (a new table builds a pipeline: milliseconds on some drivers).
     """
 
     compiled_operators: int = 256
     shaders: int = 256
     front_end_bindings: int = 32
     front_end_bytes: int = 256 << 20
+    free_array_bytes: int = 256 << 20
+    device_array_tables: int = 64
 
     def __post_init__(self):
         from .errors import InvalidArgumentError
 
-        for name in ("compiled_operators", "shaders", "front_end_bindings", "front_end_bytes"):
+        for name in ("compiled_operators", "shaders", "front_end_bindings", "front_end_bytes", "free_array_bytes",
+                     "device_array_tables"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise InvalidArgumentError(f"CacheLimits.{name} {value!r} must be an integer >= 0", name)
@@ -93,6 +99,13 @@ class LruCache(Generic[Value]):
                 self._on_evict(old)
         return kept
 
+    def discard(self, key: Hashable) -> None:
+        """Forget the entry of `key`, if any (nothing is passed to on_evict)."""
+        with self._lock:
+            value = self._entries.pop(key, None)
+            if value is not None:
+                self._bytes -= self._cost(value)
+
     def clear(self) -> list[Value]:
         """Empty the cache; returns what it held (nothing is passed to on_evict)."""
         with self._lock:
@@ -105,4 +118,57 @@ class LruCache(Generic[Value]):
         """In a forked child: forget every entry (they belong to the parent) and the lock."""
         self._lock = threading.Lock()
         self._entries = OrderedDict()
+        self._bytes = 0
+
+
+class BufferPool:
+    """Free buffers by size, kept for reuse: the buffers of device arrays nobody references.
+
+    A chain of front-end calls on device arrays then allocates (and zero-fills) nothing after
+    its first round. Bounded by `max_bytes`; past it the oldest free buffers are handed to
+    `on_evict` (which destroys them) after the lock is released."""
+
+    def __init__(self, max_bytes: int, on_evict: Callable[[object], None]):
+        self.max_bytes = max_bytes
+        self._on_evict = on_evict
+        self._free: OrderedDict[int, tuple[int, object]] = OrderedDict()  # id -> (size, buffer), oldest first
+        self._bytes = 0
+        self._lock = threading.Lock()
+
+    @property
+    def nbytes(self) -> int:
+        return self._bytes
+
+    def take(self, size: int):
+        """A free buffer of exactly `size` bytes, or None."""
+        with self._lock:
+            for key, (held, buffer) in reversed(self._free.items()):  # the most recently freed first
+                if held == size:
+                    del self._free[key]
+                    self._bytes -= size
+                    return buffer
+        return None
+
+    def give(self, size: int, buffer) -> None:
+        evicted = []
+        with self._lock:
+            self._free[id(buffer)] = (size, buffer)
+            self._bytes += size
+            while self._bytes > self.max_bytes and self._free:
+                _, (held, old) = self._free.popitem(last=False)
+                self._bytes -= held
+                evicted.append(old)
+        for old in evicted:
+            self._on_evict(old)
+
+    def clear(self) -> list:
+        with self._lock:
+            buffers = [buffer for _, buffer in self._free.values()]
+            self._free.clear()
+            self._bytes = 0
+        return buffers
+
+    def reset_after_fork(self) -> None:
+        self._lock = threading.Lock()
+        self._free = OrderedDict()
         self._bytes = 0

@@ -147,6 +147,38 @@ def uvec_list(strides: list[tuple[int, ...]]) -> str:
 MAX_ELEMENTWISE_INPUTS = 4  # the inputs shaders/elementwise.glsl declares
 
 
+@dataclass(frozen=True)
+class KernelTensor:
+    """Where a tensor a kernel binds lies: input or output `index` of the compiled operator (or
+    graph), or `size` bytes at `offset` in its temporary resource (`desc` None: raw scratch)."""
+
+    role: str  # "input", "output" or "temporary"
+    index: int = 0
+    offset: int = 0
+    size: int = 0
+    desc: BufferTensorDesc | None = None
+
+
+@dataclass(frozen=True)
+class CompiledKernel:
+    """A plan with each stage's SPIR-V (and GLSL), and where each tensor it binds lies."""
+
+    plan: KernelPlan
+    sources: tuple[str, ...]
+    spirv: tuple[bytes, ...]
+    tensors: tuple[KernelTensor, ...]
+    nodes: tuple[int, ...] = ()  # the graph nodes it runs (a graph's kernels only)
+
+
+@dataclass(frozen=True)
+class ElementwiseMath:
+    """An operator's output element by element: `result` over its inputs (e.tensor(k), in the
+    schema's order) and its FP32 scalars (e.scalar(k) is `scalars[k]`)."""
+
+    result: e.Expr
+    scalars: tuple[float, ...] = ()
+
+
 def plan_elementwise(inputs: list[BufferTensorDesc], output: BufferTensorDesc, adapter: AdapterInfo,
                      body: list[str], scalars: tuple[float, ...] = (), transcendental: bool = False,
                      shader: str = "elementwise.comp") -> KernelPlan:

@@ -13,14 +13,17 @@ from dataclasses import dataclass
 import numpy as np
 
 from .binding import BindingProperties, BindingTable, Buffer
-from .caches import CacheLimits, LruCache
-from .codegen import KernelPlan, compile_desc
+from .caches import BufferPool, CacheLimits, LruCache
+from .codegen import CompiledKernel, KernelPlan, KernelTensor, compile_desc
 from .command_list import CommandList
-from .errors import InstallationError, InvalidArgumentError, UnsupportedError
+from .errors import DmlError, InstallationError, InvalidArgumentError, UnsupportedError
+from .fusion import plan_graph
+from .graph import GraphDesc
 from .guard import Guard
 from .kompute import GpuContext
 from .schema import OperatorDesc, schema_of
 from .shader_compiler import CompiledShader, compile_glsl
+from .tensor_desc import BufferTensorDesc
 from .types import DATA_TYPES, RUNTIME_FEATURE_LEVEL, ExecutionFlags, Feature, FeatureLevel, TensorDataType
 from .vulkan_info import NO_DRIVER_HINT, AdapterInfo, default_adapter, list_adapters
 
@@ -84,9 +87,85 @@ class CompiledOperator:
 
     @property
     def binding_properties(self) -> BindingProperties:
-        temporary = self.plan.temporary_size
-        return BindingProperties(required_descriptor_count=len(self.desc.schema.tensors) + (1 if temporary else 0),
-                                 temporary_resource_size=temporary, persistent_resource_size=0)
+        return _binding_properties(self)
+
+    # What binding tables need of a compiled operator (a CompiledGraph offers the same).
+    @property
+    def name(self) -> str:
+        return self.desc.schema.dml_name
+
+    @property
+    def input_tensors(self) -> tuple[tuple[str, BufferTensorDesc], ...]:
+        """(DirectML's member name, desc) of each input, in binding order."""
+        return tuple((f.dml_name, getattr(self.desc, f.name)) for f in self.desc.schema.inputs)
+
+    @property
+    def output_tensors(self) -> tuple[tuple[str, BufferTensorDesc], ...]:
+        return tuple((f.dml_name, getattr(self.desc, f.name)) for f in self.desc.schema.outputs)
+
+    @property
+    def temporary_size(self) -> int:
+        return self.plan.temporary_size
+
+    @property
+    def in_place(self) -> bool:
+        return self.desc.schema.in_place
+
+    @property
+    def kernels(self) -> tuple[CompiledKernel, ...]:
+        schema = self.desc.schema
+        tensors = [*(KernelTensor("input", k) for k in range(len(schema.inputs))),
+                   *(KernelTensor("output", k) for k in range(len(schema.outputs)))]
+        if self.plan.temporary_size:
+            tensors.append(KernelTensor("temporary", size=self.plan.temporary_size))
+        return (CompiledKernel(self.plan, self.sources, self.spirv, tuple(tensors)),)
+
+
+@dataclass(frozen=True)
+class CompiledGraph:
+    """IDMLCompiledOperator of a graph (IDMLDevice1::CompileGraph): inputs bind in graph-input
+    order, outputs in graph-output order; its kernels run one after another, each fusing a
+    chain of element-wise nodes (see fusion.py)."""
+
+    device: Device
+    graph: GraphDesc
+    flags: ExecutionFlags
+    kernels: tuple[CompiledKernel, ...]
+    temporary_size: int
+    cache_hit: bool
+
+    name = "graph"
+    in_place = False  # a graph output never shares an input's bytes: a later kernel may still read the input
+
+    def __repr__(self) -> str:
+        return (f"<dmlpy.CompiledGraph {len(self.graph.nodes)} nodes in {len(self.kernels)} "
+                f"kernel{'s' if len(self.kernels) != 1 else ''}>")
+
+    @property
+    def input_tensors(self) -> tuple[tuple[str, BufferTensorDesc], ...]:
+        return tuple((f"graph input {k}", self.graph.input_desc(k)) for k in range(self.graph.input_count))
+
+    @property
+    def output_tensors(self) -> tuple[tuple[str, BufferTensorDesc], ...]:
+        edges = [self.graph.output_edge(k) for k in range(self.graph.output_count)]
+        return tuple((f"graph output {k}", self.graph.node_output_desc(edge.from_node, edge.from_node_output_index))
+                     for k, edge in enumerate(edges))
+
+    @property
+    def binding_properties(self) -> BindingProperties:
+        return _binding_properties(self)
+
+    @property
+    def sources(self) -> tuple[str, ...]:
+        """The GLSL of every stage of every kernel, in the order they run."""
+        return tuple(source for kernel in self.kernels for source in kernel.sources)
+
+
+def _binding_properties(compiled) -> BindingProperties:
+    temporary = compiled.temporary_size
+    count = len(compiled.input_tensors) + len(compiled.output_tensors) + (1 if temporary else 0)
+    return BindingProperties(required_descriptor_count=count, temporary_resource_size=temporary,
+                             persistent_resource_size=0)
 
 
 class Device:
@@ -113,6 +192,10 @@ class Device:
         self.front_end_cache: LruCache = LruCache(
             self.cache_limits.front_end_bindings, self.cache_limits.front_end_bytes,
             cost=lambda entry: entry.nbytes, on_evict=lambda entry: entry.retire())
+        # Buffers of device arrays nobody references, for the next ones (device_array.py).
+        self.free_arrays = BufferPool(self.cache_limits.free_array_bytes, on_evict=lambda buffer: buffer.destroy())
+        # Binding tables of front-end calls on device arrays, by compiled operator and buffers.
+        self.device_array_tables: LruCache = LruCache(self.cache_limits.device_array_tables)
         _LIVE_DEVICES.add(self)
 
     @property
@@ -190,12 +273,44 @@ class Device:
         """
         self.check_open()
         self._check_owned(op, Operator, "op")
-        if isinstance(flags, bool) or not isinstance(flags, (int, np.integer)) or not 0 <= int(flags) <= _ALL_FLAGS \
-                or int(flags) & ~_ALL_FLAGS:
-            raise InvalidArgumentError(f"flags {flags!r} is not a combination of ExecutionFlags", "flags")
+        flags = _as_flags(flags)
         plan, shaders = compile_desc(op.desc, self.adapter, self._compile_glsl)
-        return CompiledOperator(self, op.desc, ExecutionFlags(int(flags)), plan, tuple(s.source for s in shaders),
+        return CompiledOperator(self, op.desc, flags, plan, tuple(s.source for s in shaders),
                                 tuple(s.spirv for s in shaders), all(s.cache_hit for s in shaders))
+
+    def compile_graph(self, graph_desc: GraphDesc, flags: ExecutionFlags = ExecutionFlags.NONE) -> CompiledGraph:
+        """IDMLDevice1::CompileGraph: one compiled operator running the graph's nodes, element-wise
+        chains fused into single kernels with the same bits as the nodes run one by one.
+
+        Nodes given as descs are created here (create_operator's checks, feature level
+        included, each error naming the node); operators must be this device's."""
+        self.check_open()
+        if not isinstance(graph_desc, GraphDesc):
+            raise InvalidArgumentError(f"graph_desc must be a GraphDesc, not {type(graph_desc).__name__}")
+        flags = _as_flags(flags)
+        graph = graph_desc.copy()  # checked again: nothing changed since it was built reaches the plan
+        nodes = []
+        for k, node in enumerate(graph.nodes):
+            if isinstance(node, Operator):
+                if node.device is not self:
+                    raise InvalidArgumentError(f"GraphDesc.nodes[{k}] is an operator of another device", "nodes")
+                nodes.append(node)
+                continue
+            try:
+                nodes.append(self.create_operator(node))
+            except DmlError as error:
+                raise type(error)(f"GraphDesc.nodes[{k}] ({node.schema.dml_name}): {error.message}",
+                                  error.field) from None
+        graph = GraphDesc(graph.input_count, graph.output_count, nodes, graph.input_edges, graph.output_edges,
+                          graph.intermediate_edges)
+        plan = plan_graph(graph, self.adapter)
+        kernels, hits = [], []
+        for kernel in plan.kernels:
+            shaders = [self._compile_glsl(stage.source()) for stage in kernel.plan.stages]
+            hits += [s.cache_hit for s in shaders]
+            kernels.append(CompiledKernel(kernel.plan, tuple(s.source for s in shaders),
+                                          tuple(s.spirv for s in shaders), kernel.tensors, kernel.nodes))
+        return CompiledGraph(self, graph, flags, tuple(kernels), plan.temporary_size, all(hits))
 
     def _compile_glsl(self, source: str) -> CompiledShader:
         """SPIR-V for a shader source, remembered per device (a packed desc of any size
@@ -227,7 +342,10 @@ class Device:
                              temporary=None, persistent=None) -> BindingTable:
         """Bind buffers to the compiled operator's tensors; every binding rule is checked here."""
         self.check_open()
-        self._check_owned(compiled, CompiledOperator, "compiled")
+        if isinstance(compiled, CompiledGraph):
+            self._check_owned(compiled, CompiledGraph, "compiled")
+        else:
+            self._check_owned(compiled, CompiledOperator, "compiled")
         return BindingTable(self, compiled, inputs, outputs, temporary, persistent)
 
     def create_command_list(self) -> CommandList:
@@ -264,6 +382,8 @@ class Device:
             entry.forget()
         self.compiled_operators.clear()
         self.shaders.clear()
+        self.free_arrays.clear()
+        self.device_array_tables.clear()
         return self.context.close(timeout)
 
     def __enter__(self) -> Device:
@@ -271,6 +391,13 @@ class Device:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def _as_flags(flags) -> ExecutionFlags:
+    if isinstance(flags, bool) or not isinstance(flags, (int, np.integer)) or not 0 <= int(flags) <= _ALL_FLAGS \
+            or int(flags) & ~_ALL_FLAGS:
+        raise InvalidArgumentError(f"flags {flags!r} is not a combination of ExecutionFlags", "flags")
+    return ExecutionFlags(int(flags))
 
 
 _ALL_FLAGS = int(ExecutionFlags.ALLOW_HALF_PRECISION_COMPUTATION | ExecutionFlags.DISABLE_META_COMMANDS
@@ -305,6 +432,8 @@ def _after_fork_in_child() -> None:
         device.compiled_operators.reset_after_fork()
         device.shaders.reset_after_fork()
         device.front_end_cache.reset_after_fork()
+        device.free_arrays.reset_after_fork()
+        device.device_array_tables.reset_after_fork()
     _LIVE_DEVICES.clear()
 
 

@@ -235,6 +235,39 @@ def rounded(x) -> Expr:
     return Expr("round", (x,), kind=STORED)
 
 
+def stored(value: Expr) -> Expr:
+    """`value` as the stored bits an operator writing it to a tensor would store: a number
+    rounded to the data type, an integer saturated to it, stored bits as they are."""
+    if value.kind == STORED:
+        return value
+    if value.kind == INTEGER:
+        return Expr("narrow", (value,), kind=STORED)
+    if value.kind == FLOAT:
+        return rounded(value)
+    raise ValueError("a condition is not a tensor's value")
+
+
+def substitute(result: Expr, inputs: list[Expr], scalar_offset: int) -> Expr:
+    """`result` with input k replaced by `inputs[k]` (stored bits) and scalar k by scalar
+    `scalar_offset + k`: one operator's math inside a fused chain. A node shared in `result`
+    stays one node, so it is computed once."""
+    made: dict[int, Expr] = {}
+
+    def visit(node: Expr) -> Expr:
+        if node._id not in made:
+            if node.op == "input":
+                made[node._id] = inputs[node.value]
+            elif node.op == "scalar":
+                made[node._id] = scalar(node.value + scalar_offset)
+            elif not node.args:
+                made[node._id] = node
+            else:
+                made[node._id] = Expr(node.op, tuple(visit(arg) for arg in node.args), node.value, node.kind)
+        return made[node._id]
+
+    return visit(result)
+
+
 log = _unary("log")
 product_error = _binary("product_error")  # a·b - fl(a·b), exactly: what rounding the product dropped
 gelu = _unary("gelu")  # x·Φ(x), Φ the standard normal CDF (1 + erf(x/√2))/2, without 1 - erf cancelling
@@ -342,6 +375,7 @@ RENDER: dict[str, str] = {
     "gelu_slope": "float {out} = dml_gelu_slope({0});",
     "exp_diff": "float {out} = dml_exp_diff({0}, {1});",
     "round": "uint {out} = from_float({0});",
+    "narrow": "uint {out} = from_wide({0});",
     "to_wide": "uvec2 {out} = to_wide({0});",
     "wide_zero": "uvec2 {out} = uvec2(0u);",
     "wide_mul": "uvec2 {out} = dml_wide_mul({0}, {1});",

@@ -18,6 +18,7 @@ from numpy.lib.stride_tricks import as_strided
 from .activations import TABLE
 from .codegen import merge_dims
 from .device import CompiledOperator, Device, create_device
+from .device_array import DeviceArray, asarray
 from .dlpack import from_dlpack
 from .errors import InvalidArgumentError
 from .operators import ActivationParameterizedReluGradOperatorDesc
@@ -327,6 +328,98 @@ def _run_elementwise(desc_class, arrays: dict[str, np.ndarray], out, device: Dev
     return result
 
 
+def _resident(values: dict[str, object], out) -> bool:
+    """Whether a call computes on device arrays (any argument, or out, is one)."""
+    return isinstance(out, DeviceArray) or any(isinstance(v, DeviceArray) for v in values.values())
+
+
+def _device_array_table(device: Device, compiled: CompiledOperator, inputs: list, output, temporary):
+    """The binding table of a call on device arrays, reused for a later call on the same
+    buffers (pooled buffers recur in a loop). An entry holds its buffers, so their ids stay
+    theirs while it lives; one whose buffer was destroyed since is rebuilt."""
+    buffers = (*inputs, output, temporary)
+    key = (id(compiled), *map(id, buffers))
+    entry = device.device_array_tables.get(key)
+    if entry is not None and (entry[0] is not compiled or any(b is not None and b.segments is None
+                                                              for b in entry[1])):
+        device.device_array_tables.discard(key)
+        entry = None
+    if entry is None:
+        table = device.create_binding_table(compiled, inputs, [output], temporary)
+        entry = device.device_array_tables.put(key, (compiled, buffers, table))
+    return entry[2]
+
+
+def _run_resident(schema: OperatorSchema, values: dict[str, object], out, device: Device | None, fields: dict,
+                  rowwise_axes=False) -> DeviceArray | np.ndarray:
+    """Run an operator on device arrays without a host round trip; host arguments are uploaded
+    first. Element-wise operators broadcast as NumPy does; row-wise ones take one shape, with
+    `rowwise_axes` None (the last axis: rows folded as DirectML's 2-D form) or their axes.
+    Returns a new DeviceArray, or `out` (a DeviceArray, or a host array the result is copied to)."""
+    resident = [v for v in (*values.values(), out) if isinstance(v, DeviceArray)]
+    owner = resident[0].device
+    if device is not None and device is not owner:
+        raise InvalidArgumentError("device names another device than the device arrays': pass arrays of that device "
+                                   "(dmlpy.asarray(a, device=...)) or leave device out")
+    like = next((v for v in values.values() if isinstance(v, DeviceArray)), resident[0])
+    arrays = {}
+    for name, value in values.items():
+        if isinstance(value, DeviceArray):
+            if value.device is not owner:
+                raise InvalidArgumentError(f"{name} is a DeviceArray of another device")
+            arrays[name] = value
+        else:
+            arrays[name] = asarray(value, owner, like.dtype if _typeless(value) else None)
+    first_name, first = next(iter(arrays.items()))
+    for name, array in arrays.items():
+        if array.dtype != first.dtype:
+            raise InvalidArgumentError(f"{name}.dtype {array.dtype} != {first_name}.dtype {first.dtype}", "data_type")
+    try:
+        shape = np.broadcast_shapes(*(a.shape for a in arrays.values()))
+    except ValueError:
+        shapes = ", ".join(f"{name} {a.shape}" for name, a in arrays.items())
+        raise InvalidArgumentError(f"the shapes do not broadcast: {shapes}", "sizes") from None
+    if rowwise_axes is not False and any(a.shape != shape for a in arrays.values()):
+        raise InvalidArgumentError(f"{schema.name} on device arrays takes arrays of one shape (no broadcasting)",
+                                   "sizes")
+    if out is not None and not isinstance(out, DeviceArray):
+        _check_out(out, shape, first.dtype)
+        out[...] = _run_resident(schema, arrays, None, None, fields, rowwise_axes).numpy()
+        return out
+    if out is not None and (out.device is not owner or out.shape != shape or out.dtype != first.dtype):
+        raise InvalidArgumentError(f"out is a DeviceArray of shape {out.shape} and dtype {out.dtype} on "
+                                   f"{out.device.adapter_name!r}; the result has {shape} and {first.dtype} on "
+                                   f"{owner.adapter_name!r}", "out")
+    sizes = shape or (1,)
+    if rowwise_axes is None and len(sizes) > 1:
+        sizes = (math.prod(sizes[:-1]), sizes[-1])
+    if len(sizes) > MAX_DIMENSION_COUNT:
+        raise InvalidArgumentError(f"the result has {len(sizes)} dims: {schema.name} takes 1 to {MAX_DIMENSION_COUNT}")
+    extra = {"axes": _normalized_axes(rowwise_axes, len(sizes))} if rowwise_axes not in (None, False) else {}
+    if math.prod(shape) == 0:  # nothing to run, but the call must still be one the operator accepts
+        schema.desc_class(*[BufferTensorDesc(first.data_type, (1,) * len(sizes))] * len(schema.tensors), **fields,
+                          **extra)
+        return out if out is not None else DeviceArray(owner, shape, first.dtype)
+    # An output over one of its inputs runs in place where it may: the same elements, and an
+    # operator that allows it; otherwise into a new array, copied to `out` bit for bit.
+    aliased = out is not None and any(a is out for a in arrays.values())
+    in_place = aliased and schema.in_place and all(a.shape == shape for a in arrays.values() if a is out)
+    result = out if out is not None and (in_place or not aliased) else DeviceArray(owner, shape, first.dtype)
+    descs = [a.desc(sizes) if rowwise_axes is False else BufferTensorDesc(first.data_type, sizes)
+             for a in arrays.values()]
+    compiled = owner.compile_cached(schema.desc_class(*descs, BufferTensorDesc(first.data_type, sizes), **fields,
+                                                      **extra))
+    temporary_size = compiled.binding_properties.temporary_resource_size
+    temporary = (owner.free_arrays.take(temporary_size) or owner.create_buffer(temporary_size)) if temporary_size \
+        else None
+    owner.execute(_device_array_table(owner, compiled, [a.buffer for a in arrays.values()], result.buffer, temporary))
+    if temporary is not None:
+        owner.free_arrays.give(temporary_size, temporary)
+    if result is not out and out is not None:
+        return _run_resident(OPERATORS["identity"], {"x": result}, out, None, {})
+    return result
+
+
 PRELU_RULES = (
     "slope must follow oneDNN's PReLU broadcasting rules: a 1-D slope as long as x's channel dim "
     "(axis 1 for NCX, the last axis for NXC), a 1-D slope of length 1, or a slope shaped x.shape[1:]")
@@ -476,6 +569,9 @@ def front_end(schema: OperatorSchema, use_dst: bool):
         fields = {s.name: values[s.name] for s in schema.scalars}
         fields.update({name: bool(values[name]) for name in flags})
         fields.update({c.name: values[c.name] for c in schema.choices})
+        inputs = {name: values[name] for name in arguments}
+        if _resident(inputs, values["out"]):
+            return _run_resident(schema, inputs, values["out"], values["device"], fields)
         return _run_elementwise(schema.desc_class, _as_arrays({name: values[name] for name in arguments}),
                                 values["out"], values["device"], **fields)
 
@@ -563,6 +659,11 @@ def rowwise_front_end(schemas: tuple[OperatorSchema, OperatorSchema], use_dst: b
         fields = {s.name: values[s.name] for s in schema.scalars}
         fields.update({f.name: bool(values[f.name]) for f in schema.flags})
         fields.update({c.name: values[c.name] for c in schema.choices})
+        inputs = {name: values[name] for name in arguments}
+        if _resident(inputs, values["out"]):
+            axes = values["axes"]
+            form = schemas[0] if axes is None else schemas[1]
+            return _run_resident(form, inputs, values["out"], values["device"], fields, rowwise_axes=axes)
         return _run_rowwise(schemas, _as_arrays({name: values[name] for name in arguments}), values["axes"],
                             values["out"], values["device"], **fields)
 

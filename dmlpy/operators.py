@@ -32,6 +32,12 @@ def _check_prelu_grad(desc) -> None:
             f"{desc.slope_tensor.element_strides}) and the input's size elsewhere", "sizes")
 
 
+def _prelu_grad_output_sizes(inputs: dict[str, BufferTensorDesc]) -> dict[str, tuple[int, ...]]:
+    reduced = broadcast_dims(inputs["slope_tensor"])
+    sizes = inputs["input_tensor"].sizes
+    return {"output_slope_gradient_tensor": tuple(1 if r else size for r, size in zip(reduced, sizes))}
+
+
 def _plan_prelu_grad(desc, adapter):
     """dX element by element while the first (and only) reduction runs; dSlope per row."""
     x, slope, dy = e.tensor(0), e.tensor(1), e.tensor(2)
@@ -56,6 +62,7 @@ def _plan_prelu_grad(desc, adapter):
     kernel=_plan_prelu_grad,
     extension=True,
     check=_check_prelu_grad,
+    output_sizes=_prelu_grad_output_sizes,
 )
 class ActivationParameterizedReluGradOperatorDesc(OperatorDesc):
     """oneDNN Graph's PReLUBackward in DirectML's form (a dmlpy extension).

