@@ -168,6 +168,27 @@ def _binding_properties(compiled) -> BindingProperties:
                              persistent_resource_size=0)
 
 
+class Execution:
+    """What `device.execute` returns: work that is running or has finished."""
+
+    def __init__(self, device: Device, submission):
+        self.device = device
+        self._submission = submission  # None: finished when execute returned
+
+    def __repr__(self) -> str:
+        return f"<dmlpy.Execution {'done' if self.done else 'running'}>"
+
+    @property
+    def done(self) -> bool:
+        """Whether the work has finished (asked of the device without waiting)."""
+        return self._submission is None or self.device.context.finished(self._submission, wait=False)
+
+    def wait(self) -> None:
+        """Return once the work has finished (at once if it has)."""
+        if self._submission is not None:
+            self.device.context.finished(self._submission, wait=True)
+
+
 class Device:
     """IDMLDevice on one Vulkan adapter. Create it with `create_device`.
 
@@ -291,13 +312,10 @@ class Device:
         graph = graph_desc.copy()  # checked again: nothing changed since it was built reaches the plan
         nodes = []
         for k, node in enumerate(graph.nodes):
-            if isinstance(node, Operator):
-                if node.device is not self:
-                    raise InvalidArgumentError(f"GraphDesc.nodes[{k}] is an operator of another device", "nodes")
-                nodes.append(node)
-                continue
-            try:
-                nodes.append(self.create_operator(node))
+            if isinstance(node, Operator) and node.device is not self:
+                raise InvalidArgumentError(f"GraphDesc.nodes[{k}] is an operator of another device", "nodes")
+            try:  # an operator's desc is copied and checked again too: its attribute can be reassigned
+                nodes.append(self.create_operator(node.desc if isinstance(node, Operator) else node))
             except DmlError as error:
                 raise type(error)(f"GraphDesc.nodes[{k}] ({node.schema.dml_name}): {error.message}",
                                   error.field) from None
@@ -353,13 +371,23 @@ class Device:
         self.check_open()
         return CommandList(self)
 
-    def execute(self, work: BindingTable | CommandList) -> None:
-        """Run a bound operator, or replay a command list, and wait for it to finish.
+    def execute(self, work: BindingTable | CommandList, wait: bool = True) -> Execution:
+        """Run a bound operator (or graph), or replay a command list; returns an Execution.
 
-        Holds the device lock throughout, so a guarded device's snapshots see no other
-        thread's writes and close() waits for the work to finish."""
+        wait=True (the default) returns when the work has finished. wait=False returns once
+        the last submission is running: `execution.done` says whether it has finished,
+        `execution.wait()` waits for it. Until then anything else that touches the device's
+        memory or queue (a buffer's read, write or destroy, another execute, close) first
+        waits for it, so no buffer in use is read, changed or freed under it. Submissions
+        before the last (dependent batches, see command_list.py) run to completion first;
+        a guarded device always waits (its check reads the buffers after the work).
+
+        The device lock is held while submitting (and on a guarded device throughout), so
+        close() never pulls work from under the GPU."""
         if not isinstance(work, (BindingTable, CommandList)):
             raise InvalidArgumentError(f"work must be a BindingTable or a CommandList, not {type(work).__name__}")
+        if not isinstance(wait, bool):
+            raise InvalidArgumentError(f"wait {wait!r} must be a bool")
         self._check_owned(work, type(work), "work")
         with self.using():
             self.check_open()
@@ -368,9 +396,13 @@ class Device:
                 with Guard(work.tables()):
                     for submission in submissions:
                         self.context.run(submission)
-            else:
-                for submission in submissions:
-                    self.context.run(submission)
+                return Execution(self, None)
+            for submission in submissions[:-1] if not wait else submissions:
+                self.context.run(submission)
+            if wait or not submissions:
+                return Execution(self, None)
+            self.context.run_async(submissions[-1])
+            return Execution(self, submissions[-1])
 
     def close(self) -> None:
         """Release the Vulkan device once the call in flight on another thread returns; every

@@ -17,14 +17,15 @@ from .errors import DeviceRemovedError, InstallationError
 
 # dmlpy imports without kp: descs, validation and shader generation need no Vulkan, and
 # creating a device says how to install it. The kp tools/setup.sh builds carries dmlpy's patch
-# (kp.dmlpy_patch): Manager.clear, and no validation layer unless the environment names one
-# (stock kp turns it on whenever it is installed, which slows every submission).
+# (kp.dmlpy_patch): Manager.clear, no validation layer unless the environment names one (stock
+# kp turns it on whenever it is installed, which slows every submission), the GIL released while
+# a submission runs, a truly asynchronous eval_async and Sequence.is_complete.
 try:
     import kp
 except ImportError as error:
     kp = None
     _KP_IMPORT_ERROR = str(error)
-KP_PATCH_LEVEL = 2
+KP_PATCH_LEVEL = 3
 KP_INSTALL_HINT = ("build it with dmlpy's patch into this Python's environment: `make setup` in a dmlpy checkout "
                    "for its .venv, or `tools/setup.sh --venv PATH` for any venv (README, Installing)")
 
@@ -99,6 +100,8 @@ class GpuContext:
         # Every wrapper of kp objects made here, so a forked child can keep them alive.
         self._owners: weakref.WeakSet = weakref.WeakSet()
         self._made_since_clear = 0
+        # Submissions of execute(wait=False) not awaited yet, oldest first (see ready()).
+        self._in_flight: list[Dispatch] = []
 
     def using(self) -> threading.RLock:
         """The lock itself, so that `with context.using():` takes it in C: a Python __enter__
@@ -114,6 +117,36 @@ class GpuContext:
         if self.closed:
             raise DeviceRemovedError("the device was closed")
 
+    def ready(self) -> None:
+        """check_open(), then wait for the submissions still in flight (execute with
+        wait=False): every method that touches kp objects calls it first, holding the lock, so
+        nothing reads, writes, destroys or submits again what running work uses."""
+        self.check_open()
+        while self._in_flight:
+            self._in_flight.pop(0).sequence.eval_await()
+
+    def run_async(self, dispatch: Dispatch) -> None:
+        """Submit the recorded dispatch and return while it runs."""
+        with self.using():
+            self.ready()
+            dispatch.sequence.eval_async()
+            self._in_flight.append(dispatch)
+
+    def finished(self, dispatch: Dispatch, wait: bool) -> bool:
+        """Whether an asynchronous submission has finished; with `wait`, wait until it has.
+        A closed context waited for everything when it closed."""
+        with self.using():
+            if dispatch not in self._in_flight:
+                return True
+            if not wait and not dispatch.sequence.is_complete():
+                return False
+            while self._in_flight:  # one queue: what was submitted before it is done too
+                done = self._in_flight.pop(0)
+                done.sequence.eval_await()
+                if done is dispatch:
+                    return True
+            return True
+
     def close(self, timeout: float = -1) -> bool:
         """Destroy every kp object once the call in flight returns; False if `timeout` ran out."""
         if self.pid != os.getpid():
@@ -123,6 +156,8 @@ class GpuContext:
             return False
         try:
             if not self.closed:
+                while self._in_flight:
+                    self._in_flight.pop(0).sequence.eval_await()
                 self.closed = True
                 self.manager.destroy()
         finally:
@@ -132,6 +167,7 @@ class GpuContext:
     def abandon(self) -> None:
         """In a forked child: never use or destroy the parent's kp objects."""
         self.closed = True
+        self._in_flight = []  # the parent's work: never awaited here
         self.lock = threading.RLock()  # the parent's may have been held at fork time
         _KEPT_FOREVER.append([self.manager, *self._owners])
 
@@ -152,20 +188,20 @@ class GpuContext:
         copy is not initialised by kp until a sync, so zeroes are synced at once.
         """
         with self.using():
-            self.check_open()
+            self.ready()
             words = self.manager.tensor_t(np.zeros(word_count, dtype=np.uint32))
             self.manager.sequence().eval(kp.OpTensorSyncDevice([words]))
             return self._own(DeviceWords(words))
 
     def destroy_words(self, words: DeviceWords) -> None:
         with self.using():
-            self.check_open()
+            self.ready()
             words.tensor.destroy()
 
     def write(self, words: DeviceWords, byte_offset: int, data: np.ndarray) -> None:
         """Copy raw bytes into the device buffer at byte_offset."""
         with self.using():
-            self.check_open()
+            self.ready()
             staging = words.tensor.data().view(np.uint8)  # a view of kp's mapped staging memory
             if data.nbytes != staging.nbytes:
                 # The staging copy may be older than what a shader wrote: refresh it so the
@@ -177,7 +213,7 @@ class GpuContext:
     def read(self, words: DeviceWords, byte_offset: int, byte_count: int) -> np.ndarray:
         """A copy of `byte_count` bytes of the device buffer from byte_offset."""
         with self.using():
-            self.check_open()
+            self.ready()
             self.manager.sequence().eval(kp.OpTensorSyncLocal([words.tensor]))
             return words.tensor.data().view(np.uint8)[byte_offset:byte_offset + byte_count].copy()
 
@@ -188,7 +224,7 @@ class GpuContext:
         own; the launches of one dispatch touch disjoint elements and need no barrier.
         """
         with self.using():
-            self.check_open()
+            self.ready()
             algorithms = [self.manager.algorithm([w.tensor for w in launch.buffers], spirv, list(launch.workgroups),
                                                  _NO_SPECIALIZATION,
                                                  np.ascontiguousarray(launch.push_constants, dtype=np.uint32))
@@ -200,7 +236,7 @@ class GpuContext:
         (kp records none from shader writes to shader reads: callers keep dependent work in
         separate command buffers). Timestamped ones latch GPU time around each dispatch."""
         with self.using():
-            self.check_open()
+            self.ready()
             sequence = self.manager.sequence(0, len(algorithms) + 1) if timestamped else self.manager.sequence()
             for algorithm in algorithms:
                 sequence.record(kp.OpAlgoDispatch(algorithm))
@@ -212,7 +248,7 @@ class GpuContext:
         write -> shader read before a dispatch; shader write -> transfer read -> host read
         around a download), so one submission replaces three."""
         with self.using():
-            self.check_open()
+            self.ready()
             sequence = self.manager.sequence()
             sequence.record(kp.OpTensorSyncDevice([w.tensor for w in uploads]))
             for algorithm in algorithms:
@@ -223,19 +259,19 @@ class GpuContext:
     def stage(self, words: DeviceWords, byte_offset: int, data: np.ndarray) -> None:
         """Put bytes in the buffer's staging copy only; a round trip's upload takes them over."""
         with self.using():
-            self.check_open()
+            self.ready()
             words.tensor.data().view(np.uint8)[byte_offset:byte_offset + data.nbytes] = data.reshape(-1).view(np.uint8)
 
     def staged(self, words: DeviceWords, byte_offset: int, byte_count: int) -> np.ndarray:
         """A copy of bytes of the staging copy (as a round trip's download left them)."""
         with self.using():
-            self.check_open()
+            self.ready()
             return words.tensor.data().view(np.uint8)[byte_offset:byte_offset + byte_count].copy()
 
     def record_buffer_copy(self, source: DeviceWords, destination: DeviceWords, timestamped: bool) -> Dispatch:
         """vkCmdCopyBuffer from source to destination (a benchmark yardstick)."""
         with self.using():
-            self.check_open()
+            self.ready()
             sequence = self.manager.sequence(0, 2) if timestamped else self.manager.sequence()
             sequence.record(kp.OpTensorCopy([source.tensor, destination.tensor]))
             return self._own(Dispatch([], sequence))
@@ -243,7 +279,7 @@ class GpuContext:
     def run(self, dispatch: Dispatch) -> None:
         """Submit the recorded dispatch and wait for it; re-submitting re-records nothing."""
         with self.using():
-            self.check_open()
+            self.ready()
             dispatch.sequence.eval()
 
     def gpu_seconds(self, dispatch: Dispatch) -> float:

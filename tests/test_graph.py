@@ -359,3 +359,18 @@ def test_fused_random_graphs_give_the_bits_of_their_operators_run_one_by_one(dev
     compiled = g.build([built[-1], *(dml.graph.identity(v) if v in built[:2] else v for v in keep)])
     got = run_graph(device, compiled, graph_inputs)[0]
     assert np.array_equal(bits(got), bits(reference[-1].reshape(-1))), (steps, [k.nodes for k in compiled.kernels])
+
+
+def test_a_graph_desc_tampered_with_after_construction_is_checked_again(device):
+    """compile_graph works from a copy it checks again: edges set behind the frozen dataclass's
+    back, or an operator whose desc was swapped, never reach a kernel unchecked."""
+    graph = dml.GraphDesc(**chain_of_two())
+    object.__setattr__(graph, "intermediate_edges", (dml.GraphIntermediateEdge(0, 0, 1, 5),))
+    with pytest.raises(dml.InvalidArgumentError, match="to_node_input_index 5 is out of range"):
+        device.compile_graph(graph)
+    small = dml.BufferTensorDesc(T.FLOAT32, (2,))
+    op = device.create_operator(tanh())
+    graph = dml.GraphDesc(**with_(nodes=[op, tanh()]))
+    op.desc = tanh(small)  # the node now claims 2 elements where the edges were checked for 8
+    with pytest.raises(dml.InvalidArgumentError, match="intermediate_edges\\[0\\]"):
+        device.compile_graph(graph)
