@@ -18,7 +18,7 @@ from numpy.lib.stride_tricks import as_strided
 from .activations import TABLE
 from .codegen import merge_dims
 from .device import CompiledOperator, Device, create_device
-from .device_array import DeviceArray, asarray
+from .device_array import DeviceArray, asarray, device_array_table
 from .dlpack import from_dlpack
 from .errors import InvalidArgumentError
 from .operators import ActivationParameterizedReluGradOperatorDesc
@@ -333,23 +333,6 @@ def _resident(values: dict[str, object], out) -> bool:
     return isinstance(out, DeviceArray) or any(isinstance(v, DeviceArray) for v in values.values())
 
 
-def _device_array_table(device: Device, compiled: CompiledOperator, inputs: list, output, temporary):
-    """The binding table of a call on device arrays, reused for a later call on the same
-    buffers (pooled buffers recur in a loop). An entry holds its buffers, so their ids stay
-    theirs while it lives; one whose buffer was destroyed since is rebuilt."""
-    buffers = (*inputs, output, temporary)
-    key = (id(compiled), *map(id, buffers))
-    entry = device.device_array_tables.get(key)
-    if entry is not None and (entry[0] is not compiled or any(b is not None and b.segments is None
-                                                              for b in entry[1])):
-        device.device_array_tables.discard(key)
-        entry = None
-    if entry is None:
-        table = device.create_binding_table(compiled, inputs, [output], temporary)
-        entry = device.device_array_tables.put(key, (compiled, buffers, table))
-    return entry[2]
-
-
 def _run_resident(schema: OperatorSchema, values: dict[str, object], out, device: Device | None, fields: dict,
                   rowwise_axes=False) -> DeviceArray | np.ndarray:
     """Run an operator on device arrays without a host round trip; host arguments are uploaded
@@ -400,19 +383,27 @@ def _run_resident(schema: OperatorSchema, values: dict[str, object], out, device
         schema.desc_class(*[BufferTensorDesc(first.data_type, (1,) * len(sizes))] * len(schema.tensors), **fields,
                           **extra)
         return out if out is not None else DeviceArray(owner, shape, first.dtype)
+    descs = [a.desc(sizes) if rowwise_axes is False else BufferTensorDesc(first.data_type, sizes)
+             for a in arrays.values()]
+    desc = schema.desc_class(*descs, BufferTensorDesc(first.data_type, sizes), **fields, **extra)
+    if out is None and rowwise_axes is False and len(schema.outputs) == 1 and schema.elementwise is not None:
+        # An element-wise result is computed when first read, with the chain that leads to it
+        # as one fused graph (device_array.py); the operator is accepted (or refused) now.
+        own = owner.create_operator(desc).desc
+        if schema.elementwise(own) is not None:
+            return DeviceArray.deferred(owner, shape, first.dtype, own, tuple(arrays.values()))
+    if out is not None:
+        out.settle_readers()  # results not computed yet that read `out` are computed before it changes
     # An output over one of its inputs runs in place where it may: the same elements, and an
     # operator that allows it; otherwise into a new array, copied to `out` bit for bit.
     aliased = out is not None and any(a is out for a in arrays.values())
     in_place = aliased and schema.in_place and all(a.shape == shape for a in arrays.values() if a is out)
     result = out if out is not None and (in_place or not aliased) else DeviceArray(owner, shape, first.dtype)
-    descs = [a.desc(sizes) if rowwise_axes is False else BufferTensorDesc(first.data_type, sizes)
-             for a in arrays.values()]
-    compiled = owner.compile_cached(schema.desc_class(*descs, BufferTensorDesc(first.data_type, sizes), **fields,
-                                                      **extra))
+    compiled = owner.compile_cached(desc)
     temporary_size = compiled.binding_properties.temporary_resource_size
     temporary = (owner.free_arrays.take(temporary_size) or owner.create_buffer(temporary_size)) if temporary_size \
         else None
-    owner.execute(_device_array_table(owner, compiled, [a.buffer for a in arrays.values()], result.buffer, temporary))
+    owner.execute(device_array_table(owner, compiled, [a.buffer for a in arrays.values()], result.buffer, temporary))
     if temporary is not None:
         owner.free_arrays.give(temporary_size, temporary)
     if result is not out and out is not None:

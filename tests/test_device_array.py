@@ -1,6 +1,8 @@
 """Device-resident arrays: the front ends compute on them without a host round trip and give
 the bits they give on NumPy arrays."""
 
+import threading
+
 import numpy as np
 import pytest
 
@@ -123,3 +125,60 @@ def test_empty_device_arrays_and_prelu_through_the_host(device):
     dx, dslope = dml.prelu_grad(dml.asarray(x, device=device), slope, x)
     want_dx, want_dslope = dml.prelu_grad(x, slope, x)
     assert np.array_equal(dx, want_dx) and np.array_equal(dslope, want_dslope)
+
+
+def test_a_deferred_chain_runs_as_one_fused_graph_when_read(device, monkeypatch):
+    compiled = []
+    original = dml.Device.compile_graph
+    monkeypatch.setattr(dml.Device, "compile_graph",
+                        lambda self, graph, flags=0: compiled.append(original(self, graph, flags)) or compiled[-1])
+    x = np.linspace(-3, 3, 1000, dtype=np.float32)
+    t = dml.asarray(x, device=device)
+    y = dml.relu_grad(t, dml.hard_sigmoid(dml.leaky_relu(dml.linear(t, 0.75, 1.0))))
+    assert compiled == []  # nothing ran yet
+    expected = dml.relu_grad(x, dml.hard_sigmoid(dml.leaky_relu(dml.linear(x, 0.75, 1.0))))
+    assert np.array_equal(bits(y.numpy()), bits(expected))
+    (graph,) = compiled
+    assert [k.nodes for k in graph.kernels] == [(0, 1, 2, 3)]
+    again = dml.relu_grad(t, dml.hard_sigmoid(dml.leaky_relu(dml.linear(t, 0.75, 1.0)))).compute()
+    assert len(compiled) == 1 and np.array_equal(bits(again.numpy()), bits(expected))  # compiled once, reused
+
+
+def test_deferred_results_see_their_inputs_as_they_were_at_the_call(device):
+    x = np.linspace(-2, 2, 64, dtype=np.float32)
+    t = dml.asarray(x, device=device)
+    before = dml.tanh(t)
+    dml.relu(t, out=t)  # t changes in place: `before` is computed first
+    assert np.array_equal(bits(before.numpy()), bits(dml.tanh(x)))
+    assert np.array_equal(t.numpy(), dml.relu(x))
+    u = dml.sigmoid(t)
+    t.write(np.zeros(64, np.float32))
+    assert np.array_equal(bits(u.numpy()), bits(dml.sigmoid(dml.relu(x))))
+    inner = dml.elu(t)
+    outer = dml.tanh(inner)
+    assert np.array_equal(bits(outer.numpy()), bits(dml.tanh(dml.elu(np.zeros(64, np.float32)))))
+    assert np.array_equal(bits(inner.numpy()), bits(dml.elu(np.zeros(64, np.float32))))  # still right after
+
+
+def test_deferred_broadcasts_long_chains_threads_and_errors(device, device_at):
+    x = np.linspace(-2, 2, 12, dtype=np.float32).reshape(3, 4)
+    row = dml.tanh(dml.asarray(x[0], device=device))  # deferred, then broadcast: computed on its own
+    got = dml.relu_grad(dml.asarray(x, device=device), row)
+    assert np.array_equal(bits(got.numpy()), bits(dml.relu_grad(x, dml.tanh(x[0]))))
+    value, expected = dml.asarray(x, device=device), x
+    for _ in range(40):  # past MAX_FUSED_NODES: computed in pieces
+        value, expected = dml.linear(value, 1.125, -0.25), dml.linear(expected, 1.125, -0.25)
+    assert np.array_equal(bits(value.numpy()), bits(expected))
+    shared = dml.sigmoid(dml.elu(dml.asarray(x, device=device)))
+    results = []
+    threads = [threading.Thread(target=lambda: results.append(shared.numpy())) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(results) == 4 and all(np.array_equal(bits(r), bits(dml.sigmoid(dml.elu(x)))) for r in results)
+    with pytest.raises(dml.InvalidArgumentError, match="alpha"):
+        dml.celu(dml.asarray(x, device=device), alpha=0.0)  # refused at the call, not when read
+    old = device_at(dml.FeatureLevel.LEVEL_5_0)
+    with pytest.raises(dml.UnsupportedError, match="FEATURE_LEVEL_5_1"):
+        dml.gelu(dml.asarray(x, device=old))

@@ -301,7 +301,7 @@ def front_end_chain(x, steps, device):
     for operator, fields in steps:
         schema = dml.OPERATORS[operator]
         value = getattr(dml, operator)(*[x] * (len(schema.inputs) - 1), value, **fields, device=device)
-    return value
+    return value.compute() if isinstance(value, dml.DeviceArray) else value
 
 
 def chain_rows(device, sizes: list[int], repeats: int) -> list[dict]:
