@@ -108,19 +108,22 @@ class DeviceArray:
         """Run the deferred operators this array waits on as one graph (called holding _lock)."""
         from .graph import GraphBuilder  # the graph module builds on the front end's operators
 
-        order, seen = [], set()
-
-        def visit(array: DeviceArray) -> None:
+        # The deferred arrays this one waits on, each after those it reads (an explicit stack:
+        # a recursive closure would be a reference cycle holding the arrays until the next GC,
+        # and their buffers out of the pool).
+        order, seen, stack = [], set(), [(self, False)]
+        while stack:
+            array, expanded = stack.pop()
+            if expanded:
+                order.append(array)
+                continue
             if id(array) in seen or array._deferred is None:
-                return
+                continue
             seen.add(id(array))
+            stack.append((array, True))
             desc, inputs = array._deferred
-            for field, source in zip(desc.schema.inputs, inputs):
-                if _fusable_input(desc, field, source):
-                    visit(source)
-            order.append(array)
-
-        visit(self)
+            stack += [(source, False) for field, source in reversed(list(zip(desc.schema.inputs, inputs)))
+                      if _fusable_input(desc, field, source)]
         # The graph's shape (each node's desc key and where its inputs come from), and its
         # inputs: what finds the compiled graph of an earlier, identical chain.
         position = {id(array): k for k, array in enumerate(order)}

@@ -107,14 +107,17 @@ def test_devices_must_agree_and_a_closed_device_says_so(device):
 def test_collected_arrays_lend_their_buffers_to_the_next(device, monkeypatch):
     x = dml.asarray(np.linspace(-1, 1, 4096, dtype=np.float32), device=device)
     for _ in range(2):  # the first rounds fill the pool (a result stays alive while the next is computed)
-        result = dml.tanh(dml.sigmoid(dml.elu(x)))
+        result = dml.tanh(dml.sigmoid(dml.elu(x))).compute()
     created = []
     original = dml.Device.create_buffer
     monkeypatch.setattr(dml.Device, "create_buffer", lambda self, size: created.append(size) or original(self, size))
     for _ in range(5):
-        result = dml.tanh(dml.sigmoid(dml.elu(x)))
+        result = dml.tanh(dml.sigmoid(dml.elu(x))).compute()
     assert created == [] and result.shape == (4096,)
     assert device.free_arrays.nbytes <= device.cache_limits.free_array_bytes
+    held = device.free_arrays.nbytes
+    del result  # back at once, not at the next garbage collection (no reference cycle holds it)
+    assert device.free_arrays.nbytes == held + 16384
 
 
 def test_empty_device_arrays_and_prelu_through_the_host(device):

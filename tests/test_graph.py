@@ -335,7 +335,7 @@ def _values(rng, data_type, sizes):
     return values
 
 
-@settings(max_examples=30)
+@settings(max_examples=20)
 @given(random_graphs())
 def test_fused_random_graphs_give_the_bits_of_their_operators_run_one_by_one(device, case):
     data_type, sizes, steps, seed = case
