@@ -32,6 +32,24 @@ def strided_run_length(adapter: AdapterInfo) -> int:
     return 16 if adapter.adapter_type == AdapterType.CPU else 1
 
 
+def float_controls_defines(adapter: AdapterInfo) -> dict[str, object]:
+    """How a kernel's FP32 arithmetic meets subnormals on `adapter` (shaders/numeric.glsl,
+    shaders/float_controls.glsl): the DenormPreserve execution mode where the device offers
+    it; the hardware's arithmetic where the device keeps subnormals without it; else dmlpy's
+    exact arithmetic, which hands the hardware no subnormal (and, planned under a profile of
+    a flushing GPU, flushes the hardware's operands and results as that GPU does)."""
+    defines: dict[str, object] = {}
+    if adapter.denorm_preserve_float32:
+        defines["DENORM_PRESERVE"] = ""
+    elif adapter.denormals != "preserve":
+        defines["DENORMALS_EXACT"] = ""
+        if adapter.profile is not None and adapter.denormals == "flush":
+            defines["EMULATE_FLUSH"] = ""
+    if adapter.signed_zero_inf_nan_preserve_float32:
+        defines["SIGNED_ZERO_INF_NAN_PRESERVE"] = ""
+    return defines
+
+
 @dataclass(frozen=True)
 class KernelStage:
     """One compute shader of a plan, dispatched after the stages before it have finished."""
@@ -76,6 +94,14 @@ class KernelPlan:
         """The Params block of every dmlpy shader, in its order: where each tensor's first
         element lies in its binding, the element count, then the scalars' FP32 bits."""
         return np.array([*base_elements, element_count, *self.scalar_bits], dtype=np.uint32)
+
+
+def check_binding_count(count: int, adapter: AdapterInfo) -> None:
+    """A kernel binds each tensor as one storage buffer: at most maxPerStageDescriptorStorageBuffers."""
+    if count > adapter.max_per_stage_descriptor_storage_buffers:
+        raise UnsupportedError(f"the kernel binds {count} storage buffers; the device allows "
+                               f"{adapter.max_per_stage_descriptor_storage_buffers} "
+                               "(maxPerStageDescriptorStorageBuffers)")
 
 
 def workgroup_size_for(adapter: AdapterInfo) -> int:
@@ -186,6 +212,7 @@ def plan_elementwise(inputs: list[BufferTensorDesc], output: BufferTensorDesc, a
     operator's math as rendered by expr.render; `scalars` its FP32 scalars, pushed at run time."""
     if not 1 <= len(inputs) <= MAX_ELEMENTWISE_INPUTS:
         raise UnsupportedError(f"{len(inputs)} inputs: the element-wise kernel takes 1 to {MAX_ELEMENTWISE_INPUTS}")
+    check_binding_count(len(inputs) + 1, adapter)
     info = data_type_info(output.data_type)
     elements_per_word = 32 // info.bits
     tensors = [*inputs, output]
@@ -205,6 +232,7 @@ def plan_elementwise(inputs: list[BufferTensorDesc], output: BufferTensorDesc, a
         "WORKGROUP_SIZE": workgroup_size_for(adapter),
         "INPUT_COUNT": len(inputs),
         "SCALAR_COUNT": len(scalars),
+        **float_controls_defines(adapter),
     }
     if transcendental:
         defines["USES_TRANSCENDENTALS"] = ""
@@ -306,6 +334,7 @@ def plan_reduction(inputs: list[BufferTensorDesc], outputs: list[ReducedOutput],
     totals_words = len(nodes) * row_count
     partials_words = row_count * chunk_count if chunk_count > 1 else 0
     workgroup_size = workgroup_size_for(adapter)
+    check_binding_count(len(inputs) + len(outputs) + 1, adapter)  # and the scratch words
     info = data_type_info(inputs[0].data_type)
     common = {
         f"DTYPE_{inputs[0].data_type.name}": "",
@@ -318,6 +347,7 @@ def plan_reduction(inputs: list[BufferTensorDesc], outputs: list[ReducedOutput],
         "ROW_COUNT": f"{row_count}u",
         "CHUNK": f"{chunk}u",
         "CHUNK_COUNT": f"{chunk_count}u",
+        **float_controls_defines(adapter),
         "REDUCED_COUNT": f"{reduced_count}u",
         "KEPT_RANK": len(kept_sizes),
         "KEPT_SIZES": uint_list(kept_sizes),

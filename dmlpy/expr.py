@@ -333,7 +333,9 @@ def isinf(x) -> Expr:
 
 
 # How each primitive becomes one GLSL statement: `{out}` is the new value's name, `{0}`...
-# its operands'. Values are SSA: one statement per node, each FP32 result `precise`.
+# its operands'. Values are SSA: one statement per node. FP32 arithmetic and order go
+# through numeric.glsl's dml_add, dml_mul, dml_less...: `precise` hardware operations, or
+# exact ones that never hand the hardware a subnormal where the device may flush them.
 # The dml_* functions live in shaders/numeric.glsl and shaders/transcendental.glsl.
 RENDER: dict[str, str] = {
     "input": "uint {out} = bits[{value}];",
@@ -341,18 +343,18 @@ RENDER: dict[str, str] = {
     "scalar": "float {out} = uintBitsToFloat(params.scalar_bits[{value}]);",
     "const": "float {out} = uintBitsToFloat({value_bits}u);",
     "float": "float {out} = to_float({0});",
-    "add": "precise float {out} = {0} + {1};",
-    "sub": "precise float {out} = {0} - {1};",
-    "mul": "precise float {out} = {0} * {1};",
+    "add": "float {out} = dml_add({0}, {1});",
+    "sub": "float {out} = dml_sub({0}, {1});",
+    "mul": "float {out} = dml_mul({0}, {1});",
     "div": "float {out} = dml_div({0}, {1});",
-    "neg": "float {out} = uintBitsToFloat(floatBitsToUint({0}) ^ 0x80000000u);",
-    "abs": "float {out} = abs({0});",
+    "neg": "float {out} = dml_neg({0});",
+    "abs": "float {out} = dml_abs({0});",
     "min": "float {out} = dml_min({0}, {1});",
     "max": "float {out} = dml_max({0}, {1});",
-    "gt": "bool {out} = {0} > {1};",
-    "ge": "bool {out} = {0} >= {1};",
-    "lt": "bool {out} = {0} < {1};",
-    "le": "bool {out} = {0} <= {1};",
+    "gt": "bool {out} = dml_less({1}, {0});",
+    "ge": "bool {out} = dml_less_equal({1}, {0});",
+    "lt": "bool {out} = dml_less({0}, {1});",
+    "le": "bool {out} = dml_less_equal({0}, {1});",
     "eq": "bool {out} = dml_equal({0}, {1});",
     "and": "bool {out} = {0} && {1};",
     "or": "bool {out} = {0} || {1};",

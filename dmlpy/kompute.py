@@ -87,9 +87,11 @@ class GpuContext:
     keeps every kp object it made alive for good, so no destructor runs in the child.
     """
 
-    def __init__(self, adapter_index: int, timestamp_period_ns: float):
+    def __init__(self, adapter_index: int, timestamp_period_ns: float, extensions: tuple[str, ...] = ()):
         check_kp()
-        self.manager = kp.Manager(adapter_index)
+        # Device extensions dmlpy's shaders need (VK_KHR_shader_float_controls where they ask
+        # for float controls: kp's instance is Vulkan 1.1, where it is not core).
+        self.manager = kp.Manager(adapter_index, [], list(extensions)) if extensions else kp.Manager(adapter_index)
         self.lock = threading.RLock()
         self.pid = os.getpid()
         self.closed = False

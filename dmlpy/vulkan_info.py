@@ -20,6 +20,9 @@ VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO = 1
 VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2 = 1000059001
 VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES = 1000094000
 VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES = 1000168000
+VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ID_PROPERTIES = 1000071004
+VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES = 1000196000
+VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FLOAT_CONTROLS_PROPERTIES = 1000197000
 VK_MEMORY_HEAP_DEVICE_LOCAL_BIT = 1
 VK_API_VERSION_1_1 = (1 << 22) | (1 << 12)
 
@@ -109,6 +112,26 @@ class _Maintenance3Properties(ctypes.Structure):
                 ("maxMemoryAllocationSize", u64)]
 
 
+class _IdProperties(ctypes.Structure):
+    _fields_ = [("sType", u32), ("pNext", ctypes.c_void_p), ("deviceUUID", ctypes.c_ubyte * 16),
+                ("driverUUID", ctypes.c_ubyte * 16), ("deviceLUID", ctypes.c_ubyte * 8), ("deviceNodeMask", u32),
+                ("deviceLUIDValid", u32)]
+
+
+class _DriverProperties(ctypes.Structure):
+    _fields_ = [("sType", u32), ("pNext", ctypes.c_void_p), ("driverID", u32), ("driverName", ctypes.c_char * 256),
+                ("driverInfo", ctypes.c_char * 256), ("conformanceVersion", ctypes.c_ubyte * 4)]
+
+
+class _FloatControlsProperties(ctypes.Structure):
+    _fields_ = [("sType", u32), ("pNext", ctypes.c_void_p), ("denormBehaviorIndependence", u32),
+                ("roundingModeIndependence", u32)] + [
+        (f"{name}Float{bits}", u32)
+        for name in ("shaderSignedZeroInfNanPreserve", "shaderDenormPreserve", "shaderDenormFlushToZero",
+                     "shaderRoundingModeRTE", "shaderRoundingModeRTZ")
+        for bits in (16, 32, 64)]
+
+
 class _MemoryHeap(ctypes.Structure):
     _fields_ = [("size", u64), ("flags", u32)]
 
@@ -157,6 +180,18 @@ class AdapterInfo:
     subgroup_size: int
     max_memory_allocation_size: int
     device_local_heap_size: int  # the largest DEVICE_LOCAL heap
+    max_compute_shared_memory_size: int = 16384
+    max_per_stage_descriptor_storage_buffers: int = 4
+    device_uuid: str = ""  # VkPhysicalDeviceIDProperties.deviceUUID, 32 hex digits
+    driver: str = ""  # driverName and driverInfo (Vulkan 1.2), or "" where the driver has none
+    # VkPhysicalDeviceFloatControlsProperties, FP32 (Vulkan 1.2 or VK_KHR_shader_float_controls)
+    denorm_preserve_float32: bool = False
+    signed_zero_inf_nan_preserve_float32: bool = False
+    # What the device does with subnormal FP32 operands and results when a shader asks
+    # nothing: "unknown" for a real adapter (dmlpy probes it, see Device.denormals);
+    # a device profile states it ("preserve" or "flush").
+    denormals: str = "unknown"
+    profile: str | None = None  # the device profile planned for (dmlpy.list_device_profiles())
 
 
 VK_ERROR_INCOMPATIBLE_DRIVER = -9  # what vkCreateInstance returns when the loader finds no driver
@@ -198,7 +233,14 @@ def list_adapters() -> tuple[AdapterInfo, ...]:
         get_properties2 = vk.vkGetPhysicalDeviceProperties2
         adapters = []
         for index, handle in enumerate(handles[: count.value]):
-            maintenance3 = _Maintenance3Properties(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES, None)
+            # Structs a driver does not know are skipped in the chain; ours stay zeroed then.
+            float_controls = _FloatControlsProperties(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FLOAT_CONTROLS_PROPERTIES, None)
+            driver = _DriverProperties(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES,
+                                       ctypes.cast(ctypes.pointer(float_controls), ctypes.c_void_p))
+            ids = _IdProperties(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ID_PROPERTIES,
+                                ctypes.cast(ctypes.pointer(driver), ctypes.c_void_p))
+            maintenance3 = _Maintenance3Properties(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES,
+                                                   ctypes.cast(ctypes.pointer(ids), ctypes.c_void_p))
             subgroup = _SubgroupProperties(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES,
                                            ctypes.cast(ctypes.pointer(maintenance3), ctypes.c_void_p))
             properties2 = _Properties2(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2,
@@ -226,6 +268,13 @@ def list_adapters() -> tuple[AdapterInfo, ...]:
                 subgroup_size=subgroup.subgroupSize,
                 max_memory_allocation_size=maintenance3.maxMemoryAllocationSize or 2**31,
                 device_local_heap_size=max(device_local, default=0),
+                max_compute_shared_memory_size=limits.maxComputeSharedMemorySize,
+                max_per_stage_descriptor_storage_buffers=limits.maxPerStageDescriptorStorageBuffers,
+                device_uuid=bytes(ids.deviceUUID).hex(),
+                driver=" ".join(part for part in (driver.driverName.decode(errors="replace"),
+                                                  driver.driverInfo.decode(errors="replace")) if part),
+                denorm_preserve_float32=bool(float_controls.shaderDenormPreserveFloat32),
+                signed_zero_inf_nan_preserve_float32=bool(float_controls.shaderSignedZeroInfNanPreserveFloat32),
             ))
         return tuple(adapters)
     finally:

@@ -20,6 +20,7 @@
 // several windows of the same shader.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
+#include "float_controls.glsl"
 
 #include "tensor_storage.glsl"
 #include "numeric.glsl"

@@ -98,12 +98,81 @@ bool dml_equal(float a, float b) {
     return ua == ub || ((ua | ub) & 0x7FFFFFFFu) == 0u;
 }
 
+// |x| and -x on bits: no device flushes or canonicalises what passes through them.
+float dml_abs(float x) {
+    return uintBitsToFloat(floatBitsToUint(x) & 0x7FFFFFFFu);
+}
+
+float dml_neg(float x) {
+    return uintBitsToFloat(floatBitsToUint(x) ^ 0x80000000u);
+}
+
+// FP32 arithmetic and order. The hardware's operations, `precise` (never fused into an
+// FMA), where the device keeps subnormal operands and results: natively, or told to by the
+// DenormPreserve execution mode (float_controls.glsl). Where it may flush them to zero
+// (DENORMALS_EXACT), no subnormal ever reaches its adder or multiplier: see dml_add and
+// dml_mul below, and comparisons are made on bits.
+#if defined(EMULATE_FLUSH)
+// A device profile that flushes, planned on a device that does not: the hardware's
+// operations flush subnormal operands and results (keeping the sign), as the profiled GPU's
+// do, so that lavapipe proves the exact path needs nothing more.
+float dml_flushed(float x) {
+    uint bits = floatBitsToUint(x);
+    return (bits & 0x7F800000u) == 0u ? uintBitsToFloat(bits & 0x80000000u) : x;
+}
+
+float dml_hardware_add(float a, float b) {
+    precise float sum = dml_flushed(a) + dml_flushed(b);
+    return dml_flushed(sum);
+}
+
+float dml_hardware_mul(float a, float b) {
+    precise float product = dml_flushed(a) * dml_flushed(b);
+    return dml_flushed(product);
+}
+#else
+float dml_hardware_add(float a, float b) {
+    precise float sum = a + b;
+    return sum;
+}
+
+float dml_hardware_mul(float a, float b) {
+    precise float product = a * b;
+    return product;
+}
+#endif
+
+#if defined(DENORMALS_EXACT)
+// The order of two non-NaN numbers, from their bits (-0 and +0 equal).
+int dml_order_key(float x) {
+    uint bits = floatBitsToUint(x);
+    int magnitude = int(bits & 0x7FFFFFFFu);
+    return (bits >> 31) != 0u ? -magnitude : magnitude;
+}
+
+bool dml_less(float a, float b) {
+    return !dml_isnan(a) && !dml_isnan(b) && dml_order_key(a) < dml_order_key(b);
+}
+
+bool dml_less_equal(float a, float b) {
+    return !dml_isnan(a) && !dml_isnan(b) && dml_order_key(a) <= dml_order_key(b);
+}
+#else
+bool dml_less(float a, float b) {
+    return a < b;
+}
+
+bool dml_less_equal(float a, float b) {
+    return a <= b;
+}
+#endif
+
 float dml_min(float a, float b) {
-    return dml_isnan(a) || a < b ? a : b;
+    return dml_isnan(a) || dml_less(a, b) ? a : b;
 }
 
 float dml_max(float a, float b) {
-    return dml_isnan(a) || a > b ? a : b;
+    return dml_isnan(a) || dml_less(b, a) ? a : b;
 }
 
 // a / b, correctly rounded (to nearest even) on every device. Vulkan lets a driver's
@@ -120,6 +189,28 @@ uint dml_significand(uint magnitude, out int exponent) {
     int top = findMSB(magnitude);  // a subnormal: bring its leading one to bit 23
     exponent = top - 149;
     return magnitude << uint(23 - top);
+}
+
+// sign | 2^exponent * (quotient / 2^24), rounded once to nearest even, to a normal or a
+// subnormal result: `quotient` holds 25 bits with its leading one at bit 24, `sticky` says
+// whether anything below them was dropped.
+float dml_rounded(uint sign, int exponent, uint quotient, bool sticky) {
+    if (exponent > 127) return uintBitsToFloat(sign | 0x7F800000u);
+    uint shift = 1u;  // bits to drop: the rounding bit, and more for a subnormal result
+    if (exponent < -126) {
+        int extra = -126 - exponent;
+        if (extra > 25) return uintBitsToFloat(sign);  // below half the smallest subnormal
+        sticky = sticky || (quotient & ((1u << uint(extra)) - 1u)) != 0u;
+        quotient >>= uint(extra);
+        exponent = -127;  // the subnormal exponent field, 0
+    }
+    uint kept = quotient >> shift;
+    uint dropped = quotient & 1u;
+    if (dropped == 1u && (sticky || (kept & 1u) == 1u)) kept += 1u;  // to nearest, ties to even
+    // kept holds the significand with its leading one (normal) or without (subnormal); a
+    // carry into bit 24 or into bit 23 moves the exponent up by one, as the addition does.
+    uint bits = exponent == -127 ? kept : (uint(exponent + 126) << 23) + kept;
+    return uintBitsToFloat(sign | min(bits, 0x7F800000u));
 }
 
 float dml_div(float a, float b) {
@@ -148,23 +239,77 @@ float dml_div(float a, float b) {
         }
         remainder <<= 1;
     }
-    bool sticky = remainder != 0u;
-    if (exponent > 127) return uintBitsToFloat(sign | 0x7F800000u);
-    uint shift = 1u;  // bits to drop: the rounding bit, and more for a subnormal result
-    if (exponent < -126) {
-        int extra = -126 - exponent;
-        if (extra > 25) return uintBitsToFloat(sign);  // below half the smallest subnormal
-        sticky = sticky || (quotient & ((1u << uint(extra)) - 1u)) != 0u;
-        quotient >>= uint(extra);
-        exponent = -127;  // the subnormal exponent field, 0
-    }
-    uint kept = quotient >> shift;
-    uint dropped = quotient & 1u;
-    if (dropped == 1u && (sticky || (kept & 1u) == 1u)) kept += 1u;  // to nearest, ties to even
-    // kept holds the significand with its leading one (normal) or without (subnormal); a
-    // carry into bit 24 or into bit 23 moves the exponent up by one, as the addition does.
-    uint bits = exponent == -127 ? kept : (uint(exponent + 126) << 23) + kept;
-    return uintBitsToFloat(sign | min(bits, 0x7F800000u));
+    return dml_rounded(sign, exponent, quotient, remainder != 0u);
+}
+
+#if defined(DENORMALS_EXACT)
+// x * 2^64 from its bits, exactly, for |x| < 2^64: a subnormal becomes a normal number.
+float dml_scaled_up(float x) {
+    uint bits = floatBitsToUint(x);
+    uint magnitude = bits & 0x7FFFFFFFu;
+    if (magnitude == 0u) return x;
+    if (magnitude >= 0x00800000u) return uintBitsToFloat(bits + (64u << 23));
+    int exponent;
+    uint significand = dml_significand(magnitude, exponent);
+    return uintBitsToFloat((bits & 0x80000000u) | (uint(exponent + 191) << 23) | (significand & 0x7FFFFFu));
+}
+
+// x * 2^-64, rounded once (to a subnormal too), for a zero or a normal x.
+float dml_scaled_down(float x) {
+    uint bits = floatBitsToUint(x);
+    uint biased = (bits >> 23) & 0xFFu;
+    if (biased == 0u) return x;
+    if (biased > 64u) return uintBitsToFloat(bits - (64u << 23));
+    return dml_rounded(bits & 0x80000000u, int(biased) - 191, ((bits & 0x7FFFFFu) | 0x800000u) << 1, false);
+}
+
+// a + b, correctly rounded, subnormals included, on a device that flushes them. Operands
+// of 2^-103 or more (biased exponent 24) are multiples of 2^-126 and so is their sum: zero,
+// normal or infinite, the hardware's. An operand of 2^64 or more dwarfs a subnormal other
+// (below half its ULP) and cannot cancel into the subnormals. Otherwise both lie below
+// 2^64: scaled by 2^64 they are normal multiples of 2^-85, and their sum, where the true
+// sum is subnormal, is below 2^-62 and so exact; scaled back, it is rounded once.
+float dml_add(float a, float b) {
+    uint biased_a = (floatBitsToUint(a) >> 23) & 0xFFu, biased_b = (floatBitsToUint(b) >> 23) & 0xFFu;
+    if (min(biased_a, biased_b) >= 24u || max(biased_a, biased_b) >= 191u) return dml_hardware_add(a, b);
+    return dml_scaled_down(dml_hardware_add(dml_scaled_up(a), dml_scaled_up(b)));
+}
+
+// a * b, correctly rounded, subnormals included, on a device that flushes them: normal
+// operands with a normal product (or an overflow) are the hardware's; otherwise the
+// significands are multiplied in integers (48 bits) and rounded once.
+float dml_mul(float a, float b) {
+    uint ua = floatBitsToUint(a), ub = floatBitsToUint(b);
+    uint biased_a = (ua >> 23) & 0xFFu, biased_b = (ub >> 23) & 0xFFu;
+    if (biased_a != 0u && biased_b != 0u && biased_a != 255u && biased_b != 255u && biased_a + biased_b >= 129u)
+        return dml_hardware_mul(a, b);
+    uint sign = (ua ^ ub) & 0x80000000u;
+    uint ma = ua & 0x7FFFFFFFu, mb = ub & 0x7FFFFFFFu;
+    if (ma > 0x7F800000u || mb > 0x7F800000u) return dml_hardware_mul(a, b);  // NaN in, NaN out
+    if (ma == 0x7F800000u || mb == 0x7F800000u)  // infinity: NaN times zero, else infinite
+        return uintBitsToFloat(ma == 0u || mb == 0u ? 0x7FC00000u : sign | 0x7F800000u);
+    if (ma == 0u || mb == 0u) return uintBitsToFloat(sign);
+    int ea, eb;
+    uint sa = dml_significand(ma, ea), sb = dml_significand(mb, eb);
+    uint high, low;
+    umulExtended(sa, sb, high, low);  // in [2^46, 2^48)
+    uint carry = high >> 15;  // 1 when the product of the significands is 2 or more
+    uint shift = 22u + carry;  // keep 25 bits
+    uint quotient = (high << (32u - shift)) | (low >> shift);
+    return dml_rounded(sign, ea + eb + int(carry), quotient, (low & ((1u << shift) - 1u)) != 0u);
+}
+#else
+float dml_add(float a, float b) {
+    return dml_hardware_add(a, b);
+}
+
+float dml_mul(float a, float b) {
+    return dml_hardware_mul(a, b);
+}
+#endif
+
+float dml_sub(float a, float b) {
+    return dml_add(a, dml_neg(b));
 }
 
 // Integer data types compute exactly: values are 64-bit two's-complement integers held as

@@ -34,6 +34,7 @@
 // REDUCE_SUM, REDUCE_MAX, REDUCE_FIRST.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
+#include "float_controls.glsl"
 
 #include "tensor_storage.glsl"
 #include "numeric.glsl"
@@ -143,8 +144,7 @@ uint stack_size = 0u;
 void take(uint i, float term) {
     float value = term;
     for (uint k = i; (k & 1u) != 0u; k >>= 1) {
-        precise float pair = stack_sums[--stack_size] + value;
-        value = pair;
+        value = dml_add(stack_sums[--stack_size], value);
     }
     stack_sums[stack_size++] = value;
 }
@@ -155,8 +155,7 @@ uint taken_bits() {
     if (stack_size == 0u) return 0x80000000u;  // -0: the identity of IEEE addition
     float total = stack_sums[stack_size - 1u];
     for (uint k = stack_size - 1u; k > 0u; --k) {
-        precise float next = stack_sums[k - 1u] + total;
-        total = next;
+        total = dml_add(stack_sums[k - 1u], total);
     }
     return floatBitsToUint(total);
 }

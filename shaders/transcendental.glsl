@@ -69,6 +69,7 @@ float dml_expm1(float x) {
     if (dml_isnan(x)) return x;
     if (x > EXP_OVERFLOW) return uintBitsToFloat(0x7F800000u);
     if (x < -17.5) return -1.0;  // e^x < 2^-25: -1 + e^x rounds to -1
+    if (dml_abs(x) < 9.3132257461547852e-10) return x;  // x (1 + x/2 ...) rounds to x; x may be subnormal
     if (abs(x) <= 0.3465735912322998) return dml_expm1_reduced(x);
     float r;
     int k = dml_reduce(x, r);
@@ -127,12 +128,12 @@ float dml_log(float x) {
 float dml_exp_diff(float a, float b) {
     precise float d = a - b;
     float r = dml_exp(d);
-    if (dml_isnan(d) || r == 0.0 || (floatBitsToUint(r) & 0x7FFFFFFFu) == 0x7F800000u) return r;
+    uint magnitude = floatBitsToUint(r) & 0x7FFFFFFFu;
+    if (dml_isnan(d) || magnitude == 0u || magnitude == 0x7F800000u) return r;
     precise float b_part = d - a;  // Knuth's two-sum of a and -b: err is exactly a - b - d
     precise float a_part = d - b_part;
     precise float err = (a - a_part) - (b + b_part);
-    precise float result = r + r * err;
-    return result;
+    return dml_add(r, dml_mul(r, err));  // r may be subnormal
 }
 
 // log(1 + t) for t in [0, 1] (what softplus needs): u = 1 + t rounded, the rounding error
@@ -151,8 +152,7 @@ float dml_log1p_unit(float t) {
 // log(1 + e^x) without overflow: max(x, 0) + log1p(e^-|x|).
 float dml_softplus(float x) {
     if (dml_isnan(x)) return x;
-    precise float result = max(x, 0.0) + dml_log1p_unit(dml_exp(-abs(x)));
-    return result;
+    return dml_add(max(x, 0.0), dml_log1p_unit(dml_exp(-abs(x))));
 }
 
 // a b = product + error exactly (Dekker's product from 12-bit halves; |a|, |b| < 2^100).
@@ -194,7 +194,8 @@ float dml_sigmoid(float x) {
 // sign restored at the end.
 float dml_tanh(float x) {
     if (dml_isnan(x)) return x;
-    float a = abs(x);
+    float a = dml_abs(x);
+    if (a < 9.3132257461547852e-10) return x;  // x (1 - x^2/3 ...) rounds to x; x may be subnormal
     float t = dml_expm1(-(a + a));
     precise float denominator = t + 2.0;
     float quotient = dml_div(-t, denominator);
@@ -248,8 +249,7 @@ float dml_tanh_slope(float x) {
     if (dml_isnan(x)) return x;
     float a = abs(x);
     float e = dml_exp(-(a + a));
-    precise float four_e = 4.0 * e;
-    return dml_over_square_of_one_plus(four_e, e);
+    return dml_over_square_of_one_plus(dml_mul(4.0, e), e);  // e may be subnormal
 }
 
 // GELU(x) = x Φ(x) with Φ(x) = (1 + erf(x/√2)) / 2, and its slope Φ(x) + x φ(x). Never
@@ -347,8 +347,7 @@ float dml_gauss(float t) {
     float square_error;
     float square = dml_two_product(t, t, square_error);
     float e = dml_exp(-0.5 * square);
-    precise float result = e - e * (0.5 * square_error);
-    return result;
+    return dml_sub(e, dml_mul(e, 0.5 * square_error));  // e may be subnormal
 }
 
 // g(t) = t Φ(-t) e^(t²/2) for t in [0.75, 15)
@@ -371,15 +370,13 @@ float dml_gelu(float x) {
     if (t <= 0.75) {
         precise float s = x * x;
         float p = dml_gelu_series(s);
-        precise float result = 0.5 * x + x * (x * p);
-        return result;
+        return dml_add(dml_mul(0.5, x), dml_mul(x, dml_mul(x, p)));  // x may be subnormal
     }
     // -0 as x's sign bit, never as a constant: a compiler may turn a select between a
     // constant and a zero into a conversion that loses the zero's sign (Mesa does).
     if (t >= GAUSS_TAIL_END) return x > 0.0 ? x : uintBitsToFloat(floatBitsToUint(x) & 0x80000000u);
-    precise float tail = dml_gauss(t) * dml_gauss_tail(t);  // t Φ(-t) = -GELU(-t)
-    precise float result = x > 0.0 ? x - tail : -tail;
-    return result;
+    float tail = dml_mul(dml_gauss(t), dml_gauss_tail(t));  // t Φ(-t) = -GELU(-t), maybe subnormal
+    return x > 0.0 ? dml_sub(x, tail) : dml_neg(tail);
 }
 
 float dml_gelu_slope(float x) {
@@ -396,7 +393,7 @@ float dml_gelu_slope(float x) {
     }
     // GELU'(-t) = Φ(-t) - t φ(t) = e^(-t²/2) (g(t)/t - t/√(2π)): negative, tending to -0
     if (t >= GAUSS_TAIL_END) return x > 0.0 ? 1.0 : uintBitsToFloat(floatBitsToUint(x) & 0x80000000u);
-    precise float negative_side = dml_gauss(t) * (dml_div(dml_gauss_tail(t), t) - t * INV_SQRT_2PI);
-    precise float result = x > 0.0 ? 1.0 - negative_side : negative_side;
-    return result;
+    precise float slope_factor = dml_div(dml_gauss_tail(t), t) - t * INV_SQRT_2PI;
+    float negative_side = dml_mul(dml_gauss(t), slope_factor);  // maybe subnormal
+    return x > 0.0 ? dml_sub(1.0, negative_side) : negative_side;
 }
