@@ -3,7 +3,7 @@ PY := .venv/bin/python
 export DMLPY_CACHE_DIR ?= $(CURDIR)/.cache/spirv
 VALIDATION_LOG := /tmp/dmlpy-validation.log
 
-.PHONY: setup demo test fuzz validate soak bench lint clean
+.PHONY: setup demo test test-profiles test-lavapipe-widths gpu-check fuzz validate soak bench lint clean
 
 setup:
 	@bash tools/setup.sh
@@ -12,7 +12,29 @@ demo: setup
 	$(PY) tools/demo.py
 
 test: setup
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q --durations=15
+
+# The tests whose paths depend on the device's limits and float controls, under the strictest
+# shipped profiles: lavapipe planned as a phone GPU and as a data-centre GPU that flushes
+# subnormals (tests/test_device_profiles.py also runs every profile in `make test`).
+STRICT_PROFILES := qualcomm-adreno-740 arm-mali-g710 nvidia-h100
+PROFILE_TESTS := tests/test_relu_grad.py tests/test_layouts.py tests/test_graph.py tests/test_rowwise.py
+test-profiles: setup
+	@for profile in $(STRICT_PROFILES); do \
+		echo "== DMLPY_DEVICE_PROFILE=$$profile"; \
+		DMLPY_DEVICE_PROFILE=$$profile $(PY) -m pytest -q -x $(PROFILE_TESTS) || exit 1; \
+	done
+
+# lavapipe with 128-bit vectors (subgroups of 4) as well as its default 256 (subgroups of 8):
+# the same bits.
+test-lavapipe-widths: setup
+	LP_NATIVE_VECTOR_WIDTH=128 $(PY) -m pytest -q -x tests/test_device_profiles.py tests/test_relu_grad.py
+
+# On a machine with a GPU: the suite and the quick benchmark there, reported in
+# docs/devices/<device>.md. Needs no apt: the Python that has dmlpy's dependencies runs it.
+GPU_PY ?= $(shell [ -x $(PY) ] && echo $(PY) || echo python3)
+gpu-check:
+	$(GPU_PY) tools/gpu_check.py
 
 # Every fuzz strategy with 2000 examples, on a guarded device; statistics show what was rejected.
 fuzz: setup

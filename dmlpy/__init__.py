@@ -17,6 +17,7 @@ from .device import (
     create_device,
 )
 from .device_array import DeviceArray, asarray
+from .device_profiles import list_device_profiles
 from .errors import (
     DeviceRemovedError,
     DmlError,
@@ -78,6 +79,7 @@ __all__ = [
     "create_device",
     "default_device",
     "list_adapters",
+    "list_device_profiles",
     "prelu_grad",
 ]
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import atexit
+import dataclasses
 import operator
 import os
 import threading
@@ -16,13 +17,14 @@ from .binding import BindingProperties, BindingTable, Buffer
 from .caches import BufferPool, CacheLimits, LruCache
 from .codegen import CompiledKernel, KernelPlan, KernelTensor, compile_desc
 from .command_list import CommandList
+from .device_profiles import load_profile
 from .errors import DmlError, InstallationError, InvalidArgumentError, UnsupportedError
 from .fusion import plan_graph
 from .graph import GraphDesc
 from .guard import Guard
-from .kompute import GpuContext
+from .kompute import GpuContext, Launch
 from .schema import OperatorDesc, schema_of
-from .shader_compiler import CompiledShader, compile_glsl
+from .shader_compiler import CompiledShader, compile_glsl, shader_source
 from .tensor_desc import BufferTensorDesc
 from .types import DATA_TYPES, RUNTIME_FEATURE_LEVEL, ExecutionFlags, Feature, FeatureLevel, TensorDataType
 from .vulkan_info import NO_DRIVER_HINT, AdapterInfo, default_adapter, list_adapters
@@ -203,7 +205,9 @@ class Device:
         self.strict_directml = strict_directml
         self.guarded = guarded
         self.cache_limits = cache_limits or CacheLimits()
-        self.context = GpuContext(adapter.index, adapter.timestamp_period_ns)
+        float_controls = adapter.denorm_preserve_float32 or adapter.signed_zero_inf_nan_preserve_float32
+        self.context = GpuContext(adapter.index, adapter.timestamp_period_ns,
+                                  ("VK_KHR_shader_float_controls",) if float_controls else ())
         # Bytes per buffer segment: the most one binding (and one allocation) can cover, in
         # whole 16-byte units.
         self.segment_size = min(adapter.max_storage_buffer_range, adapter.max_memory_allocation_size) // 16 * 16
@@ -217,7 +221,34 @@ class Device:
         self.free_arrays = BufferPool(self.cache_limits.free_array_bytes, on_evict=lambda buffer: buffer.destroy())
         # Binding tables of front-end calls on device arrays, by compiled operator and buffers.
         self.device_array_tables: LruCache = LruCache(self.cache_limits.device_array_tables)
+        # A real device's treatment of subnormals is probed, and so is a profile's "preserve":
+        # a profile never makes a device keep what it flushes.
+        if adapter.denormals != "flush" and not adapter.denorm_preserve_float32:
+            try:
+                self.adapter = dataclasses.replace(adapter, denormals=self._probe_denormals())
+            except BaseException:
+                self.context.close()
+                raise
         _LIVE_DEVICES.add(self)
+
+    def _probe_denormals(self) -> str:
+        """"preserve" if the hardware's FP32 additions and multiplications keep subnormal
+        operands and results with no execution mode asking them to, else "flush" (kernels
+        then use dmlpy's exact arithmetic; shaders/denormal_probe.comp)."""
+        tiny = np.float32(2.0**-126)
+        operands = np.array([1.5 * 2.0**-100, 2.0**-30, 3 * 2.0**-149, 5 * 2.0**-149, 1.0,
+                             tiny * np.float32(1 + 2.0**-23), tiny, 0.0], dtype=np.float32)
+        expected = np.array([1.5 * 2.0**-130, 8 * 2.0**-149, 3 * 2.0**-149, 2.0**-149], dtype=np.float32)
+        words = self.context.create_words(12)
+        try:
+            self.context.write(words, 0, operands.view(np.uint32))
+            spirv = self._compile_glsl(shader_source("denormal_probe.comp", {})).spirv
+            dispatch = self.context.create_dispatch(spirv, [Launch([words], (1, 1, 1), np.zeros(0, np.uint32))])
+            self.context.run(dispatch)
+            results = self.context.read(words, 32, 16).view(np.uint32)
+        finally:
+            self.context.destroy_words(words)
+        return "preserve" if np.array_equal(results, expected.view(np.uint32)) else "flush"
 
     @property
     def adapter_name(self) -> str:
@@ -483,18 +514,22 @@ atexit.register(_close_all_at_exit)
 
 
 def create_device(min_feature_level: FeatureLevel | None = None, max_feature_level: FeatureLevel | None = None,
-                  adapter: int | None = None, strict_directml: bool = False, guarded: bool = False,
-                  cache_limits: CacheLimits | None = None) -> Device:
+                  adapter: int | str | None = None, strict_directml: bool = False, guarded: bool = False,
+                  cache_limits: CacheLimits | None = None, profile: str | os.PathLike | None = None) -> Device:
     """Open a device on a Vulkan adapter.
 
-    adapter: index into `list_adapters()`; default `DMLPY_ADAPTER`, else the first discrete
-    or integrated GPU, else the CPU device. min_feature_level: fail with UnsupportedError
-    unless the device offers at least this level. max_feature_level: cap the device, to
-    check a program against an older DirectML. strict_directml: accept only what DirectML
-    itself accepts (no dmlpy extensions). guarded: a test mode that reads back every bound
-    buffer around each dispatch and raises GuardViolationError if a byte outside the
-    outputs' elements changed (see guard.py); slow. cache_limits: budgets of the caches the
-    device owns (CacheLimits).
+    adapter: an index into `list_adapters()`, a piece of an adapter's name (case ignored;
+    it must match one adapter) or its device UUID (32 hex digits, dashes allowed); default
+    `DMLPY_ADAPTER`, else the first discrete or integrated GPU, else the CPU device.
+    min_feature_level: fail with UnsupportedError unless the device offers at least this
+    level. max_feature_level: cap the device, to check a program against an older DirectML.
+    strict_directml: accept only what DirectML itself accepts (no dmlpy extensions).
+    guarded: a test mode that reads back every bound buffer around each dispatch and raises
+    GuardViolationError if a byte outside the outputs' elements changed (see guard.py);
+    slow. cache_limits: budgets of the caches the device owns (CacheLimits). profile: a
+    device profile's name (`list_device_profiles()`) or a profile file's path; default
+    `DMLPY_DEVICE_PROFILE`: plan as if the device had that GPU's limits (the stricter of its
+    and the real device's) and float controls; `device.adapter` shows the result.
     """
     if cache_limits is not None and not isinstance(cache_limits, CacheLimits):
         raise InvalidArgumentError(f"cache_limits must be a CacheLimits, not {type(cache_limits).__name__}")
@@ -508,23 +543,37 @@ def create_device(min_feature_level: FeatureLevel | None = None, max_feature_lev
     for name, flag in (("strict_directml", strict_directml), ("guarded", guarded)):
         if not isinstance(flag, bool):
             raise InvalidArgumentError(f"{name} {flag!r} must be a bool")
+    what_profile = "profile"
+    if profile is None and os.environ.get("DMLPY_DEVICE_PROFILE"):
+        profile, what_profile = os.environ["DMLPY_DEVICE_PROFILE"], "DMLPY_DEVICE_PROFILE"
+    device_profile = load_profile(profile, what_profile) if profile is not None else None
     adapters = list_adapters()
     if not adapters:
         raise InstallationError(f"the Vulkan loader reports no adapter: {NO_DRIVER_HINT}")
+    what = "adapter"
     if adapter is None and os.environ.get("DMLPY_ADAPTER"):
-        adapter = os.environ["DMLPY_ADAPTER"]
-        what = "DMLPY_ADAPTER"
-    else:
-        what = "adapter"
-    if adapter is None:
-        chosen = default_adapter(adapters)
-    else:
-        try:
-            index = int(adapter) if isinstance(adapter, str) else operator.index(adapter)
-        except (TypeError, ValueError):
-            index = -1
-        if isinstance(adapter, bool) or not 0 <= index < len(adapters):
-            names = ", ".join(f"{a.index}: {a.name}" for a in adapters)
-            raise InvalidArgumentError(f"{what} {adapter!r} is not an adapter index; the adapters are {names}")
-        chosen = adapters[index]
+        adapter, what = os.environ["DMLPY_ADAPTER"], "DMLPY_ADAPTER"
+    chosen = default_adapter(adapters) if adapter is None else _find_adapter(adapters, adapter, what)
+    if device_profile is not None:
+        chosen = device_profile.apply(chosen)
     return Device(chosen, ceiling, strict_directml, guarded, cache_limits)
+
+
+def _find_adapter(adapters: tuple[AdapterInfo, ...], wanted, what: str) -> AdapterInfo:
+    """The adapter `wanted` names: an index, a device UUID or a piece of one adapter's name."""
+    listing = "; ".join(f"{a.index}: {a.name} (UUID {a.device_uuid})" for a in adapters)
+    if isinstance(wanted, bool) or not isinstance(wanted, int | str) and not hasattr(wanted, "__index__"):
+        raise InvalidArgumentError(f"{what} {wanted!r} must be an adapter index, name or UUID; the adapters are "
+                                   f"{listing}")
+    if not isinstance(wanted, str) or wanted.strip().isdigit():
+        index = operator.index(wanted) if not isinstance(wanted, str) else int(wanted)
+        if not 0 <= index < len(adapters):
+            raise InvalidArgumentError(f"{what} {wanted!r} is not an adapter index; the adapters are {listing}")
+        return adapters[index]
+    key = wanted.strip().lower()
+    by_uuid = [a for a in adapters if a.device_uuid and a.device_uuid == key.replace("-", "")]
+    matches = by_uuid or [a for a in adapters if key and key in a.name.lower()]
+    if len(matches) != 1:
+        problem = "matches no adapter" if not matches else f"matches {len(matches)} adapters: give an index or UUID"
+        raise InvalidArgumentError(f"{what} {wanted!r} {problem}; the adapters are {listing}")
+    return matches[0]

@@ -79,9 +79,10 @@ def plan_graph(graph: GraphDesc, adapter: AdapterInfo) -> GraphPlan:
                      for edge in graph.output_edges}
     # Push constants: a base offset per tensor (at most the inputs and one output), the element count, scalars.
     scalar_room = adapter.max_push_constants_size // 4 - (MAX_ELEMENTWISE_INPUTS + 2)
+    max_inputs = min(MAX_ELEMENTWISE_INPUTS, adapter.max_per_stage_descriptor_storage_buffers - 1)
 
     def fits(nodes: list[int]) -> bool:
-        return (len(nodes) <= MAX_FUSED_NODES and len(_external_sources(graph, nodes)) <= MAX_ELEMENTWISE_INPUTS
+        return (len(nodes) <= MAX_FUSED_NODES and len(_external_sources(graph, nodes)) <= max_inputs
                 and sum(len(math[n].scalars) for n in nodes) <= scalar_room)
 
     order = graph.order()

@@ -33,6 +33,9 @@ RUN_AN_OPERATOR = """
     x = np.array([-1.0, 0.0, 2.0, np.nan], np.float32)
     dx = dml.relu_grad(x, np.full(4, 3.0, np.float32))
     assert dx.tolist() == [0.0, 0.0, 3.0, 0.0], dx
+    assert "nvidia-h100" in dml.list_device_profiles()  # the profiles are package data
+    with dml.create_device(profile="qualcomm-adreno-740") as device:
+        assert dml.relu_grad(x, np.full(4, 3.0, np.float32), device=device).tolist() == dx.tolist()
     assert dict(os.environ) == before
     print(dml.__file__)
     print(dml.__version__)
