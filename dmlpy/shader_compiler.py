@@ -280,11 +280,18 @@ def _trim(directory: Path, budget: int) -> None:
             pass
 
 
+def cache_entry_name(source: str, tool: str | None = None) -> str:
+    """The file name of a shader source's entry in the SPIR-V cache: the digest of the
+    compiler's version, the target and the source."""
+    version = compiler_version(tool or _glslang())
+    return hashlib.sha256(f"{version}\n{TARGET_ENV}\n{source}".encode()).hexdigest() + ".spv"
+
+
 def compile_glsl(source: str) -> CompiledShader:
     tool = _glslang()
-    key = hashlib.sha256(f"{compiler_version(tool)}\n{TARGET_ENV}\n{source}".encode()).hexdigest()
+    name = cache_entry_name(source, tool)
     directory = usable_cache_dir()
-    entry = directory / f"{key}.spv" if directory is not None else None
+    entry = directory / name if directory is not None else None
     spirv = _read_entry(entry) if entry is not None else None
     if spirv is not None:
         return CompiledShader(source, spirv, cache_hit=True)
@@ -298,7 +305,7 @@ def compile_glsl(source: str) -> CompiledShader:
             raise ShaderCompilationError(f"could not run {tool}: {error}") from None
         if result.returncode != 0:
             try:
-                descriptor, kept = tempfile.mkstemp(prefix=f"dmlpy-failed-{key[:16]}-", suffix=".comp")
+                descriptor, kept = tempfile.mkstemp(prefix=f"dmlpy-failed-{name[:16]}-", suffix=".comp")
                 with os.fdopen(descriptor, "w") as kept_file:
                     kept_file.write(source)
             except OSError:

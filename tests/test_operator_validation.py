@@ -81,8 +81,10 @@ def test_adapter_choice(monkeypatch):
     with dml.create_device(adapter=0) as device:
         assert device.adapter_name == adapters[0].name
         assert device.max_storage_buffer_range == adapters[0].max_storage_buffer_range
-    for bad in (len(adapters), -1, 1.5, True, "gpu"):
-        with pytest.raises(dml.InvalidArgumentError, match="is not an adapter index"):
+    for bad, message in ((len(adapters), "is not an adapter index"), (-1, "is not an adapter index"),
+                         (1.5, "must be an adapter index, name or UUID"),
+                         (True, "must be an adapter index, name or UUID"), ("no such gpu", "matches no adapter")):
+        with pytest.raises(dml.InvalidArgumentError, match=message):
             dml.create_device(adapter=bad)
     monkeypatch.setenv("DMLPY_ADAPTER", str(len(adapters)))
     with pytest.raises(dml.InvalidArgumentError, match="DMLPY_ADAPTER"):

