@@ -2,6 +2,10 @@
 PY := .venv/bin/python
 export DMLPY_CACHE_DIR ?= $(CURDIR)/.cache/spirv
 VALIDATION_LOG := /tmp/dmlpy-validation.log
+# pytest-xdist workers: most of a test's time is Python, glslang and waiting on lavapipe's
+# threads, so two workers halve the suite's time even on two cores.
+PYTEST_WORKERS ?= 2
+PYTEST := $(PY) -m pytest -q -n $(PYTEST_WORKERS)
 
 .PHONY: setup demo test test-profiles test-lavapipe-widths gpu-check fuzz validate soak bench lint clean
 
@@ -12,7 +16,7 @@ demo: setup
 	$(PY) tools/demo.py
 
 test: setup
-	$(PY) -m pytest -q --durations=15
+	$(PYTEST) --durations=15
 
 # The tests whose paths depend on the device's limits and float controls, under the strictest
 # shipped profiles: lavapipe planned as a phone GPU and as a data-centre GPU that flushes
@@ -22,13 +26,14 @@ PROFILE_TESTS := tests/test_relu_grad.py tests/test_layouts.py tests/test_graph.
 test-profiles: setup
 	@for profile in $(STRICT_PROFILES); do \
 		echo "== DMLPY_DEVICE_PROFILE=$$profile"; \
-		DMLPY_DEVICE_PROFILE=$$profile $(PY) -m pytest -q -x $(PROFILE_TESTS) || exit 1; \
+		DMLPY_DEVICE_PROFILE=$$profile $(PYTEST) -x $(PROFILE_TESTS) || exit 1; \
 	done
 
 # lavapipe with 128-bit vectors (subgroups of 4) as well as its default 256 (subgroups of 8):
 # the same bits.
 test-lavapipe-widths: setup
-	LP_NATIVE_VECTOR_WIDTH=128 $(PY) -m pytest -q -x tests/test_device_profiles.py tests/test_relu_grad.py
+	LP_NATIVE_VECTOR_WIDTH=128 $(PYTEST) -x tests/test_device_profiles.py tests/test_relu_grad.py \
+		tests/test_layouts.py tests/test_rowwise.py
 
 # On a machine with a GPU: the suite and the quick benchmark there, reported in
 # docs/devices/<device>.md. Needs no apt: the Python that has dmlpy's dependencies runs it.
@@ -40,7 +45,8 @@ gpu-check:
 fuzz: setup
 	DMLPY_FUZZ_EXAMPLES=2000 $(PY) -m pytest -q tests/test_fuzz.py --hypothesis-show-statistics
 
-# The suite under VK_LAYER_KHRONOS_validation; any message it logs fails the run. The
+# The suite under VK_LAYER_KHRONOS_validation; any message it logs fails the run. One process:
+# the layer of each would open (and truncate) the same log. The
 # per-operator sweeps (test_activations, test_transcendentals) and the 10,000-call memory
 # test are left out: they dispatch the same kernel family, bindings and submissions as the
 # layout tests that run here, only with other math, and would double CI's time.
