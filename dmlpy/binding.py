@@ -307,19 +307,28 @@ class BindingTable:
         self.compiled = compiled
         self.scratch = scratch
         self.bound = [*self.inputs, *self.outputs, *scratch]
-        self.windows, self.dispatches = [], []
+        # One step per stage of each kernel, in order: its launches (one per window) need no
+        # barrier among themselves; every step needs the ones before it to have finished,
+        # except a stage that runs beside the one before it (a packed kernel's tail).
+        self.windows, self.steps = [], []
         for kernel in compiled.kernels:
             tensors = [self._locate(t) for t in kernel.tensors]
             plan = kernel.plan
             windows = plan_windows(tensors, plan.element_count, plan.windowable, device.max_storage_buffer_range)
             self.windows += windows
-            self.dispatches += [
-                device.context.create_dispatch(spirv, [
-                    Launch([t.buffer.segments[s] for t, s in zip(tensors, window.segments)],
-                           stage.workgroups(device.adapter, window.element_count),
-                           plan.push_constants(window.base_elements, window.element_count))
-                    for window in windows])
-                for stage, spirv in zip(plan.stages, kernel.spirv)]
+            for stage, spirv in zip(plan.stages, kernel.spirv):
+                launches = [Launch([t.buffer.segments[s] for t, s in zip(tensors, window.segments)], grid,
+                                   plan.push_constants(window.base_elements, window.element_count))
+                            for window in windows
+                            if (grid := stage.workgroups(device.adapter, window.element_count)) is not None]
+                if not launches:
+                    continue
+                algorithms = device.context.create_algorithms(spirv, launches)
+                if stage.independent and self.steps:
+                    self.steps[-1] = [*self.steps[-1], *algorithms]
+                else:
+                    self.steps.append(algorithms)
+        self.submission = device.context.record(self.steps)
 
     def _locate(self, tensor: KernelTensor) -> BoundTensor:
         """The bound range a kernel's tensor lies in."""
@@ -342,8 +351,7 @@ class BindingTable:
         return [self]
 
     def submissions(self) -> list:
-        """What `execute` submits, in order, once the buffers are known to be alive: one
-        submission per stage (of each kernel), since kp records no barrier between dependent
-        dispatches."""
+        """What `execute` submits, once the buffers are known to be alive: one command buffer
+        with every stage of every kernel, a barrier between stages."""
         self.check_usable()
-        return self.dispatches
+        return [self.submission]

@@ -32,6 +32,19 @@ def strided_run_length(adapter: AdapterInfo) -> int:
     return 16 if adapter.adapter_type == AdapterType.CPU else 1
 
 
+# Units (16-byte vectors, or words) one invocation of the packed path maps. One vector is too
+# little work to hide a load's latency; four reach the copy limit on lavapipe and on GPUs.
+PACKED_VECTORS_PER_ITEM = 4
+
+
+def packed_units_interleaved(adapter: AdapterInfo) -> bool:
+    """How an invocation's units lie on the packed path: a workgroup apart on a GPU, so that
+    neighbouring invocations touch neighbouring vectors (coalesced); consecutive on a CPU
+    device, where an invocation is a SIMD lane and a contiguous run streams best (a lane
+    per vector there strides every load across lanes)."""
+    return adapter.adapter_type != AdapterType.CPU
+
+
 def float_controls_defines(adapter: AdapterInfo) -> dict[str, object]:
     """How a kernel's FP32 arithmetic meets subnormals on `adapter` (shaders/numeric.glsl,
     shaders/float_controls.glsl): the DenormPreserve execution mode where the device offers
@@ -61,6 +74,11 @@ class KernelStage:
     elements_per_item: int = 1  # elements one invocation maps
     invocations: int | None = None  # a fixed grid; None: one invocation per item of the window
     generated: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (header name, its lines), rendered for the desc
+    # Which elements of a window it maps: "all"; "whole" chunks of `chunk` elements only; or
+    # the "tail" past the last whole chunk, which runs beside the "whole" stage before it
+    # (disjoint writes: no barrier between them).
+    part: str = "all"
+    chunk: int = 0
 
     def source(self) -> str:
         """The self-contained GLSL of this stage."""
@@ -68,26 +86,46 @@ class KernelStage:
 
         return shader_source(self.shader, self.defines, dict(self.generated))
 
-    def workgroups(self, adapter: AdapterInfo, element_count: int) -> tuple[int, int, int]:
-        items = self.invocations if self.invocations is not None else math.ceil(element_count / self.elements_per_item)
+    @property
+    def independent(self) -> bool:
+        """Whether it may run beside the stage before it (no barrier between them)."""
+        return self.part == "tail"
+
+    def items(self, element_count: int) -> int:
+        """Invocations needed for a window of element_count elements."""
+        if self.invocations is not None:
+            return self.invocations
+        if self.part == "whole":
+            return element_count // self.chunk * (self.chunk // self.elements_per_item)
+        if self.part == "tail":
+            return math.ceil(element_count % self.chunk / self.elements_per_item)
+        return math.ceil(element_count / self.elements_per_item)
+
+    def workgroups(self, adapter: AdapterInfo, element_count: int) -> tuple[int, int, int] | None:
+        """The grid for a window of element_count elements; None where a "whole" or "tail"
+        stage has nothing to do in it (the dispatch is left out)."""
+        items = self.items(element_count)
+        if items == 0 and self.part != "all":
+            return None
         return dispatch_grid(items, self.workgroup_size, adapter)
 
 
 @dataclass(frozen=True)
 class KernelPlan:
-    path: str  # which specialisation the desc took: "packed", "gather", "strided", "reduce"
+    path: str  # which specialisation the desc took: "packed", "broadcast", "gather", "strided", "reduce"
     stages: tuple[KernelStage, ...]
     element_count: int
     temporary_size: int = 0  # scratch bytes, bound as the temporary resource
     scalar_bits: tuple[int, ...] = ()  # FP32 scalars, pushed after the offsets and count (push_constants)
+    reason: str = ""  # why this path and dispatch shape (tools/dump_shaders.py prints it)
 
     @property
     def windowable(self) -> bool:
         """Whether the dispatch may be split into windows of elements (see windows.py)."""
         return self.path == "packed"
 
-    def workgroups(self, adapter: AdapterInfo) -> list[tuple[int, int, int]]:
-        """The grid of each stage over the whole tensor."""
+    def workgroups(self, adapter: AdapterInfo) -> list[tuple[int, int, int] | None]:
+        """The grid of each stage over the whole tensor (None: the stage has nothing to do)."""
         return [stage.workgroups(adapter, self.element_count) for stage in self.stages]
 
     def push_constants(self, base_elements: tuple[int, ...], element_count: int) -> np.ndarray:
@@ -219,45 +257,118 @@ def plan_elementwise(inputs: list[BufferTensorDesc], output: BufferTensorDesc, a
     sizes, strides = merge_dims(output.sizes, [t.element_strides for t in tensors])
     output_sizes, (output_strides,) = merge_dims(output.sizes, [output.element_strides])
     output_row_major = len(output_sizes) == 1 and (output_sizes[0] == 1 or output_strides == (1,))
-    if all(s == strides[0] for s in strides) and is_dense(sizes, strides[0]) and all(starts_on(t, 4) for t in tensors):
-        path = "packed"
+    periods = [input_period(s, strides[-1], sizes) for s in strides[:-1]]
+    aligned = all(starts_on(t, 4) for t in tensors)
+    if all(s == strides[-1] for s in strides) and is_dense(sizes, strides[-1]) and aligned:
+        path, reason = "packed", "every tensor has one dense layout"
+    elif is_dense(sizes, strides[-1]) and aligned and None not in periods and any(periods) \
+            and all(p % elements_per_word == 0 for p in periods):
+        path, reason = "broadcast", ("the output is dense and each input is either in its layout or one block of "
+                                     f"it repeated (periods {periods} elements; 0: not repeated)")
     elif elements_per_word > 1 and output_row_major and starts_on(output, 4):
-        path = "gather"
+        path, reason = "gather", "a sub-word output in row-major order, strided inputs: whole output words"
     else:
-        path = "strided"
+        path, reason = "strided", "no dense layout shared by the output and its inputs"
+    workgroup_size = workgroup_size_for(adapter)
     defines: dict[str, object] = {
         f"DTYPE_{output.data_type.name}": "",
         "ELEMENT_BITS": info.bits,
-        f"PATH_{path.upper()}": "",
-        "WORKGROUP_SIZE": workgroup_size_for(adapter),
+        f"PATH_{'PACKED' if path == 'broadcast' else path.upper()}": "",
+        "WORKGROUP_SIZE": workgroup_size,
         "INPUT_COUNT": len(inputs),
         "SCALAR_COUNT": len(scalars),
         **float_controls_defines(adapter),
     }
     if transcendental:
         defines["USES_TRANSCENDENTALS"] = ""
-    # runs of whole output words on the gather path
-    elements_per_item = elements_per_word if path == "packed" else max(strided_run_length(adapter), elements_per_word)
-    if path == "packed":
-        # 16-byte vectors where every tensor starts on 16 bytes (segments are cut on 16 too)
-        vector_words = 4 if all(starts_on(t, 16) for t in tensors) else 1
-        defines["VECTOR_WORDS"] = vector_words
-        elements_per_item *= vector_words
-    else:
-        defines["RUN_LENGTH"] = f"{elements_per_item}u"
-        defines["RANK"] = len(sizes)
-        defines["SIZES"] = uint_list(sizes)
-        defines["STRIDES"] = uint_list(s[d] for d in range(len(sizes)) for s in strides)
-    stage = KernelStage("main", shader, defines, workgroup_size_for(adapter), elements_per_item,
-                        generated=(("operator_body.glsl", tuple(body)),))
+    generated = (("operator_body.glsl", tuple(body)),)
     scalar_bits = tuple(int(np.float32(s).view(np.uint32)) for s in scalars)
-    return KernelPlan(path, (stage,), output.element_count, scalar_bits=scalar_bits)
+    if path in ("packed", "broadcast"):
+        # 16-byte vectors where every tensor starts on 16 bytes (segments are cut on 16 too)
+        # and every repeated block is whole vectors; whole chunks in the main dispatch, the
+        # words past them in a tail dispatch.
+        unit = 4 * elements_per_word
+        vector_words = 4 if all(starts_on(t, 16) for t in tensors) and all(p % unit == 0 for p in periods) else 1
+        interleaved = packed_units_interleaved(adapter)
+        defines.update({"VECTOR_WORDS": vector_words, "VECTORS_PER_ITEM": PACKED_VECTORS_PER_ITEM})
+        if path == "broadcast":
+            defines["INPUT_PERIODS"] = uint_list(periods)
+        if interleaved:
+            defines["UNITS_INTERLEAVED"] = ""
+        elements_per_item = PACKED_VECTORS_PER_ITEM * vector_words * elements_per_word
+        chunk = elements_per_item * (workgroup_size if interleaved else 1)
+        stages = (KernelStage("main", shader, defines, workgroup_size, elements_per_item, generated=generated,
+                              part="whole", chunk=chunk),
+                  KernelStage("tail", shader, {**defines, "PACKED_TAIL": ""}, workgroup_size, elements_per_word,
+                              generated=generated, part="tail", chunk=chunk))
+        reason += (f"; {PACKED_VECTORS_PER_ITEM} units of {vector_words} word(s) per invocation, "
+                   f"{'a workgroup apart (a GPU: coalesced)' if interleaved else 'consecutive (a CPU device)'}")
+        return KernelPlan(path, stages, output.element_count, scalar_bits=scalar_bits, reason=reason)
+    run_length = max(strided_run_length(adapter), elements_per_word)  # whole output words on the gather path
+    invocations = None
+    if path == "strided" and len(sizes) > 1:
+        sizes, strides, column_run = column_run_order(sizes, strides)
+        if column_run:
+            run_length = column_run_length(adapter)
+            runs = math.ceil(sizes[-1] / run_length)
+            invocations = output.element_count // sizes[-1] * runs
+            defines["COLUMN_RUN"] = ""
+            reason += (f"; the output is contiguous along a dim where the inputs are not: each invocation walks "
+                       f"{run_length} elements along the output's contiguous dim, neighbouring invocations "
+                       "along the inputs' (both sides touch whole cache lines)")
+    defines.update({"RUN_LENGTH": f"{run_length}u", "RANK": len(sizes), "SIZES": uint_list(sizes),
+                    "STRIDES": uint_list(s[d] for d in range(len(sizes)) for s in strides)})
+    stage = KernelStage("main", shader, defines, workgroup_size, run_length, invocations=invocations,
+                        generated=generated)
+    return KernelPlan(path, (stage,), output.element_count, scalar_bits=scalar_bits, reason=reason)
 
 
-def plan_copy(word_count: int, adapter: AdapterInfo) -> KernelPlan:
-    """A 16-byte-vector copy with the operators' dispatch shape (the benchmark's yardstick)."""
-    workgroup_size = workgroup_size_for(adapter)
-    stage = KernelStage("main", "copy.comp", {"WORKGROUP_SIZE": workgroup_size}, workgroup_size, elements_per_item=4)
+def input_period(input_strides: tuple[int, ...], output_strides: tuple[int, ...], sizes: tuple[int, ...]) -> int | None:
+    """For a dense output: 0 where the input has the output's layout; P where the input's
+    element for the output's element at memory position m is at m % P (the input is dense
+    over the output's innermost dims and broadcast along the others); None otherwise."""
+    if input_strides == output_strides:
+        return 0
+    period, inner = 1, True
+    for d in sorted(range(len(sizes)), key=lambda d: output_strides[d]):  # innermost first
+        if inner and input_strides[d] == output_strides[d]:
+            period *= sizes[d]
+        elif input_strides[d] == 0:
+            inner = False
+        else:
+            return None
+    return period
+
+
+def column_run_order(sizes: tuple[int, ...], strides: list[tuple[int, ...]]):
+    """The dims reordered for the strided path, and whether to walk columns: the output's
+    most contiguous dim goes last (an invocation walks along it); where the inputs are most
+    contiguous along another dim, that one goes second to last and neighbouring invocations
+    step along it (COLUMN_RUN), so reads and writes both stay within cache lines."""
+    output = strides[-1]
+    run_dim = min(range(len(sizes)), key=lambda d: output[d])
+    lane_dim = min(range(len(sizes)), key=lambda d: max(s[d] for s in strides[:-1]))
+    column_run = lane_dim != run_dim
+    order = [d for d in range(len(sizes)) if d not in (run_dim, lane_dim)] + ([lane_dim] if column_run else []) \
+        + [run_dim]
+    return tuple(sizes[d] for d in order), [tuple(s[d] for d in order) for s in strides], column_run
+
+
+def column_run_length(adapter: AdapterInfo) -> int:
+    """Elements an invocation walks down a column: whole cache lines of the output on a CPU
+    device; one 32-byte sector's worth of FP32 on a GPU."""
+    return 64 if adapter.adapter_type == AdapterType.CPU else 8
+
+
+def plan_copy(word_count: int, adapter: AdapterInfo, workgroup_size: int | None = None, vectors_per_invocation: int = 1,
+              interleaved: bool = False) -> KernelPlan:
+    """A copy of word_count words (a multiple of 4) as 16-byte vectors, in one of several
+    dispatch shapes (the benchmark's yardstick takes the fastest)."""
+    workgroup_size = workgroup_size or workgroup_size_for(adapter)
+    defines = {"WORKGROUP_SIZE": workgroup_size, "VECTORS_PER_INVOCATION": f"{vectors_per_invocation}u"}
+    if interleaved:
+        defines["INTERLEAVED"] = ""
+    stage = KernelStage("main", "copy.comp", defines, workgroup_size, elements_per_item=4 * vectors_per_invocation)
     return KernelPlan("copy", (stage,), word_count)
 
 

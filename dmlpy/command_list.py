@@ -1,10 +1,10 @@
 """Recorded command lists: many dispatches recorded once, replayed without re-recording.
 
-kp records no barrier from one dispatch's shader writes to the next one's reads, so the
-barriers a chain of dependent operators needs become boundaries between batches: a
-dispatch that touches bytes an earlier dispatch of the current batch wrote (or writes
-bytes it read) starts a new batch, and so does each stage of a multi-stage operator.
-Each batch is one command buffer; replay submits the batches in order and waits for each.
+The whole list is one command buffer, submitted once per replay. Dispatches that share no
+bytes run without a barrier between them (the GPU may overlap them); a dispatch that
+touches bytes an earlier dispatch of the current step wrote (or writes bytes it read)
+starts a new step behind a compute-to-compute memory barrier, and so does each stage of a
+multi-stage operator.
 """
 
 from __future__ import annotations
@@ -28,8 +28,8 @@ class CommandList:
     def __init__(self, device: Device):
         self.device = device
         self.closed = False
-        self._batches: list[list] = [[]]  # kp algorithms per batch
-        self._reads: list[BoundTensor] = []  # what the open batch reads and writes
+        self._steps: list[list] = [[]]  # kp algorithms per step; a barrier between steps
+        self._reads: list[BoundTensor] = []  # what the open step reads and writes
         self._writes: list[BoundTensor] = []
         self._tables: list[BindingTable] = []
         self._recorded = None
@@ -42,39 +42,44 @@ class CommandList:
             raise InvalidArgumentError("this CommandList is closed: it was executed or closed; record a new one")
         table.check_usable()
         reads, writes = table.inputs, [*table.outputs, *table.scratch]
-        for stage, dispatch in enumerate(table.dispatches):
+        for stage, algorithms in enumerate(table.steps):
             depends = stage > 0 or any(_overlaps(w, t) for w in self._writes for t in (*reads, *writes)) \
                 or any(_overlaps(r, w) for r in self._reads for w in writes)
-            if depends and self._batches[-1]:
-                self._batches.append([])
+            if depends and self._steps[-1]:
+                self._steps.append([])
                 self._reads, self._writes = [], []
-            self._batches[-1].extend(dispatch.algorithms)
+            self._steps[-1].extend(algorithms)
             self._reads += reads
             self._writes += writes
         self._tables.append(table)
 
     @property
     def batch_count(self) -> int:
-        """How many command buffers (submissions) one replay takes."""
-        return len([b for b in self._batches if b])
+        """How many command buffers (submissions) one replay takes: 1, or 0 when empty."""
+        return 1 if self._steps[0] else 0
+
+    @property
+    def barrier_count(self) -> int:
+        """How many memory barriers the list's dependencies put between its dispatches."""
+        return len(self._steps) - 1
 
     def __repr__(self) -> str:
         state = "closed" if self.closed else "open"
-        return f"<dmlpy.CommandList {len(self._tables)} dispatches, {self.batch_count} batches, {state}>"
+        return f"<dmlpy.CommandList {len(self._tables)} dispatches, {self.barrier_count} barriers, {state}>"
 
     def close(self) -> None:
         """Finish recording: the command buffers are recorded now, once."""
         with self.device.using():
             self.device.check_open()
             if self._recorded is None:
-                self._recorded = [self.device.context.record(batch) for batch in self._batches if batch]
+                self._recorded = [self.device.context.record(self._steps)] if self._steps[0] else []
                 self.closed = True
 
     def tables(self) -> list[BindingTable]:
         return list(self._tables)
 
     def submissions(self) -> list:
-        """What `execute` submits, in order: one per batch (closing the list first)."""
+        """What `execute` submits: the list's one command buffer (closing the list first)."""
         self.close()
         for table in self._tables:
             table.check_usable()

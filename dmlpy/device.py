@@ -27,7 +27,13 @@ from .schema import OperatorDesc, schema_of
 from .shader_compiler import CompiledShader, compile_glsl, shader_source
 from .tensor_desc import BufferTensorDesc
 from .types import DATA_TYPES, RUNTIME_FEATURE_LEVEL, ExecutionFlags, Feature, FeatureLevel, TensorDataType
-from .vulkan_info import NO_DRIVER_HINT, AdapterInfo, default_adapter, list_adapters
+from .vulkan_info import NO_DRIVER_HINT, AdapterInfo, AdapterType, default_adapter, list_adapters
+
+# How long a synchronous submission on a GPU polls its fence before sleeping on it: work
+# shorter than a sleep-and-wake-up (hundreds of microseconds on a virtualised GPU) returns as
+# soon as it finishes. A CPU device (lavapipe) never polls: the poll would take a core from
+# the threads that run the work.
+FENCE_SPIN_NS = 200_000
 
 
 def _as_feature_level(value, what: str) -> FeatureLevel:
@@ -84,7 +90,7 @@ class CompiledOperator:
     cache_hit: bool  # True when every stage's SPIR-V came from the on-disk cache
 
     def __repr__(self) -> str:
-        stages = f", {len(self.plan.stages)} stages" if len(self.plan.stages) > 1 else ""
+        stages = f", stages {'+'.join(s.name for s in self.plan.stages)}" if len(self.plan.stages) > 1 else ""
         return f"<dmlpy.CompiledOperator {describe(self.desc)}, path {self.plan.path}{stages}>"
 
     @property
@@ -207,7 +213,8 @@ class Device:
         self.cache_limits = cache_limits or CacheLimits()
         float_controls = adapter.denorm_preserve_float32 or adapter.signed_zero_inf_nan_preserve_float32
         self.context = GpuContext(adapter.index, adapter.timestamp_period_ns,
-                                  ("VK_KHR_shader_float_controls",) if float_controls else ())
+                                  ("VK_KHR_shader_float_controls",) if float_controls else (),
+                                  spin_ns=0 if adapter.adapter_type == AdapterType.CPU else FENCE_SPIN_NS)
         # Bytes per buffer segment: the most one binding (and one allocation) can cover, in
         # whole 16-byte units.
         self.segment_size = min(adapter.max_storage_buffer_range, adapter.max_memory_allocation_size) // 16 * 16
@@ -409,9 +416,10 @@ class Device:
         the last submission is running: `execution.done` says whether it has finished,
         `execution.wait()` waits for it. Until then anything else that touches the device's
         memory or queue (a buffer's read, write or destroy, another execute, close) first
-        waits for it, so no buffer in use is read, changed or freed under it. Submissions
-        before the last (dependent batches, see command_list.py) run to completion first;
-        a guarded device always waits (its check reads the buffers after the work).
+        waits for it, so no buffer in use is read, changed or freed under it. The work is one
+        submission: a table's stages, and a command list's dispatches, are recorded into one
+        command buffer with barriers where they depend on each other (command_list.py). A
+        guarded device always waits (its check reads the buffers after the work).
 
         The device lock is held while submitting (and on a guarded device throughout), so
         close() never pulls work from under the GPU."""

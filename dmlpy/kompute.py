@@ -19,13 +19,14 @@ from .errors import DeviceRemovedError, InstallationError
 # creating a device says how to install it. The kp tools/setup.sh builds carries dmlpy's patch
 # (kp.dmlpy_patch): Manager.clear, no validation layer unless the environment names one (stock
 # kp turns it on whenever it is installed, which slows every submission), the GIL released while
-# a submission runs, a truly asynchronous eval_async and Sequence.is_complete.
+# a submission runs, a truly asynchronous eval_async, Sequence.is_complete, OpComputeBarrier
+# (dependent dispatches in one command buffer) and Sequence.eval_spin.
 try:
     import kp
 except ImportError as error:
     kp = None
     _KP_IMPORT_ERROR = str(error)
-KP_PATCH_LEVEL = 3
+KP_PATCH_LEVEL = 4
 KP_INSTALL_HINT = ("build it with dmlpy's patch into this Python's environment: `make setup` in a dmlpy checkout "
                    "for its .venv, or `tools/setup.sh --venv PATH` for any venv (README, Installing)")
 
@@ -87,7 +88,8 @@ class GpuContext:
     keeps every kp object it made alive for good, so no destructor runs in the child.
     """
 
-    def __init__(self, adapter_index: int, timestamp_period_ns: float, extensions: tuple[str, ...] = ()):
+    def __init__(self, adapter_index: int, timestamp_period_ns: float, extensions: tuple[str, ...] = (),
+                 spin_ns: int = 0):
         check_kp()
         # Device extensions dmlpy's shaders need (VK_KHR_shader_float_controls where they ask
         # for float controls: kp's instance is Vulkan 1.1, where it is not core).
@@ -96,6 +98,7 @@ class GpuContext:
         self.pid = os.getpid()
         self.closed = False
         self.timestamp_period_ns = timestamp_period_ns
+        self.spin_ns = spin_ns
         # kp 0.9 writes timestamps into a query pool it never resets, which the validation
         # layer reports as an error: under validation, time on the host instead.
         self.timestamps_usable = timestamp_period_ns > 0 and not VALIDATION
@@ -219,44 +222,54 @@ class GpuContext:
             self.manager.sequence().eval(kp.OpTensorSyncLocal([words.tensor]))
             return words.tensor.data().view(np.uint8)[byte_offset:byte_offset + byte_count].copy()
 
+    def create_algorithms(self, spirv: bytes, launches: list[Launch]) -> list:
+        """A kp Algorithm per launch of `spirv` (an Algorithm is tied to the buffers it was
+        created with); the launches of one stage touch disjoint elements."""
+        with self.using():
+            self.ready()
+            return [self.manager.algorithm([w.tensor for w in launch.buffers], spirv, list(launch.workgroups),
+                                           _NO_SPECIALIZATION,
+                                           np.ascontiguousarray(launch.push_constants, dtype=np.uint32))
+                    for launch in launches]
+
     def create_dispatch(self, spirv: bytes, launches: list[Launch]) -> Dispatch:
-        """Record every launch of `spirv` into one command buffer.
+        """Every launch of `spirv` recorded into one command buffer, with no barrier between them."""
+        return self.record([self.create_algorithms(spirv, launches)])
 
-        A kp Algorithm is tied to the buffers it was created with, so each launch gets its
-        own; the launches of one dispatch touch disjoint elements and need no barrier.
-        """
-        with self.using():
-            self.ready()
-            algorithms = [self.manager.algorithm([w.tensor for w in launch.buffers], spirv, list(launch.workgroups),
-                                                 _NO_SPECIALIZATION,
-                                                 np.ascontiguousarray(launch.push_constants, dtype=np.uint32))
-                          for launch in launches]
-            return self.record(algorithms)
-
-    def record(self, algorithms: list, timestamped: bool = False) -> Dispatch:
-        """One command buffer dispatching `algorithms` in order, with no barrier between them
-        (kp records none from shader writes to shader reads: callers keep dependent work in
-        separate command buffers). Timestamped ones latch GPU time around each dispatch."""
-        with self.using():
-            self.ready()
-            sequence = self.manager.sequence(0, len(algorithms) + 1) if timestamped else self.manager.sequence()
+    @staticmethod
+    def _record_steps(sequence, steps: list[list]) -> None:
+        """The dispatches of each step, with a compute-to-compute memory barrier before every
+        step but the first: a step may read or overwrite what any earlier one wrote, and
+        dispatches within a step run in any order (or at once)."""
+        for index, algorithms in enumerate(steps):
+            if index:
+                sequence.record(kp.OpComputeBarrier())
             for algorithm in algorithms:
                 sequence.record(kp.OpAlgoDispatch(algorithm))
-            return self._own(Dispatch(algorithms, sequence))
 
-    def record_round_trip(self, uploads: list, algorithms: list, downloads: list) -> Dispatch:
-        """One command buffer: staging-to-device copies of `uploads`, the dispatches, device-to-
-        staging copies of `downloads`. kp records the barriers this order needs (transfer
-        write -> shader read before a dispatch; shader write -> transfer read -> host read
-        around a download), so one submission replaces three."""
+    def record(self, steps: list[list], timestamped: bool = False) -> Dispatch:
+        """One command buffer dispatching the algorithms of `steps` in order, a barrier between
+        steps (so one submission runs a chain of dependent dispatches). Timestamped ones latch
+        GPU time around each recorded operation."""
+        with self.using():
+            self.ready()
+            operations = sum(len(step) for step in steps) + max(0, len(steps) - 1)
+            sequence = self.manager.sequence(0, operations + 1) if timestamped else self.manager.sequence()
+            self._record_steps(sequence, steps)
+            return self._own(Dispatch([a for step in steps for a in step], sequence))
+
+    def record_round_trip(self, uploads: list, steps: list[list], downloads: list) -> Dispatch:
+        """One command buffer: staging-to-device copies of `uploads`, the steps' dispatches,
+        device-to-staging copies of `downloads`. kp records the barriers around the copies
+        (transfer write -> shader read before the first dispatch; shader write -> transfer
+        read -> host read around a download), so one submission replaces three."""
         with self.using():
             self.ready()
             sequence = self.manager.sequence()
             sequence.record(kp.OpTensorSyncDevice([w.tensor for w in uploads]))
-            for algorithm in algorithms:
-                sequence.record(kp.OpAlgoDispatch(algorithm))
+            self._record_steps(sequence, steps)
             sequence.record(kp.OpTensorSyncLocal([w.tensor for w in downloads]))
-            return self._own(Dispatch(algorithms, sequence))
+            return self._own(Dispatch([a for step in steps for a in step], sequence))
 
     def stage(self, words: DeviceWords, byte_offset: int, data: np.ndarray) -> None:
         """Put bytes in the buffer's staging copy only; a round trip's upload takes them over."""
@@ -279,10 +292,15 @@ class GpuContext:
             return self._own(Dispatch([], sequence))
 
     def run(self, dispatch: Dispatch) -> None:
-        """Submit the recorded dispatch and wait for it; re-submitting re-records nothing."""
+        """Submit the recorded dispatch and wait for it; re-submitting re-records nothing.
+        On a GPU the fence is polled for up to `spin_ns` first: short work finishes before
+        a blocking wait's sleep and wake-up would (see docs/benchmarks.md, host cost)."""
         with self.using():
             self.ready()
-            dispatch.sequence.eval()
+            if self.spin_ns:
+                dispatch.sequence.eval_spin(self.spin_ns)
+            else:
+                dispatch.sequence.eval()
 
     def gpu_seconds(self, dispatch: Dispatch) -> float:
         """GPU time of the last run of a timestamped dispatch, first to last timestamp."""

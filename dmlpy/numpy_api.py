@@ -86,13 +86,12 @@ class _Binding:
 
     def run(self, spans: list[np.ndarray], upload_output: bool) -> np.ndarray:
         """Upload the input spans (and the output's, where its gaps must survive), run, and
-        return the output buffer's bytes. A single-stage operator on a single segment takes
-        one submission: the uploads, the dispatch and the download recorded together once."""
+        return the output buffer's bytes. An operator whose buffers are single segments takes
+        one submission: the uploads, its stages and the download recorded together once."""
         device, table = self.device, self.table
         inputs, output = self.buffers[:-1], self.buffers[-1]
         uploaded = [*inputs, output] if upload_output else inputs
-        single = len(table.dispatches) == 1 and len(table.windows) == 1 and not device.guarded \
-            and all(len(b.segments) == 1 for b in self.buffers)
+        single = not device.guarded and all(len(b.segments) == 1 for b in self.buffers)
         if not single:
             for buffer, span in zip(uploaded, spans):
                 buffer.write(span)
@@ -104,7 +103,7 @@ class _Binding:
             round_trip = self._round_trips.get(upload_output)
             if round_trip is None:
                 round_trip = self._round_trips[upload_output] = context.record_round_trip(
-                    list({id(b): b.segments[0] for b in uploaded}.values()), table.dispatches[0].algorithms,
+                    list({id(b): b.segments[0] for b in uploaded}.values()), table.steps,
                     [output.segments[0]])
             for buffer, span in zip(uploaded, spans):
                 context.stage(buffer.segments[0], 0, np.ascontiguousarray(span))
@@ -326,6 +325,34 @@ def _run_elementwise(desc_class, arrays: dict[str, np.ndarray], out, device: Dev
     if target is not result:
         result[...] = target
     return result
+
+
+def _run_fast(schema: OperatorSchema, arrays: tuple, values: dict) -> np.ndarray | None:
+    """The result of a call on C-contiguous NumPy arrays of one shape and dtype with no `out`
+    (a loop's usual call), or None for the general path. Such a call's desc is the packed 1-D
+    one the general path would build, so the compiled operator and the bound buffers of an
+    earlier call with the same dtype, size and scalars' bits are reused as they are: no
+    broadcasting, views, aliasing or layout work, and no desc is built or checked again."""
+    first = arrays[0]
+    if type(first) is not np.ndarray or first.size < 2 or not first.flags.c_contiguous:
+        return None
+    for array in arrays[1:]:
+        if type(array) is not np.ndarray or array.dtype != first.dtype or array.shape != first.shape \
+                or not array.flags.c_contiguous:
+            return None
+    data_type = data_type_for_numpy(first.dtype)
+    device = values["device"]
+    if data_type is None or not isinstance(device, (Device, type(None))) or \
+            any(s.name not in values for s in schema.scalars) or \
+            not isinstance(values.get("use_dst", False), (bool, np.bool_)):
+        return None
+    device = _device(device)
+    fields = {s.name: values[s.name] for s in schema.scalars}
+    fields.update({f.name: bool(values[f.name]) for f in schema.flags})
+    fields.update({c.name: values[c.name] for c in schema.choices})
+    compiled = _compiled_for(device, schema.desc_class, data_type, (first.size,), [(1,)] * (len(arrays) + 1), fields)
+    raw = _run_bound(device, compiled, None, lambda binding: binding.run([a.reshape(-1) for a in arrays], False))
+    return raw[:first.nbytes].view(first.dtype).reshape(first.shape)
 
 
 def _resident(values: dict[str, object], out) -> bool:
@@ -550,8 +577,14 @@ def front_end(schema: OperatorSchema, use_dst: bool):
     parameters += [inspect.Parameter("out", keyword, default=None), inspect.Parameter("device", keyword, default=None)]
     signature = inspect.Signature(parameters)
     flags = {f.name for f in schema.flags}
+    defaults = {p.name: p.default for p in parameters if p.default is not inspect.Parameter.empty}
+    fast_keywords = {*defaults} - {"out"}
 
     def run(*args, **kwargs):
+        if len(args) == len(arguments) and kwargs.keys() <= fast_keywords:
+            result = _run_fast(schema, args, {**defaults, **kwargs})
+            if result is not None:
+                return result
         bound = signature.bind(*args, **kwargs)
         bound.apply_defaults()
         values = bound.arguments

@@ -4,18 +4,30 @@
 // `bits[]`, the inputs' stored bits, ending in `uint result`, the output's stored bits.
 //
 // One mechanism, three layouts chosen at compile time from the descs:
-//   PATH_PACKED   all tensors share one dense layout: each invocation maps VECTOR_WORDS
-//                 whole words of every tensor, in memory order (16-byte vector loads and
-//                 stores when VECTOR_WORDS is 4), so nothing is indexed or shared.
+//   PATH_PACKED   all tensors share one dense layout, so nothing is indexed or shared: each
+//                 invocation maps VECTORS_PER_ITEM units of VECTOR_WORDS whole words of every
+//                 tensor (16-byte vector loads and stores when VECTOR_WORDS is 4), with no
+//                 bounds check: only whole items. Its units are consecutive (a CPU device:
+//                 one invocation is a SIMD lane, and a contiguous run is what it streams
+//                 best) or a workgroup apart (UNITS_INTERLEAVED, a GPU: neighbouring
+//                 invocations on neighbouring units, coalesced). The words past the last
+//                 whole item are a second dispatch of the same shader (PACKED_TAIL), one word
+//                 per invocation, lanes past the last element keeping their bits.
 //   PATH_GATHER   the output is packed row-major: each invocation owns a run of output words
 //                 and gathers their elements from the strided inputs.
+//                 With INPUT_PERIODS (dmlpy's "broadcast" path) an input may instead repeat
+//                 one block of the output's layout (a row broadcast along the rows).
 //   PATH_STRIDED  anything else: each invocation maps a run of elements; sub-word outputs are
-//                 merged atomically (see tensor_storage.glsl).
+//                 merged atomically (see tensor_storage.glsl). Where the output is contiguous
+//                 along a dim the inputs are not (a transpose), COLUMN_RUN: each invocation
+//                 walks a column of the output, neighbouring invocations neighbouring columns.
 //
 // Defines: ELEMENT_BITS, DTYPE_*, WORKGROUP_SIZE, INPUT_COUNT, SCALAR_COUNT, one PATH_*,
-// VECTOR_WORDS (1 or 4) for PATH_PACKED, and for PATH_GATHER and PATH_STRIDED: RUN_LENGTH,
+// for PATH_PACKED: VECTOR_WORDS (1 or 4), VECTORS_PER_ITEM, UNITS_INTERLEAVED or not, and
+// PACKED_TAIL in the tail's dispatch; for PATH_GATHER and PATH_STRIDED: RUN_LENGTH,
 // RANK, SIZES and STRIDES (RANK groups of TENSOR_COUNT element strides: inputs, then the
-// output), the descs' dims after merging contiguous ones. The element count is a push
+// output), the descs' dims after merging contiguous ones (and reordering, on PATH_STRIDED),
+// and COLUMN_RUN or not; INPUT_PERIODS on the broadcast form of PATH_PACKED. The element count is a push
 // constant: a packed tensor in a buffer larger than one binding can cover is run as
 // several windows of the same shader.
 #extension GL_GOOGLE_include_directive : require
@@ -72,7 +84,14 @@ layout(push_constant) uniform Params {
 } params;
 
 #if defined(PATH_PACKED)
-#define ELEMENTS_PER_ITEM (VECTOR_WORDS * ELEMENTS_PER_WORD)
+#define UNIT_ELEMENTS (VECTOR_WORDS * ELEMENTS_PER_WORD)
+#define ELEMENTS_PER_ITEM (VECTORS_PER_ITEM * UNIT_ELEMENTS)
+// The main dispatch maps whole chunks: an item, or with interleaved units a workgroup's items.
+#if defined(UNITS_INTERLEAVED)
+#define CHUNK_ELEMENTS (ELEMENTS_PER_ITEM * WORKGROUP_SIZE)
+#else
+#define CHUNK_ELEMENTS ELEMENTS_PER_ITEM
+#endif
 #else
 #define ELEMENTS_PER_ITEM RUN_LENGTH  // a multiple of ELEMENTS_PER_WORD on PATH_GATHER
 #endif
@@ -100,6 +119,22 @@ uint input_word(uint t, uint w) {
     return input0[w];
 }
 
+#if defined(PATH_PACKED) && VECTOR_WORDS == 4
+// Vector v of input t.
+uvec4 input_vector(uint t, uint v) {
+#if INPUT_COUNT > 1
+    if (t == 1u) return input1_vec4[v];
+#endif
+#if INPUT_COUNT > 2
+    if (t == 2u) return input2_vec4[v];
+#endif
+#if INPUT_COUNT > 3
+    if (t == 3u) return input3_vec4[v];
+#endif
+    return input0_vec4[v];
+}
+#endif
+
 uint input_load(uint t, uint e) {
     return lane_bits(input_word(t, e / ELEMENTS_PER_WORD), e % ELEMENTS_PER_WORD);
 }
@@ -116,7 +151,36 @@ uint apply_word(uint words[INPUT_COUNT], uint result, uint lanes) {
     return result;
 }
 
-#if !defined(PATH_PACKED)
+#if defined(PATH_PACKED)
+#if defined(INPUT_PERIODS)
+// Per input, 0, or the length P of the block it repeats: its element for the output's
+// element at memory position m is at m % P (a compile-time constant, so % is cheap).
+const uint INPUT_PERIOD[INPUT_COUNT] = uint[INPUT_COUNT](INPUT_PERIODS);
+#define INPUT_INDEX(t, index, elements) (INPUT_PERIOD[t] == 0u ? (index) : (index) % (INPUT_PERIOD[t] / (elements)))
+#else
+#define INPUT_INDEX(t, index, elements) (index)
+#endif
+
+// Unit u of this dispatch's window: VECTOR_WORDS whole words of every tensor.
+void map_unit(uint u) {
+    uint words[INPUT_COUNT];
+#if VECTOR_WORDS == 4
+    uvec4 vectors[INPUT_COUNT];
+    [[unroll]] for (uint t = 0u; t < INPUT_COUNT; ++t)
+        vectors[t] = input_vector(t, params.base[t] / UNIT_ELEMENTS + INPUT_INDEX(t, u, UNIT_ELEMENTS));
+    uvec4 result;
+    [[unroll]] for (uint k = 0u; k < 4u; ++k) {
+        [[unroll]] for (uint t = 0u; t < INPUT_COUNT; ++t) words[t] = vectors[t][k];
+        result[k] = apply_word(words, 0u, ELEMENTS_PER_WORD);
+    }
+    output0_vec4[params.base[INPUT_COUNT] / UNIT_ELEMENTS + u] = result;
+#else
+    [[unroll]] for (uint t = 0u; t < INPUT_COUNT; ++t)
+        words[t] = input_word(t, params.base[t] / ELEMENTS_PER_WORD + INPUT_INDEX(t, u, ELEMENTS_PER_WORD));
+    output0[params.base[INPUT_COUNT] / ELEMENTS_PER_WORD + u] = apply_word(words, 0u, ELEMENTS_PER_WORD);
+#endif
+}
+#else
 const uint TENSOR_SIZES[RANK] = uint[RANK](SIZES);
 const uint TENSOR_STRIDES[RANK * TENSOR_COUNT] = uint[RANK * TENSOR_COUNT](STRIDES);
 
@@ -150,13 +214,37 @@ uint apply_at(uint offsets[TENSOR_COUNT]) {
 void main() {
     // A 2-D grid reaches past maxComputeWorkGroupCount[0]; the groups past the last one
     // needed idle, before `item` could wrap around 2^32.
+#if defined(PACKED_TAIL)
+    uint whole_elements = params.element_count / CHUNK_ELEMENTS * CHUNK_ELEMENTS;
+    uint item_count = ceil_div(params.element_count - whole_elements, ELEMENTS_PER_WORD);
+#elif defined(PATH_PACKED)
+    uint item_count = params.element_count / CHUNK_ELEMENTS * (CHUNK_ELEMENTS / ELEMENTS_PER_ITEM);
+#elif defined(COLUMN_RUN)
+    uint runs_per_column = ceil_div(TENSOR_SIZES[RANK - 1], RUN_LENGTH);
+    uint item_count = params.element_count / TENSOR_SIZES[RANK - 1] * runs_per_column;
+#else
     uint item_count = ceil_div(params.element_count, ELEMENTS_PER_ITEM);
+#endif
     uint group = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
     if (group >= ceil_div(item_count, WORKGROUP_SIZE)) return;
     uint item = group * WORKGROUP_SIZE + gl_LocalInvocationID.x;
     if (item >= item_count) return;
 
-#if defined(PATH_STRIDED)
+#if defined(COLUMN_RUN)
+    // Neighbouring invocations step along the second-to-last dim (where the inputs are
+    // contiguous); each walks RUN_LENGTH elements along the last (where the output is).
+    uint lane = item % TENSOR_SIZES[RANK - 2], rest = item / TENSOR_SIZES[RANK - 2];
+    uint run_first = rest % runs_per_column * RUN_LENGTH;
+    uint first = ((rest / runs_per_column) * TENSOR_SIZES[RANK - 2] + lane) * TENSOR_SIZES[RANK - 1] + run_first;
+    uint offsets[TENSOR_COUNT];
+    element_offsets(first, offsets);
+    for (uint r = run_first; r < min(run_first + RUN_LENGTH, TENSOR_SIZES[RANK - 1]); ++r) {
+        if (r > run_first) {
+            [[unroll]] for (uint t = 0u; t < TENSOR_COUNT; ++t) offsets[t] += TENSOR_STRIDES[(RANK - 1) * TENSOR_COUNT + t];
+        }
+        output0_store(params.base[INPUT_COUNT] + offsets[INPUT_COUNT], apply_at(offsets));
+    }
+#elif defined(PATH_STRIDED)
     // A run of RUN_LENGTH consecutive elements, offsets stepped from one to the next.
     uint first = item * RUN_LENGTH;
     uint offsets[TENSOR_COUNT];
@@ -165,43 +253,23 @@ void main() {
         if (e > first) next_offsets(offsets, e);
         output0_store(params.base[INPUT_COUNT] + offsets[INPUT_COUNT], apply_at(offsets));
     }
+#elif defined(PACKED_TAIL)
+    // Word w past the whole items; in the tensor's last word the lanes past its end keep
+    // their bits.
+    uint w = whole_elements / ELEMENTS_PER_WORD + item;
+    uint lanes = min(ELEMENTS_PER_WORD, params.element_count - w * ELEMENTS_PER_WORD);
+    uint out_word = params.base[INPUT_COUNT] / ELEMENTS_PER_WORD + w;
+    uint words[INPUT_COUNT];
+    [[unroll]] for (uint t = 0u; t < INPUT_COUNT; ++t)
+        words[t] = input_word(t, params.base[t] / ELEMENTS_PER_WORD + INPUT_INDEX(t, w, ELEMENTS_PER_WORD));
+    output0[out_word] = apply_word(words, lanes < ELEMENTS_PER_WORD ? output0[out_word] : 0u, lanes);
 #elif defined(PATH_PACKED)
-    uint first_word = item * VECTOR_WORDS;
-    uint in_words[INPUT_COUNT];
-    [[unroll]] for (uint t = 0u; t < INPUT_COUNT; ++t) in_words[t] = params.base[t] / ELEMENTS_PER_WORD;
-    uint out_word = params.base[INPUT_COUNT] / ELEMENTS_PER_WORD;
-#if VECTOR_WORDS == 4
-    if ((first_word + 4u) * ELEMENTS_PER_WORD <= params.element_count) {  // a whole vector
-        uvec4 vectors[INPUT_COUNT];
-        vectors[0] = input0_vec4[in_words[0] / 4u + item];
-#if INPUT_COUNT > 1
-        vectors[1] = input1_vec4[in_words[1] / 4u + item];
+    [[unroll]] for (uint k = 0u; k < VECTORS_PER_ITEM; ++k) {
+#if defined(UNITS_INTERLEAVED)
+        map_unit((group * VECTORS_PER_ITEM + k) * WORKGROUP_SIZE + gl_LocalInvocationID.x);
+#else
+        map_unit(item * VECTORS_PER_ITEM + k);
 #endif
-#if INPUT_COUNT > 2
-        vectors[2] = input2_vec4[in_words[2] / 4u + item];
-#endif
-#if INPUT_COUNT > 3
-        vectors[3] = input3_vec4[in_words[3] / 4u + item];
-#endif
-        uvec4 result;
-        [[unroll]] for (uint k = 0u; k < 4u; ++k) {
-            uint words[INPUT_COUNT];
-            [[unroll]] for (uint t = 0u; t < INPUT_COUNT; ++t) words[t] = vectors[t][k];
-            result[k] = apply_word(words, 0u, ELEMENTS_PER_WORD);
-        }
-        output0_vec4[out_word / 4u + item] = result;
-        return;
-    }
-#endif
-    // Word by word, so no load passes the tensor's last word; lanes past the last element
-    // (only in that word) keep their bits.
-    uint word_count = ceil_div(params.element_count, ELEMENTS_PER_WORD);
-    for (uint w = first_word; w < min(first_word + VECTOR_WORDS, word_count); ++w) {
-        uint lanes = min(ELEMENTS_PER_WORD, params.element_count - w * ELEMENTS_PER_WORD);
-        uint kept = lanes < ELEMENTS_PER_WORD ? output0[out_word + w] : 0u;
-        uint words[INPUT_COUNT];
-        [[unroll]] for (uint t = 0u; t < INPUT_COUNT; ++t) words[t] = input_word(t, in_words[t] + w);
-        output0[out_word + w] = apply_word(words, kept, lanes);
     }
 #else
     // A run of whole output words, each assembled from gathered elements; in the tensor's

@@ -32,7 +32,7 @@ def test_a_chain_of_dependent_dispatches_runs_in_order(device):
     for k, x in enumerate(xs):
         command_list.record_dispatch(device.create_binding_table(compiled, inputs=[upload(device, x), gradients[k]],
                                                                  outputs=[gradients[k + 1]]))
-    assert command_list.batch_count == 5
+    assert (command_list.batch_count, command_list.barrier_count) == (1, 4)  # one submission, a barrier per link
     expected = dy
     for x in xs:
         expected = relu_grad(x, expected)
@@ -41,19 +41,19 @@ def test_a_chain_of_dependent_dispatches_runs_in_order(device):
         assert np.array_equal(gradients[-1].read(np.float32, 256), expected)
 
 
-def test_independent_dispatches_share_one_submission_and_write_after_read_splits(device):
+def test_independent_dispatches_share_a_step_and_write_after_read_takes_a_barrier(device):
     compiled = compiled_relu_grad(device)
     x, dy = upload(device, np.ones(256, np.float32)), upload(device, np.ones(256, np.float32))
     command_list = device.create_command_list()
     for _ in range(10):
         command_list.record_dispatch(device.create_binding_table(compiled, inputs=[x, dy],
                                                                  outputs=[device.create_buffer(1024)]))
-    assert command_list.batch_count == 1
+    assert (command_list.batch_count, command_list.barrier_count) == (1, 0)
     command_list.record_dispatch(device.create_binding_table(compiled, inputs=[x, dy], outputs=[dy]))  # overwrites dy
-    assert command_list.batch_count == 2
+    assert (command_list.batch_count, command_list.barrier_count) == (1, 1)
 
 
-def test_multi_stage_operators_split_batches(device):
+def test_multi_stage_operators_put_a_barrier_between_stages(device):
     x = dml.BufferTensorDesc(T.FLOAT32, (5000, 4))  # rows of 5000 span two chunks: two dependent stages
     desc = dml.ActivationParameterizedReluGradOperatorDesc(
         x, dml.BufferTensorDesc(T.FLOAT32, (5000, 4), (0, 1)), x, x, dml.BufferTensorDesc(T.FLOAT32, (1, 4)))
@@ -64,7 +64,7 @@ def test_multi_stage_operators_split_batches(device):
                                         temporary=device.create_buffer(compiled.binding_properties.temporary_resource_size))
     command_list = device.create_command_list()
     command_list.record_dispatch(table)
-    assert command_list.batch_count == 2
+    assert (command_list.batch_count, command_list.barrier_count) == (1, 1)
 
 
 def test_replay_records_and_uploads_nothing(device, monkeypatch):
@@ -124,3 +124,51 @@ def test_front_end_binding_cache_is_bounded_by_bytes_and_entries(limits):
         cache = device.front_end_cache
         assert len(cache) <= limits.front_end_bindings
         assert cache.nbytes <= limits.front_end_bytes + 3 * 4 * 1040
+
+
+def test_a_repeated_front_end_call_builds_and_checks_no_desc(device, monkeypatch):
+    """The fast path: C-contiguous arrays of one shape and dtype, no out. A call shaped like
+    an earlier one (dtype, size, the scalars' bits) reuses its validated desc and bindings."""
+    from reference import REFERENCES
+
+    from dmlpy import numpy_api
+
+    rng = np.random.default_rng(5)
+    x, dy = rng.standard_normal((4, 50)).astype(np.float32), rng.standard_normal((4, 50)).astype(np.float32)
+    dml.leaky_relu_grad(x, dy, alpha=0.5, device=device)
+
+    def no_desc(*args, **kwargs):
+        raise AssertionError("a desc was built for a call shaped like an earlier one")
+
+    def no_layout_work(*args, **kwargs):
+        raise AssertionError("the general path's broadcasting and view mapping ran")
+
+    monkeypatch.setattr(dml.BufferTensorDesc, "__init__", no_desc)
+    monkeypatch.setattr(dml.ActivationLeakyReluGradOperatorDesc, "__init__", no_desc)
+    monkeypatch.setattr(numpy_api, "_broadcast", no_layout_work)
+    monkeypatch.setattr(numpy_api, "_views", no_layout_work)
+    for _ in range(3):
+        got = dml.leaky_relu_grad(x, dy, alpha=0.5, device=device)
+        expected = REFERENCES["leaky_relu_grad"](x, dy, alpha=0.5)
+        assert got.shape == x.shape and np.array_equal(got.view(np.uint32), expected.view(np.uint32))
+    with pytest.raises(AssertionError, match="a desc was built"):  # other scalar bits: a new desc
+        dml.leaky_relu_grad(x, dy, alpha=0.5000001, device=device)
+    with pytest.raises(AssertionError, match="a desc was built"):  # another size
+        dml.leaky_relu_grad(x[:3], dy[:3], alpha=0.5, device=device)
+
+
+def test_the_fast_path_gives_the_general_paths_bits_and_errors(device):
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal(300).astype(np.float32)
+    x[:4] = [np.nan, -0.0, np.inf, 1e-40]
+    dy = rng.standard_normal(300).astype(np.float32)
+    fast = dml.hard_sigmoid_grad(x, dy, alpha=0.25, beta=0.5, device=device)
+    general = dml.hard_sigmoid_grad(x[::1].reshape(1, 300).T[:, 0], dy, alpha=0.25, beta=0.5, device=device,
+                                    out=np.empty(300, np.float32))
+    assert np.array_equal(fast.view(np.uint32), general.view(np.uint32))
+    with pytest.raises(dml.InvalidArgumentError, match="alpha"):
+        dml.hard_sigmoid_grad(x, dy, alpha="2", device=device)
+    with pytest.raises(dml.InvalidArgumentError, match="use_dst"):
+        dml.elu_grad(x, dy, use_dst=1, device=device)
+    with pytest.raises(dml.InvalidArgumentError, match="device"):
+        dml.relu_grad(x, dy, device="gpu")

@@ -165,11 +165,12 @@ def test_reprs_are_short_and_say_what_the_object_is(device):
         (desc, "ActivationEluGradOperatorDesc(input_tensor=BufferTensorDesc(FLOAT16, (2, 3)), input_gradient_tensor="
               "BufferTensorDesc(FLOAT16, (2, 3)), output_gradient_tensor=BufferTensorDesc(FLOAT16, (2, 3)), "
               "alpha=0.5, use_dst=False)"),
-        (compiled, "<dmlpy.CompiledOperator ACTIVATION_ELU_GRAD FLOAT16 (2, 3), path packed>"),
+        (compiled, "<dmlpy.CompiledOperator ACTIVATION_ELU_GRAD FLOAT16 (2, 3), path packed, "
+                   "stages main+tail>"),
         (device.create_operator(desc), "<dmlpy.Operator ACTIVATION_ELU_GRAD FLOAT16 (2, 3)>"),
         (buffers[0], "<dmlpy.Buffer 12 bytes>"),
         (table, "<dmlpy.BindingTable ACTIVATION_ELU_GRAD 3 bindings>"),
-        (commands, "<dmlpy.CommandList 1 dispatches, 1 batches, closed>"),
+        (commands, "<dmlpy.CommandList 1 dispatches, 0 barriers, closed>"),
     ]
     for thing, text in expected:
         assert repr(thing) == text

@@ -265,3 +265,65 @@ def test_front_end_across_segments_and_on_a_guarded_device(small_segments):
     with dml.create_device(guarded=True) as guarded:
         assert np.array_equal(bits(dml.relu_grad(x.T, dy.T, out=out.T, device=guarded)), bits(reference(x.T, dy.T)))
     assert not out.base[:, 1::2].any()
+
+
+# The dispatch shapes of each path, on this device and planned as a GPU would be (the same
+# shaders with interleaved units, GPU run lengths): counts around the chunk sizes exercise
+# the main dispatch alone, the tail dispatch alone, and both.
+@pytest.fixture(params=["cpu", "gpu"])
+def planned_device(request, device):
+    if request.param == "cpu":
+        yield device
+        return
+    import dataclasses
+    with dml.create_device() as gpu:
+        gpu.adapter = dataclasses.replace(gpu.adapter, adapter_type=dml.AdapterType.DISCRETE_GPU)
+        yield gpu
+
+
+@pytest.mark.parametrize("data_type", [T.FLOAT32, T.FLOAT16, T.INT8], ids=lambda t: t.name)
+@pytest.mark.parametrize("count", [1, 5, 63, 64, 65, 4095, 4096, 4097, 3 * 16384 + 77])
+def test_packed_main_and_tail_dispatches_cover_every_element_once(planned_device, data_type, count):
+    device = planned_device
+    compiled, actual, expected = run_and_expect(device, desc_for(data_type, (count,)), np.random.default_rng(count),
+                                                offsets={name: 16 * k for k, name in enumerate(NAMES)})
+    assert compiled.plan.path == "packed" and [s.name for s in compiled.plan.stages] == ["main", "tail"]
+    assert_bytes_equal(actual["output_gradient_tensor"], expected["output_gradient_tensor"],
+                       data_type_info(data_type).element_size)
+
+
+@pytest.mark.parametrize("data_type", [T.FLOAT32, T.FLOAT16, T.INT8], ids=lambda t: t.name)
+@pytest.mark.parametrize("rows, row_length", [(1, 64), (7, 64), (33, 16), (5, 12), (300, 4), (70, 1028)])
+@pytest.mark.parametrize("alignment", [16, 4], ids=["vectors", "words"])
+def test_a_row_broadcast_along_rows_takes_the_broadcast_path(planned_device, data_type, rows, row_length, alignment):
+    """dY is one row repeated: the broadcast path reads it as whole vectors (or words)."""
+    device = planned_device
+    per_word = 4 // data_type_info(data_type).element_size
+    desc = desc_for(data_type, (rows, row_length), (None, (0, 1), None), (alignment,) * 3)
+    compiled, actual, expected = run_and_expect(device, desc, np.random.default_rng(rows),
+                                                offsets={name: alignment * (k + 1) for k, name in enumerate(NAMES)})
+    whole_words = row_length % per_word == 0
+    assert compiled.plan.path == ("packed" if rows == 1 else "broadcast" if whole_words else "gather")
+    if whole_words and rows > 1:
+        vectors = alignment == 16 and row_length % (4 * per_word) == 0
+        assert compiled.plan.stages[0].defines["VECTOR_WORDS"] == (4 if vectors else 1)
+    assert_bytes_equal(actual["output_gradient_tensor"], expected["output_gradient_tensor"],
+                       data_type_info(data_type).element_size)
+
+
+@pytest.mark.parametrize("data_type", [T.FLOAT32, T.FLOAT16], ids=lambda t: t.name)
+@pytest.mark.parametrize("sizes", [(67, 131), (2, 3), (130, 9), (3, 40, 70)])
+@pytest.mark.parametrize("transposed", ["output", "inputs"])
+def test_transposes_walk_columns(planned_device, data_type, sizes, transposed):
+    """The output contiguous along a dim where the inputs are not: each invocation walks a run
+    of a column (runs that end mid-column included), neighbouring invocations neighbouring
+    columns; the bytes around every tensor stay."""
+    device = planned_device
+    column_major = tuple(int(np.prod(sizes[:d])) for d in range(len(sizes)))
+    strides = (None, None, column_major) if transposed == "output" else (column_major, column_major, None)
+    compiled, actual, expected = run_and_expect(device, desc_for(data_type, sizes, strides),
+                                                np.random.default_rng(sum(sizes)))
+    if data_type == T.FLOAT32 or transposed == "output":
+        assert compiled.plan.path == "strided" and "COLUMN_RUN" in compiled.plan.stages[0].defines
+    assert_bytes_equal(actual["output_gradient_tensor"], expected["output_gradient_tensor"],
+                       data_type_info(data_type).element_size)

@@ -141,8 +141,8 @@ def test_the_guard_catches_a_dispatch_that_writes_outside_its_elements():
         device.execute(table)  # the real shader passes the guard
         (stage,) = plan_copy(32, device.adapter).stages
         rogue = compile_glsl(stage.source()).spirv
-        table.dispatches = [device.context.create_dispatch(rogue, [Launch(
+        table.submission = device.context.create_dispatch(rogue, [Launch(
             [buffers[0].segments[0], buffers[2].segments[0]], stage.workgroups(device.adapter, 32),
-            np.array([16], np.uint32))])]
+            np.array([16], np.uint32))])
         with pytest.raises(dml.GuardViolationError, match="changed .* bytes it does not own"):
             device.execute(table)

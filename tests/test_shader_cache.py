@@ -27,7 +27,7 @@ def compile_relu_grad(device, sizes=(3, 7), data_type=dml.TensorDataType.FLOAT16
 
 def test_second_compile_of_a_desc_is_a_cache_hit(device, fresh_cache, monkeypatch):
     first = compile_relu_grad(device)
-    assert not first.cache_hit and len(list(fresh_cache.glob("*.spv"))) == 1
+    assert not first.cache_hit and len(list(fresh_cache.glob("*.spv"))) == len(first.spirv)  # one per stage
 
     def no_glslang(*args, **kwargs):
         raise AssertionError("glslang ran although the cache holds this shader")
@@ -56,7 +56,7 @@ def test_packed_descs_of_any_size_share_one_shader(device, fresh_cache):
 ])
 def test_a_damaged_entry_is_rebuilt_not_used(device, fresh_cache, damage):
     good = compile_relu_grad(device)
-    (entry,) = fresh_cache.glob("*.spv")
+    entry = fresh_cache / shader_compiler.cache_entry_name(good.sources[0])  # the main stage's
     entry.write_bytes(damage(entry.read_bytes()))
     with dml.create_device() as other:
         rebuilt = compile_relu_grad(other)

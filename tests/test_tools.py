@@ -74,9 +74,12 @@ def test_dump_reports_the_path_taken(tmp_path):
     packed = run_tool("tools/dump_shaders.py", "relu_grad", "--dtype", "float16", "--sizes", "4", "--out", tmp_path)
     strided = run_tool("tools/dump_shaders.py", "relu_grad", "--dtype", "float16", "--sizes", "2,2",
                        "--output-gradient-tensor-strides", "1,2", "--out", tmp_path)
-    assert "path packed" in packed.stdout and "_packed.comp" in packed.stdout
-    assert "path strided" in strided.stdout
-    assert "#define PATH_STRIDED" in (tmp_path / "relu_grad_float16_strided.comp").read_text()
+    assert "path packed" in packed.stdout
+    assert "_packed_main.comp" in packed.stdout and "_packed_tail.comp" in packed.stdout
+    assert "chosen because: every tensor has one dense layout" in packed.stdout
+    assert "stage tail (tail elements, beside the one before)" in packed.stdout
+    assert "path strided" in strided.stdout and "walks 64 elements along the output's contiguous dim" in strided.stdout
+    assert "#define COLUMN_RUN" in (tmp_path / "relu_grad_float16_strided.comp").read_text()
 
 
 @pytest.mark.parametrize("args, message", [

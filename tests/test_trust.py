@@ -216,7 +216,7 @@ def test_guard_checks_command_lists():
         table = device.create_binding_table(compiled, inputs=buffers[:2], outputs=buffers[2:])
         (stage,) = plan_copy(32, device.adapter).stages
         rogue = compile_glsl(stage.source()).spirv
-        table.dispatches = [device.context.create_dispatch(rogue, [Launch(
+        table.steps = [device.context.create_algorithms(rogue, [Launch(
             [buffers[0].segments[0], buffers[2].segments[0]], stage.workgroups(device.adapter, 32),
             np.array([16], np.uint32))])]
         buffers[0].write(np.ones(16, np.float32))
@@ -270,25 +270,23 @@ def test_a_cache_owned_by_another_user_is_refused(cache):
     assert list(cache.iterdir()) == []
 
 
-def only_entry(cache):
-    """The operator's entry: a device also caches its denormal probe's shader (Device.denormals)."""
-    probe = shader_compiler.cache_entry_name(shader_compiler.shader_source("denormal_probe.comp", {}))
-    (entry,) = [e for e in cache.iterdir() if e.suffix == ".spv" and e.name != probe]
-    return entry
+def main_entry(cache, compiled):
+    """The cache entry of the operator's main shader (a packed kernel also has a tail shader,
+    and a device caches its denormal probe's shader beside them)."""
+    return cache / shader_compiler.cache_entry_name(compiled.sources[0])
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="giving a file to another user needs root")
 def test_an_entry_owned_by_another_user_is_rebuilt(cache):
-    compile_in_fresh_device()
-    os.chown(only_entry(cache), 4242, 4242)
+    compiled = compile_in_fresh_device()
+    os.chown(main_entry(cache, compiled), 4242, 4242)
     assert not compile_in_fresh_device().cache_hit
-    assert only_entry(cache).stat().st_uid == os.geteuid()
+    assert main_entry(cache, compiled).stat().st_uid == os.geteuid()
 
 
 @pytest.mark.parametrize("plant", ["fifo", "symlink_to_dev_zero", "directory", "huge"])
 def test_planted_non_regular_or_huge_entries_are_rebuilt_without_blocking(cache, plant):
-    compile_in_fresh_device()
-    entry = only_entry(cache)
+    entry = main_entry(cache, compile_in_fresh_device())
     entry.unlink()
     if plant == "fifo":
         os.mkfifo(entry)
@@ -312,7 +310,7 @@ def test_an_entry_with_a_matching_digest_but_malformed_spirv_is_rebuilt(cache):
     import hashlib
 
     good = compile_in_fresh_device()
-    entry = only_entry(cache)
+    entry = main_entry(cache, good)
     spirv = entry.read_bytes()[32:]
     malformed = spirv[:20] + bytes(len(spirv) - 20)  # a valid header over a body of zeros
     entry.write_bytes(hashlib.sha256(malformed).digest() + malformed)

@@ -165,6 +165,8 @@ def dump(args) -> list[Path]:
         plan, shaders = compile_desc(desc, adapter)
         print(f"// {schema.dml_name} on {adapter.name}: path {plan.path}, {len(plan.stages)} stage(s), "
               f"temporary resource {plan.temporary_size} bytes")
+        if plan.reason:
+            print(f"// chosen because: {plan.reason}")
         return write_stages(args, f"{schema.name}_{args.dtype.lower()}_{plan.path}", plan, shaders, adapter,
                             disassembler)
     graph = chain_graph(desc, args.then)
@@ -175,6 +177,8 @@ def dump(args) -> list[Path]:
     paths = []
     for k, kernel in enumerate(compiled.kernels):
         print(f"// kernel {k}: nodes {', '.join(f'{n} ({names[n]})' for n in kernel.nodes)}, path {kernel.plan.path}")
+        if kernel.plan.reason:
+            print(f"// chosen because: {kernel.plan.reason}")
         shaders = [compile_glsl(stage.source()) for stage in kernel.plan.stages]
         paths += write_stages(args, f"graph_{args.dtype.lower()}_kernel{k}_{kernel.plan.path}", kernel.plan, shaders,
                               adapter, disassembler)
@@ -194,8 +198,10 @@ def write_stages(args, stem_of_plan: str, plan, shaders, adapter, disassembler) 
     """Print each stage's GLSL and disassembly, or write its files to --out."""
     paths = []
     for stage, shader in zip(plan.stages, shaders):
-        print(f"// stage {stage.name}: workgroups {stage.workgroups(adapter, plan.element_count)}, workgroup size "
-              f"{stage.workgroup_size}, {stage.elements_per_item} element(s) per invocation")
+        grid = stage.workgroups(adapter, plan.element_count)
+        print(f"// stage {stage.name} ({stage.part} elements{', beside the one before' if stage.independent else ''}): "
+              f"workgroups {grid or 'none: nothing to do at this size'}, workgroup size {stage.workgroup_size}, "
+              f"{stage.elements_per_item} element(s) per invocation")
         disassembly = subprocess.run([disassembler, "-"], input=shader.spirv, capture_output=True, check=True).stdout
         if args.out is None:
             print(f"// ---- GLSL ({len(shader.source)} characters)")

@@ -66,11 +66,13 @@ fi
 # -DPYTHON_EXECUTABLE (a missing comma fused it with the flag before), drops the numpy<2 pin (it
 # builds and runs with NumPy 2 against PyPI's pybind11; Debian's 2.10 breaks Tensor.data()), makes
 # eval and eval_await release the GIL (other threads run while the device works), makes eval_async
-# asynchronous (its binding called eval) and adds Sequence.is_complete (a fence query), and
+# asynchronous (its binding called eval), adds Sequence.is_complete (a fence query),
+# OpComputeBarrier (a compute-to-compute memory barrier, so dependent dispatches share one
+# submission) and Sequence.eval_spin (polls the fence before blocking on it), and
 # sets kp.dmlpy_patch, which dmlpy checks. The wheel is built once per Python version and kept in
 # build/kp, so another venv takes it without a rebuild or the network.
 KP_VERSION=0.9.0
-KP_PATCH_LEVEL=3
+KP_PATCH_LEVEL=4
 if ! $PY -c "import kp, sys; sys.exit(getattr(kp, 'dmlpy_patch', 0) < $KP_PATCH_LEVEL)" 2>/dev/null; then
     KP_BUILD="$PWD/build/kp"
     TAG=$($PY -c "import sys; print(f'cp{sys.version_info[0]}{sys.version_info[1]}')")
