@@ -1,17 +1,20 @@
 #!/usr/bin/env python3
-"""Effective bandwidth of every operator against the same device's own copy limits.
+"""Effective bandwidth of every operator against the same device's own copy limit.
 
-For each operator, data type and layout, at sizes from 256 elements up: the median and
-minimum time of a pre-recorded dispatch (GPU timestamps where the device has them, else
-host time), the bytes the operation must move over that time, and the ratio to two
-limits measured in the same run on the same device: a plain copy shader moving the same
-bytes (16 bytes per invocation) and vkCmdCopyBuffer. NumPy's expression of the same
-operation, and PyTorch's where it imports, run beside it: ratios are the headline (their
-time over ours), since absolute times on a shared machine are noise. A second table gives
-the host's cost of one small dispatch through each path, beside a bare kp evaluation.
+For each operator, data type and layout, at sizes from 256 elements up: the time of the
+operator's one recorded submission (GPU timestamps where the device has them, else host
+time), the bytes the operation must move over that time, and the ratio to the device's
+copy limit. The limit is the fastest of several copy-shader shapes (workgroup size, vectors
+per invocation, consecutive or interleaved) moving the same bytes; vkCmdCopyBuffer is shown
+beside it. Every measurement is interleaved: each round runs the operator, every copy shape,
+vkCmdCopyBuffer, NumPy and PyTorch (CPU, or CUDA where present) once each, in that order, so
+a machine that slows down mid-run slows all of them alike. Ratios are per round; the table
+gives their median and their spread (lowest and highest round). A second table gives the
+host's cost of one small dispatch through each path, interleaved with a bare kp evaluation.
 
     python tools/bench.py --quick
     python tools/bench.py --sizes 256,65536,16777216 --json bench.json --plot bench.png
+    python tools/bench.py --cases "relu_grad float32 packed" --sizes 16777216 --rounds 9
     python tools/bench.py --replot bench.json --plot bench.png   # redraw only, no run
 
 Exit status: 0 done, 2 a usage error (including --plot without matplotlib installed).
@@ -57,28 +60,42 @@ REQUIRED_SCALARS = {"alpha": 1.5, "beta": -0.25}  # for scalars DirectML gives n
 class Case:
     operator: str  # a name in dml.OPERATORS
     data_type: T
-    layout: str  # packed, transposed (the inputs), broadcast (the second input along rows), per-channel (PReLU)
+    # packed; transposed-output (inputs row-major, output column-major); transposed-inputs;
+    # broadcast (the second input along rows); nxc, ncx (PReLU: the slope per channel, the
+    # channel innermost or between the batch and the spatial dim); rows (row-wise operators)
+    layout: str
 
     @property
     def name(self) -> str:
         return f"{self.operator} {self.data_type.name.lower()} {self.layout}"
 
 
-# Every element-wise operator of the table, packed; the layouts and data types on the
-# gradient that started dmlpy; PReLU's reduction.
+# Every element-wise operator of the table, packed; the layouts and data types of the
+# gradient that started dmlpy; PReLU's reduction; the row-wise operators.
 ELEMENTWISE = [name for row in TABLE if row.axes_form is None
                for name in (row.name, f"{row.name}_grad" if row.gradient else None) if name]
 # The row-wise operators (softmax family), over rows of ROW_LENGTH elements.
 ROWWISE = [name for row in TABLE if row.axes_form is not None for name in (row.name, f"{row.name}_grad")]
 ROW_LENGTH = 1024
-FULL_CASES = [Case("relu_grad", t, "packed") for t in (T.FLOAT32, T.FLOAT16, T.BFLOAT16, T.INT8)] + [
-    Case("relu_grad", T.FLOAT32, "transposed"), Case("relu_grad", T.FLOAT16, "transposed"),
+TARGET_CASES = [
+    *[Case(op, t, "packed") for op in ("relu_grad", "hard_sigmoid_grad") for t in (T.FLOAT32, T.FLOAT16, T.BFLOAT16)],
+    Case("relu_grad", T.INT8, "packed"),
+    Case("relu_grad", T.FLOAT32, "transposed-output"), Case("relu_grad", T.FLOAT32, "transposed-inputs"),
+    Case("relu_grad", T.FLOAT16, "transposed-output"),
     Case("relu_grad", T.FLOAT32, "broadcast"), Case("relu_grad", T.FLOAT16, "broadcast"),
-    Case("prelu_grad", T.FLOAT32, "per-channel"), Case("prelu_grad", T.FLOAT16, "per-channel"),
-    *[Case(name, T.FLOAT32, "packed") for name in ELEMENTWISE if name != "relu_grad"],
-    *[Case(name, T.FLOAT32, "rows") for name in ROWWISE]]
-QUICK_CASES = [*FULL_CASES[:2], FULL_CASES[4], FULL_CASES[6], FULL_CASES[8],
-               Case("hard_swish_grad", T.FLOAT16, "packed")]
+    Case("prelu_grad", T.FLOAT32, "ncx"), Case("prelu_grad", T.FLOAT32, "nxc"), Case("prelu_grad", T.FLOAT16, "nxc")]
+FULL_CASES = [*TARGET_CASES,
+              *[Case(name, T.FLOAT32, "packed") for name in ELEMENTWISE
+                if name not in ("relu_grad", "hard_sigmoid_grad")],
+              *[Case(name, T.FLOAT32, "rows") for name in ROWWISE]]
+QUICK_CASES = [Case("relu_grad", T.FLOAT32, "packed"), Case("relu_grad", T.FLOAT16, "packed"),
+               Case("relu_grad", T.FLOAT32, "transposed-output"), Case("relu_grad", T.FLOAT32, "broadcast"),
+               Case("prelu_grad", T.FLOAT32, "ncx"), Case("hard_swish_grad", T.FLOAT16, "packed")]
+CASES = {case.name: case for case in FULL_CASES}
+
+# The copy-shader shapes the yardstick tries: (workgroup size, 16-byte vectors per
+# invocation, vectors a workgroup apart rather than consecutive).
+COPY_SHAPES = [(256, 1, False), (64, 4, False), (256, 4, False), (256, 4, True), (256, 16, False)]
 
 
 def scalars_of(name: str) -> dict[str, float]:
@@ -93,18 +110,23 @@ class Row:
     case: str
     elements: int
     bytes_moved: int
-    median_ms: float
-    min_ms: float
-    gbps: float
-    copy_shader_ratio: float
-    copy_buffer_ratio: float
-    numpy_ratio: float | None
+    median_ms: float  # the operator's time, median over rounds
+    gbps: float  # bytes_moved over median_ms
+    copy_ratio: float  # median over rounds of (our bandwidth / the best copy shader's that round)
+    copy_ratio_low: float  # the lowest and highest round
+    copy_ratio_high: float
+    copy_gbps: float  # the best copy shader's bandwidth, median over rounds
+    copy_shape: str  # the shape that was fastest in most rounds
+    copy_buffer_ratio: float  # our bandwidth / vkCmdCopyBuffer's, median over rounds
+    numpy_ratio: float | None  # their time / ours, median over rounds (above 1: dmlpy faster)
     torch_ratio: float | None
 
 
 def shape_of(case: Case, count: int) -> tuple[int, ...]:
-    if case.layout == "per-channel":
+    if case.layout == "nxc":
         return (max(1, count // CHANNELS), CHANNELS)
+    if case.layout == "ncx":
+        return (1, CHANNELS, max(1, count // CHANNELS))
     if case.layout == "packed":
         return (count,)
     if case.layout == "rows":
@@ -113,29 +135,27 @@ def shape_of(case: Case, count: int) -> tuple[int, ...]:
     return (side, side)
 
 
-def build(device, case: Case, count: int):
+def build(case: Case, count: int):
     """The desc for a case (its strides realise the layout) and the bytes it must move."""
     sizes = shape_of(case, count)
     element = dml.types.data_type_info(case.data_type).element_size
     desc = dml.BufferTensorDesc
     schema = dml.OPERATORS[case.operator]
-    if case.layout == "per-channel":  # PReLU: the slope broadcast along rows, its gradient one row
-        op = schema.desc_class(desc(case.data_type, sizes), desc(case.data_type, sizes, (0, 1)),
-                               desc(case.data_type, sizes), desc(case.data_type, sizes),
-                               desc(case.data_type, (1, sizes[1])))
+    t = case.data_type
+    if case.layout in ("nxc", "ncx"):  # PReLU: the slope broadcast but along channels, its gradient one per channel
+        slope_strides, channel_sizes = ((0, 1), (1, CHANNELS)) if case.layout == "nxc" else \
+            ((0, 1, 0), (1, CHANNELS, 1))
+        op = schema.desc_class(desc(t, sizes), desc(t, sizes, slope_strides), desc(t, sizes), desc(t, sizes),
+                               desc(t, channel_sizes))
     else:
-        layouts = {"transposed": [(1, sizes[0])] * len(schema.inputs), "broadcast": [None, (0, 1)]}
-        inputs = [desc(case.data_type, sizes, strides) for _, strides in
-                  zip(schema.inputs, [*layouts.get(case.layout, []), *[None] * len(schema.inputs)])]
-        op = schema.desc_class(*inputs, desc(case.data_type, sizes), **scalars_of(case.operator))
+        column_major = (1, sizes[0])
+        inputs = [desc(t, sizes, column_major if case.layout == "transposed-inputs" else
+                       (0, 1) if case.layout == "broadcast" and k == 1 else None) for k in range(len(schema.inputs))]
+        output = desc(t, sizes, column_major if case.layout == "transposed-output" else None)
+        op = schema.desc_class(*inputs, output, **scalars_of(case.operator))
     elements = math.prod(sizes)
     moved = sum(min(getattr(op, f.name).total_tensor_size_in_bytes, elements * element) for f in schema.tensors)
     return op, elements, moved
-
-
-def timed(run, repeats: int) -> list[float]:
-    run()  # warm-up: pipeline creation and first-touch costs stay out of the figures
-    return [run() for _ in range(repeats)]
 
 
 def host_seconds(function):
@@ -147,46 +167,43 @@ def host_seconds(function):
 
 
 class Device:
-    """The benchmark's view of a dmlpy device: timed runs of tables and of copy limits."""
+    """The benchmark's view of a dmlpy device: timed runs of tables and of copy shaders."""
 
     def __init__(self, device):
         self.device = device
         self.context = device.context  # kp-level access: timestamps and the copy yardsticks
         self.gpu_timer = self.context.timestamps_usable
 
-    def table_run(self, table):
-        stages = [self.context.record(d.algorithms, timestamped=self.gpu_timer) for d in table.dispatches]
-        if not self.gpu_timer:
-            return host_seconds(lambda: [self.context.run(s) for s in stages])
-
+    def timed(self, dispatch):
+        """A run of a recorded dispatch, returning its seconds (GPU time where the device has
+        timestamps)."""
         def run():
-            total = 0.0
-            for stage in stages:
-                self.context.run(stage)
-                total += self.context.gpu_seconds(stage)
-            return total
+            start = time.perf_counter()
+            self.context.run(dispatch)
+            return self.context.gpu_seconds(dispatch) if self.gpu_timer else time.perf_counter() - start
         return run
 
-    def copy_runs(self, byte_count: int):
-        """(copy shader, vkCmdCopyBuffer) runs that read and write byte_count / 2 bytes each."""
-        words = max(4, byte_count // 8 // 4 * 4)
-        plan = plan_copy(words, self.device.adapter)
-        (stage,) = plan.stages
-        spirv = compile_glsl(stage.source()).spirv
-        source, destination = (self.device.create_buffer(words * 4) for _ in range(2))
-        algorithms = self.context.create_dispatch(spirv, [Launch(
-            [source.segments[0], destination.segments[0]], stage.workgroups(self.device.adapter, words),
-            np.array([words], np.uint32))]).algorithms
-        shader = self.context.record(algorithms, timestamped=self.gpu_timer)
-        buffer_copy = self.context.record_buffer_copy(source.segments[0], destination.segments[0], self.gpu_timer)
+    def table_run(self, table):
+        """The table's one submission (every stage, barriers between), timestamped."""
+        return self.timed(self.context.record(table.steps, timestamped=self.gpu_timer))
 
-        def timed_run(dispatch):
-            def run():
-                start = time.perf_counter()
-                self.context.run(dispatch)
-                return self.context.gpu_seconds(dispatch) if self.gpu_timer else time.perf_counter() - start
-            return run
-        return timed_run(shader), timed_run(buffer_copy), (source, destination)
+    def copy_runs(self, byte_count: int):
+        """({shape name: copy shader run}, vkCmdCopyBuffer run, bytes each moves, buffers):
+        each reads and writes about byte_count / 2 bytes."""
+        words = max(4, byte_count // 8 // 4 * 4)
+        source, destination = (self.device.create_buffer(words * 4) for _ in range(2))
+        shaders = {}
+        for workgroup_size, vectors, interleaved in COPY_SHAPES:
+            plan = plan_copy(words, self.device.adapter, workgroup_size, vectors, interleaved)
+            (stage,) = plan.stages
+            algorithms = self.context.create_algorithms(compile_glsl(stage.source()).spirv, [Launch(
+                [source.segments[0], destination.segments[0]], stage.workgroups(self.device.adapter, words),
+                np.array([words], np.uint32))])
+            name = f"{workgroup_size}x{vectors}{'i' if interleaved else ''}"
+            shaders[name] = self.timed(self.context.record([algorithms], timestamped=self.gpu_timer))
+        buffer_copy = self.timed(self.context.record_buffer_copy(source.segments[0], destination.segments[0],
+                                                                 self.gpu_timer))
+        return shaders, buffer_copy, 8 * words, (source, destination)
 
 
 def arrays_for(case: Case, count: int) -> list[np.ndarray]:
@@ -196,20 +213,21 @@ def arrays_for(case: Case, count: int) -> list[np.ndarray]:
     dtype = NUMPY[case.data_type]
     rng = np.random.default_rng(0)
     arrays = [(rng.standard_normal(sizes) * 3).astype(dtype) for _ in schema.inputs]
-    if case.layout == "transposed":
-        arrays = [np.ascontiguousarray(a.T).T for a in arrays]
-    elif case.layout == "broadcast":
+    if case.layout == "transposed-inputs":
+        arrays = [np.asfortranarray(a) for a in arrays]
+    elif case.layout in ("broadcast", "nxc"):
         arrays[1] = np.broadcast_to(arrays[1][0], sizes)
-    elif case.layout == "per-channel":
-        arrays[1] = np.broadcast_to(arrays[1][0], sizes)
+    elif case.layout == "ncx":
+        arrays[1] = np.broadcast_to(arrays[1][:, :, :1], sizes)
     return arrays
 
 
 def numpy_run(case: Case, count: int):
     """NumPy's expression of the same operation on the same layout (the independent reference
-    of the tests), writing a row-major result."""
+    of the tests), writing the result in the case's output layout."""
     arrays = arrays_for(case, count)
-    out = np.empty(shape_of(case, count), NUMPY[case.data_type])
+    order = "F" if case.layout == "transposed-output" else "C"
+    out = np.empty(shape_of(case, count), NUMPY[case.data_type], order=order)
     if case.operator in REFERENCES_ROWWISE:
         reference = REFERENCES_ROWWISE[case.operator]
         return host_seconds(lambda: np.copyto(out, reference(*arrays, axes=(1,))))
@@ -218,7 +236,8 @@ def numpy_run(case: Case, count: int):
         scalars = scalars_of(case.operator)
         return host_seconds(lambda: np.copyto(out, reference(*arrays, **scalars)))
     x, slope, dy = arrays
-    return host_seconds(lambda: (np.copyto(out, reference_prelu_grad(x, slope, dy, (0,))[0])))
+    axes = (0,) if case.layout == "nxc" else (0, 2)
+    return host_seconds(lambda: (np.copyto(out, reference_prelu_grad(x, slope, dy, axes)[0])))
 
 
 # PyTorch's own kernels for the same operations, where it has one.
@@ -229,7 +248,7 @@ TORCH = {
     "leaky_relu_grad": lambda torch, x, dy: torch.ops.aten.leaky_relu_backward(dy, x, 0.01, False),
     "relu": lambda torch, x: torch.relu(x),
     "hard_swish": lambda torch, x: torch.nn.functional.hardswish(x),
-    "prelu_grad": lambda torch, x, slope, dy: torch.ops.aten._prelu_kernel_backward(dy, x, slope[0]),
+    "prelu_grad": lambda torch, x, slope, dy: torch.ops.aten._prelu_kernel_backward(dy, x, slope),
     "softmax": lambda torch, x: torch.softmax(x, -1),
     "log_softmax": lambda torch, x: torch.log_softmax(x, -1),
     "softmax_grad": lambda torch, y, dy: torch.ops.aten._softmax_backward_data(dy, y, -1, y.dtype),
@@ -243,18 +262,26 @@ def torch_run(case: Case, count: int):
     except ImportError:
         return None
     dtype = {T.FLOAT32: torch.float32, T.FLOAT16: torch.float16, T.BFLOAT16: torch.bfloat16}.get(case.data_type)
-    if case.operator not in TORCH or dtype is None or case.layout not in ("packed", "per-channel", "rows"):
+    if case.operator not in TORCH or dtype is None or case.layout not in ("packed", "nxc", "ncx", "rows"):
         return None
     target = "cuda" if torch.cuda.is_available() else "cpu"
-    tensors = [torch.from_numpy(np.ascontiguousarray(a).astype(np.float32)).to(target).to(dtype)
-               for a in arrays_for(case, count)]
+    arrays = arrays_for(case, count)
+    if case.layout in ("nxc", "ncx"):  # the slope as PyTorch takes it: one per channel, broadcast
+        arrays[1] = arrays[1][:1] if case.layout == "nxc" else arrays[1][:, :, :1]
+    tensors = [torch.from_numpy(np.ascontiguousarray(a).astype(np.float32)).to(target).to(dtype) for a in arrays]
     sync = torch.cuda.synchronize if target == "cuda" else (lambda: None)
     call = TORCH[case.operator]
     return host_seconds(lambda: (call(torch, *tensors), sync()))
 
 
-def overhead_rows(bench: Device, repeats: int) -> list[dict]:
-    """Host cost of one 256-element dispatch through each path, beside a bare kp evaluation."""
+def spread(values: list[float]) -> tuple[float, float, float]:
+    """(median, lowest, highest)."""
+    return statistics.median(values), min(values), max(values)
+
+
+def overhead_rows(bench: Device, rounds: int) -> list[dict]:
+    """Host cost of one 256-element dispatch through each path, interleaved round by round
+    with a bare kp evaluation of the same shader; each round takes the median of 25 calls."""
     device = bench.device
     tensor = dml.BufferTensorDesc(T.FLOAT32, (256,))
     desc = dml.ActivationReluGradOperatorDesc(tensor, tensor, tensor)
@@ -262,26 +289,34 @@ def overhead_rows(bench: Device, repeats: int) -> list[dict]:
     x = np.linspace(-1, 1, 256, dtype=np.float32)
     buffers = [device.create_buffer(1024) for _ in range(3)]
     table = device.create_binding_table(compiled, inputs=buffers[:2], outputs=buffers[2:])
-    dispatches_per_list = 100
-    command_list = device.create_command_list()
-    for _ in range(dispatches_per_list):
-        command_list.record_dispatch(device.create_binding_table(compiled, inputs=buffers[:2],
-                                                                 outputs=[device.create_buffer(1024)]))
-    bare = bench.context.record(table.dispatches[0].algorithms)
+    # A chain: each dispatch reads the gradient the one before wrote (a barrier per link).
+    chain_length = 20
+    chain = device.create_command_list()
+    gradients = [buffers[1], *(device.create_buffer(1024) for _ in range(chain_length))]
+    for k in range(chain_length):
+        chain.record_dispatch(device.create_binding_table(compiled, inputs=[buffers[0], gradients[k]],
+                                                          outputs=[gradients[k + 1]]))
+    bare = bench.context.record(table.steps)
     paths = {
         "bare kp sequence eval": (lambda: bench.context.run(bare), 1),
-        "NumPy front end (relu_grad)": (lambda: dml.relu_grad(x, x, device=device), 1),
         "execute(binding table)": (lambda: device.execute(table), 1),
-        f"command list replay ({dispatches_per_list} dispatches)": (lambda: device.execute(command_list),
-                                                                    dispatches_per_list),
+        "NumPy front end (relu_grad)": (lambda: dml.relu_grad(x, x, device=device), 1),
+        f"command list, a chain of {chain_length} (per dispatch)": (lambda: device.execute(chain), chain_length),
     }
+    samples = {name: [] for name in paths}
+    for _ in range(rounds + 1):  # the first round warms up
+        for name, (call, per_call) in paths.items():
+            samples[name].append(statistics.median(host_seconds(call)() for _ in range(25)) / per_call)
+    base = samples["bare kp sequence eval"][1:]
     rows = []
-    for name, (call, per_call) in paths.items():
-        samples = timed(host_seconds(call), max(repeats, 20))
-        rows.append({"path": name, "microseconds_per_dispatch": statistics.median(samples) / per_call * 1e6})
-    base = rows[0]["microseconds_per_dispatch"]
-    for row in rows:
-        row["ratio_to_bare"] = row["microseconds_per_dispatch"] / base
+    for name, values in samples.items():
+        values = values[1:]
+        ratios = [v / b for v, b in zip(values, base)]
+        rows.append({"path": name, "microseconds_per_dispatch": statistics.median(values) * 1e6,
+                     "ratio_to_bare": statistics.median(ratios), "ratio_low": min(ratios), "ratio_high": max(ratios)})
+    rows.append({"path": "command list batch_count (submissions per replay)", "microseconds_per_dispatch": 0.0,
+                 "ratio_to_bare": float(chain.batch_count), "ratio_low": float(chain.barrier_count),
+                 "ratio_high": float(chain.barrier_count)})
     return rows
 
 
@@ -364,28 +399,47 @@ def chain_rows(device, sizes: list[int], repeats: int) -> list[dict]:
     return rows
 
 
-def run_case(bench: Device, case: Case, count: int, repeats: int) -> Row:
+def run_case(bench: Device, case: Case, count: int, rounds: int) -> Row:
+    """The operator, every copy shape, vkCmdCopyBuffer, NumPy and PyTorch, interleaved:
+    one run of each per round (each run the median of several where one is short)."""
     device = bench.device
-    op, elements, moved = build(device, case, count)
+    op, elements, moved = build(case, count)
     compiled = device.compile_operator(device.create_operator(op))
     buffers = [device.create_buffer(getattr(op, f.name).total_tensor_size_in_bytes) for f in op.schema.tensors]
     inputs = len(op.schema.inputs)
     temporary_size = compiled.binding_properties.temporary_resource_size
     table = device.create_binding_table(compiled, inputs=buffers[:inputs], outputs=buffers[inputs:],
                                         temporary=device.create_buffer(temporary_size) if temporary_size else None)
-    samples = timed(bench.table_run(table), repeats)
-    copy_shader, buffer_copy, copy_buffers = bench.copy_runs(moved)
-    copy_time = statistics.median(timed(copy_shader, repeats))
-    buffer_copy_time = statistics.median(timed(buffer_copy, repeats))
-    numpy_time = statistics.median(timed(numpy_run(case, count), repeats))
+    shaders, buffer_copy, copy_bytes, copy_buffers = bench.copy_runs(moved)
+    runs = {"op": bench.table_run(table), **{f"copy {name}": run for name, run in shaders.items()},
+            "vkcopy": buffer_copy, "numpy": numpy_run(case, count)}
     torch_call = torch_run(case, count)
-    torch_time = statistics.median(timed(torch_call, repeats)) if torch_call else None
+    if torch_call:
+        runs["torch"] = torch_call
+    for run in runs.values():  # warm-up: pipeline creation and first-touch costs stay out
+        run()
+    # Short runs are repeated within a round (median), so one round takes about 10 ms or more.
+    repeat = max(1, min(25, int(0.01 / max(runs["op"](), 1e-6))))
+    samples = {name: [] for name in runs}
+    for _ in range(rounds):
+        for name, run in runs.items():
+            samples[name].append(statistics.median(run() for _ in range(repeat)))
     for buffer in (*buffers, *copy_buffers):
         buffer.destroy()
-    median = statistics.median(samples)
-    return Row(case.name, elements, moved, median * 1e3, min(samples) * 1e3, moved / median / 1e9,
-               copy_time / median, buffer_copy_time / median, numpy_time / median,
-               torch_time / median if torch_time else None)
+    ours = samples["op"]
+    copy_names = [name for name in runs if name.startswith("copy ")]
+    best = [min(copy_names, key=lambda name: samples[name][r]) for r in range(rounds)]
+    ratios = [(moved / ours[r]) / (copy_bytes / samples[best[r]][r]) for r in range(rounds)]
+    median_ratio, low, high = spread(ratios)
+
+    def time_ratio(name):
+        return statistics.median(t / o for t, o in zip(samples[name], ours)) if name in samples else None
+    median = statistics.median(ours)
+    return Row(case.name, elements, moved, median * 1e3, moved / median / 1e9, median_ratio, low, high,
+               statistics.median(copy_bytes / samples[best[r]][r] for r in range(rounds)) / 1e9,
+               max(set(best), key=best.count).removeprefix("copy "),
+               statistics.median((moved / o) / (copy_bytes / v) for o, v in zip(ours, samples["vkcopy"])),
+               time_ratio("numpy"), time_ratio("torch"))
 
 
 def print_chains(rows: list[dict]) -> None:
@@ -401,45 +455,62 @@ def print_chains(rows: list[dict]) -> None:
 
 def print_tables(header: str, rows: list[Row], overhead: list[dict]) -> None:
     print(header)
-    print(f"{'case':34} {'elements':>10} {'median ms':>10} {'min ms':>9} {'GB/s':>7} {'/copy':>6} "
-          f"{'/vkcopy':>8} {'NumPy':>7} {'torch':>7}")
+    print(f"{'case':36} {'elements':>9} {'median ms':>10} {'GB/s':>7} {'/copy':>6} {'spread':>12} "
+          f"{'copy GB/s':>9} {'shape':>7} {'/vkcopy':>7} {'NumPy':>7} {'torch':>7}")
     for r in rows:
         def ratio(value):
             return f"{value:6.2f}x" if value is not None else f"{'-':>7}"
-        print(f"{r.case:34} {r.elements:>10} {r.median_ms:>10.3f} {r.min_ms:>9.3f} {r.gbps:>7.2f} "
-              f"{r.copy_shader_ratio:>6.2f} {r.copy_buffer_ratio:>8.2f} {ratio(r.numpy_ratio)} {ratio(r.torch_ratio)}")
-    print("\n/copy: our bandwidth over a copy shader moving the same bytes; /vkcopy: over vkCmdCopyBuffer;")
-    print("NumPy, torch: their time over ours (above 1: dmlpy is faster).\n")
-    print(f"{'host cost of one 256-element dispatch':48} {'us':>8} {'vs bare kp':>11}")
+        print(f"{r.case:36} {r.elements:>9} {r.median_ms:>10.3f} {r.gbps:>7.2f} {r.copy_ratio:>6.2f} "
+              f"{f'{r.copy_ratio_low:.2f}-{r.copy_ratio_high:.2f}':>12} {r.copy_gbps:>9.2f} {r.copy_shape:>7} "
+              f"{r.copy_buffer_ratio:>7.2f} {ratio(r.numpy_ratio)} {ratio(r.torch_ratio)}")
+    print("\n/copy: our bandwidth over the fastest copy shader's moving the same bytes, median over rounds;")
+    print("spread: the lowest and highest round; shape: that copy shader (workgroup x vectors per invocation,")
+    print("i: interleaved); /vkcopy: over vkCmdCopyBuffer; NumPy, torch: their time over ours (above 1: dmlpy")
+    print("faster).\n")
+    print(f"{'host cost of one 256-element dispatch':52} {'us':>8} {'vs bare kp':>11} {'spread':>12}")
     for row in overhead:
-        print(f"{row['path']:48} {row['microseconds_per_dispatch']:>8.1f} {row['ratio_to_bare']:>10.2f}x")
+        if row["path"].startswith("command list batch_count"):
+            print(f"the chain's command list: {row['ratio_to_bare']:.0f} submission per replay, "
+                  f"{row['ratio_low']:.0f} barriers")
+            continue
+        print(f"{row['path']:52} {row['microseconds_per_dispatch']:>8.1f} {row['ratio_to_bare']:>10.2f}x "
+              f"{row['ratio_low']:>5.2f}-{row['ratio_high']:.2f}")
 
 
 def plot(rows: list[Row], path: Path, title: str) -> None:
+    """Bandwidth against size (with the copy limit) and the ratio to the copy limit, its
+    spread over rounds as error bars."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    figure, axes = plt.subplots(figsize=(10, 6))
+    figure, (bandwidth, ratio) = plt.subplots(1, 2, figsize=(15, 6.5))
     styles = ["-", "--", "-.", ":"]
     for index, name in enumerate(dict.fromkeys(r.case for r in rows)):
         points = [r for r in rows if r.case == name]
-        axes.plot([r.elements for r in points], [r.gbps for r in points], marker="o", markersize=3,
-                  linestyle=styles[index // 10 % len(styles)], label=name)
-    # The limit for the FLOAT32 packed case: a copy shader moving the same bytes.
-    reference = [r for r in rows if r.case == FULL_CASES[0].name]
-    axes.plot([r.elements for r in reference], [r.gbps * r.copy_shader_ratio for r in reference], "k",
-              linewidth=3, alpha=0.5, label="copy shader moving float32 relu_grad's bytes (limit)")
-    axes.set_xscale("log")
-    axes.set_yscale("log")
-    axes.set_xlabel("elements per tensor")
-    axes.set_ylabel("effective bandwidth, GB/s")
-    axes.set_title(title)
-    axes.legend(fontsize=7)
-    axes.grid(True, which="both", alpha=0.3)
+        sizes = [r.elements for r in points]
+        style = {"marker": "o", "markersize": 3, "linestyle": styles[index // 10 % len(styles)], "label": name}
+        bandwidth.plot(sizes, [r.gbps for r in points], **style)
+        ratio.errorbar(sizes, [r.copy_ratio for r in points],
+                       yerr=[[r.copy_ratio - r.copy_ratio_low for r in points],
+                             [r.copy_ratio_high - r.copy_ratio for r in points]], capsize=2, **style)
+    limit = {}
+    for r in rows:  # the fastest copy shader at each size, over every case's rounds
+        limit[r.elements] = max(limit.get(r.elements, 0.0), r.copy_gbps)
+    bandwidth.plot(sorted(limit), [limit[k] for k in sorted(limit)], "k", linewidth=3, alpha=0.5,
+                   label="fastest copy shader (limit)")
+    ratio.axhline(1.0, color="k", linewidth=2, alpha=0.5)
+    for axes, label in ((bandwidth, "effective bandwidth, GB/s"), (ratio, "bandwidth / copy limit (same bytes)")):
+        axes.set_xscale("log")
+        axes.set_xlabel("elements per tensor")
+        axes.set_ylabel(label)
+        axes.grid(True, which="both", alpha=0.3)
+    bandwidth.set_yscale("log")
+    ratio.legend(fontsize=6, ncol=2)
+    figure.suptitle(title, fontsize=9)
     figure.tight_layout()
-    figure.savefig(path, dpi=110)
+    figure.savefig(path, dpi=100)
 
 
 def positive_int(text: str) -> int:
@@ -452,6 +523,15 @@ def positive_int(text: str) -> int:
     return value
 
 
+def case_list(text: str) -> list[Case]:
+    """--cases: comma-separated names from --list-cases."""
+    names = [name.strip() for name in text.split(",")]
+    unknown = [name for name in names if name not in CASES]
+    if unknown:
+        raise argparse.ArgumentTypeError(f"unknown case {unknown[0]!r}: --list-cases prints them")
+    return [CASES[name] for name in names]
+
+
 def element_counts(text: str) -> list[int]:
     """--sizes: comma-separated positive element counts."""
     return [positive_int(part) for part in text.split(",")]
@@ -459,10 +539,16 @@ def element_counts(text: str) -> list[int]:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick", action="store_true", help="a small subset at 256 and 65536 elements, 3 repeats")
+    parser.add_argument("--quick", action="store_true", help="a small subset at 256 and 65536 elements, 3 rounds")
     parser.add_argument("--sizes", type=element_counts,
                         help="comma-separated element counts (default 256 to 64M by 16x)")
-    parser.add_argument("--repeats", type=positive_int, help="timed runs per measurement (default 5; 3 with --quick)")
+    parser.add_argument("--cases", type=case_list,
+                        help="comma-separated case names, as the table prints them (default: all; --list-cases)")
+    parser.add_argument("--targets", action="store_true", help="only the cases dmlpy's speed targets name")
+    parser.add_argument("--list-cases", action="store_true", help="print every case's name and exit")
+    parser.add_argument("--rounds", "--repeats", dest="rounds", type=positive_int,
+                        help="interleaved rounds per measurement (default 7; 3 with --quick)")
+    parser.add_argument("--no-chains", action="store_true", help="leave out the graph table")
     parser.add_argument("--graphs-only", action="store_true",
                         help="only the graph table: fused chains against their operators one by one")
     parser.add_argument("--json", type=Path, help="also write every figure to this JSON file")
@@ -470,6 +556,9 @@ def main(argv=None) -> int:
     parser.add_argument("--replot", type=Path, metavar="JSON",
                         help="only redraw --plot from a JSON file an earlier run wrote")
     args = parser.parse_args(argv)
+    if args.list_cases:
+        print("\n".join(CASES))
+        return 0
     if args.plot or args.replot:
         if args.replot and not args.plot:
             parser.error("--replot JSON needs --plot FILE.png, the picture to draw")
@@ -487,17 +576,18 @@ def main(argv=None) -> int:
         plot(rows, args.plot, header.lstrip("# "))
         print(args.plot)
         return 0
-    cases = QUICK_CASES if args.quick else FULL_CASES
+    cases = args.cases or (QUICK_CASES if args.quick else TARGET_CASES if args.targets else FULL_CASES)
     sizes = args.sizes or (
         [256, 65536] if args.quick else [256, 4096, 65536, 1 << 20, 1 << 24, 1 << 26])
-    repeats = args.repeats or (3 if args.quick else 5)
+    rounds = args.rounds or (3 if args.quick else 7)
     bench = Device(dml.create_device())
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
                             cwd=ROOT).stdout.strip()
     when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     timer = "GPU timestamps" if bench.gpu_timer else "host time"
-    header = f"# {bench.device.adapter_name}, {when}, commit {commit or '?'}, {timer}, median of {repeats}"
-    chains = chain_rows(bench.device, sizes, repeats)
+    header = (f"# {bench.device.adapter_name}, {when}, commit {commit or '?'}, {timer}, "
+              f"{rounds} interleaved rounds")
+    chains = [] if args.no_chains else chain_rows(bench.device, sizes, rounds)
     if args.graphs_only:
         print(header)
         print_chains(chains)
@@ -509,13 +599,14 @@ def main(argv=None) -> int:
     for case in cases:
         for size in sizes:
             try:
-                rows.append(run_case(bench, case, size, repeats))
+                rows.append(run_case(bench, case, size, rounds))
             except dml.UnsupportedError as error:  # beyond what this device can bind or hold
                 skipped.append(f"{case.name} at {size} elements: {error.message}")
-    overhead = overhead_rows(bench, repeats)
+    overhead = overhead_rows(bench, rounds)
     print_tables(header, rows, overhead)
-    print()
-    print_chains(chains)
+    if chains:
+        print()
+        print_chains(chains)
     for note in skipped:
         print(f"skipped {note}")
     if args.json:
