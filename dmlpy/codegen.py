@@ -112,7 +112,7 @@ class KernelStage:
 
 @dataclass(frozen=True)
 class KernelPlan:
-    path: str  # which specialisation the desc took: "packed", "broadcast", "gather", "strided", "reduce"
+    path: str  # which specialisation the desc took: "packed", "broadcast", "tiled", "gather", "strided", "reduce"
     stages: tuple[KernelStage, ...]
     element_count: int
     temporary_size: int = 0  # scratch bytes, bound as the temporary resource
@@ -318,6 +318,15 @@ def plan_elementwise(inputs: list[BufferTensorDesc], output: BufferTensorDesc, a
                        "along the inputs' (both sides touch whole cache lines)")
     defines.update({"RUN_LENGTH": f"{run_length}u", "RANK": len(sizes), "SIZES": uint_list(sizes),
                     "STRIDES": uint_list(s[d] for d in range(len(sizes)) for s in strides)})
+    if "COLUMN_RUN" in defines and tiled_transpose(sizes, strides, info.bits, tensors):
+        path = "tiled"
+        del defines["PATH_STRIDED"], defines["COLUMN_RUN"]
+        defines.update({"PATH_TILED": "", "TILE_LANE_SIZE": f"{sizes[0]}u", "TILE_RUN_SIZE": f"{sizes[1]}u",
+                        "INPUT_PITCH": f"{strides[0][1]}u", "OUTPUT_PITCH": f"{strides[-1][0]}u"})
+        reason = (f"{reason.split(';')[0]}; a 2-D FP32 transpose in whole vectors: each invocation transposes a "
+                  "4 x 4 block in registers, neighbouring invocations neighbouring blocks along the output's "
+                  "contiguous dim")
+        run_length, invocations = 16, sizes[0] // 4 * (sizes[1] // 4)
     stage = KernelStage("main", shader, defines, workgroup_size, run_length, invocations=invocations,
                         generated=generated)
     return KernelPlan(path, (stage,), output.element_count, scalar_bits=scalar_bits, reason=reason)
@@ -352,6 +361,17 @@ def column_run_order(sizes: tuple[int, ...], strides: list[tuple[int, ...]]):
     order = [d for d in range(len(sizes)) if d not in (run_dim, lane_dim)] + ([lane_dim] if column_run else []) \
         + [run_dim]
     return tuple(sizes[d] for d in order), [tuple(s[d] for d in order) for s in strides], column_run
+
+
+def tiled_transpose(sizes: tuple[int, ...], strides: list[tuple[int, ...]], bits: int, tensors) -> bool:
+    """Whether a column-run layout is a 2-D FP32 transpose in whole 16-byte vectors: every
+    input contiguous along the first dim with one pitch, the output along the second, sizes
+    and pitches multiples of 4, every tensor starting on 16 bytes."""
+    if len(sizes) != 2 or bits != 32 or sizes[0] % 4 or sizes[1] % 4 or not all(starts_on(t, 16) for t in tensors):
+        return False
+    inputs, output = strides[:-1], strides[-1]
+    return all(s == inputs[0] for s in inputs) and inputs[0][0] == 1 and inputs[0][1] % 4 == 0 \
+        and output[1] == 1 and output[0] % 4 == 0
 
 
 def column_run_length(adapter: AdapterInfo) -> int:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import atexit
 import dataclasses
+import functools
 import operator
 import os
 import threading
@@ -88,6 +89,12 @@ class CompiledOperator:
     sources: tuple[str, ...]  # the exact GLSL compiled for each stage
     spirv: tuple[bytes, ...]
     cache_hit: bool  # True when every stage's SPIR-V came from the on-disk cache
+
+    @functools.cached_property
+    def computation(self) -> tuple:
+        """What identifies the computation (OperatorSchema.key), computed once: the front
+        end's buffers are cached under it."""
+        return self.desc.schema.key(self.desc)
 
     def __repr__(self) -> str:
         stages = f", stages {'+'.join(s.name for s in self.plan.stages)}" if len(self.plan.stages) > 1 else ""

@@ -271,17 +271,16 @@ class GpuContext:
             sequence.record(kp.OpTensorSyncLocal([w.tensor for w in downloads]))
             return self._own(Dispatch([a for step in steps for a in step], sequence))
 
-    def stage(self, words: DeviceWords, byte_offset: int, data: np.ndarray) -> None:
-        """Put bytes in the buffer's staging copy only; a round trip's upload takes them over."""
+    def run_round_trip(self, dispatch: Dispatch, uploads: list, download: DeviceWords, byte_count: int) -> np.ndarray:
+        """Put each (words, array) of `uploads` in its buffer's staging copy, run a round
+        trip recorded by record_round_trip, and return a copy of the first byte_count bytes
+        of `download`'s staging copy: one lock, one submission."""
         with self.using():
             self.ready()
-            words.tensor.data().view(np.uint8)[byte_offset:byte_offset + data.nbytes] = data.reshape(-1).view(np.uint8)
-
-    def staged(self, words: DeviceWords, byte_offset: int, byte_count: int) -> np.ndarray:
-        """A copy of bytes of the staging copy (as a round trip's download left them)."""
-        with self.using():
-            self.ready()
-            return words.tensor.data().view(np.uint8)[byte_offset:byte_offset + byte_count].copy()
+            for words, data in uploads:
+                words.tensor.data().view(np.uint8)[:data.nbytes] = data.reshape(-1).view(np.uint8)
+            self.run(dispatch)
+            return download.tensor.data().view(np.uint8)[:byte_count].copy()
 
     def record_buffer_copy(self, source: DeviceWords, destination: DeviceWords, timestamped: bool) -> Dispatch:
         """vkCmdCopyBuffer from source to destination (a benchmark yardstick)."""

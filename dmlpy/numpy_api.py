@@ -103,12 +103,10 @@ class _Binding:
             round_trip = self._round_trips.get(upload_output)
             if round_trip is None:
                 round_trip = self._round_trips[upload_output] = context.record_round_trip(
-                    list({id(b): b.segments[0] for b in uploaded}.values()), table.steps,
-                    [output.segments[0]])
-            for buffer, span in zip(uploaded, spans):
-                context.stage(buffer.segments[0], 0, np.ascontiguousarray(span))
-            context.run(round_trip)
-            return context.staged(output.segments[0], 0, output.size_in_bytes)
+                    list({id(b): b.segments[0] for b in uploaded}.values()), table.steps, [output.segments[0]])
+            return context.run_round_trip(round_trip, [(b.segments[0], np.ascontiguousarray(span))
+                                                       for b, span in zip(uploaded, spans)],
+                                          output.segments[0], output.size_in_bytes)
 
     def retire(self) -> None:
         """Evicted from the cache (after the cache's lock is released): free the buffers once
@@ -136,7 +134,7 @@ def _run_bound(device: Device, compiled: CompiledOperator, in_place: int | None,
     """work(binding) with the device's cached binding for this call shape, built when
     missing or freed by an eviction. `with binding.lock` (not acquire/try) so that an
     interrupt cannot leave the lock held."""
-    key = (compiled.desc.schema.key(compiled.desc), in_place)
+    key = (compiled.computation, in_place)
     while True:
         binding = device.front_end_cache.get(key)
         if binding is None:
