@@ -90,6 +90,13 @@ bool dml_isnan(float value) {
     return (floatBitsToUint(value) & 0x7FFFFFFFu) > 0x7F800000u;
 }
 
+// The NaN an operation on a and b gives when either is NaN: the first NaN operand, quiet.
+// IEEE leaves the choice open, hardware picks an operand and compilers may swap a
+// commutative operation's operands, so the exact arithmetic decides on bits instead.
+float dml_nan_of(float a, float b) {
+    return uintBitsToFloat((dml_isnan(a) ? floatBitsToUint(a) : floatBitsToUint(b)) | 0x00400000u);
+}
+
 // a == b as IEEE defines it (NaN equals nothing, -0 equals +0), on bits: a device that
 // flushes subnormals would call two different subnormals equal.
 bool dml_equal(float a, float b) {
@@ -270,6 +277,7 @@ float dml_scaled_down(float x) {
 // 2^64: scaled by 2^64 they are normal multiples of 2^-85, and their sum, where the true
 // sum is subnormal, is below 2^-62 and so exact; scaled back, it is rounded once.
 float dml_add(float a, float b) {
+    if (dml_isnan(a) || dml_isnan(b)) return dml_nan_of(a, b);
     uint biased_a = (floatBitsToUint(a) >> 23) & 0xFFu, biased_b = (floatBitsToUint(b) >> 23) & 0xFFu;
     if (min(biased_a, biased_b) >= 24u || max(biased_a, biased_b) >= 191u) return dml_hardware_add(a, b);
     return dml_scaled_down(dml_hardware_add(dml_scaled_up(a), dml_scaled_up(b)));
@@ -285,7 +293,7 @@ float dml_mul(float a, float b) {
         return dml_hardware_mul(a, b);
     uint sign = (ua ^ ub) & 0x80000000u;
     uint ma = ua & 0x7FFFFFFFu, mb = ub & 0x7FFFFFFFu;
-    if (ma > 0x7F800000u || mb > 0x7F800000u) return dml_hardware_mul(a, b);  // NaN in, NaN out
+    if (ma > 0x7F800000u || mb > 0x7F800000u) return dml_nan_of(a, b);
     if (ma == 0x7F800000u || mb == 0x7F800000u)  // infinity: NaN times zero, else infinite
         return uintBitsToFloat(ma == 0u || mb == 0u ? 0x7FC00000u : sign | 0x7F800000u);
     if (ma == 0u || mb == 0u) return uintBitsToFloat(sign);

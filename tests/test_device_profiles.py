@@ -185,7 +185,7 @@ def test_a_kernel_asking_for_denorm_preserve_carries_the_execution_mode():
     x = dml.BufferTensorDesc(T.FLOAT32, (4,))
     desc = dml.ActivationLinearOperatorDesc(x, x, alpha=0.5, beta=0.0)
     from dmlpy.codegen import compile_desc
-    _, (shader,) = compile_desc(desc, adapter)
+    _, (shader, _) = compile_desc(desc, adapter)  # the main and tail stages: one shader, two specialisations
     from dmlpy.shader_compiler import find_tool
     text = subprocess.run([find_tool("spirv-dis"), "-"], input=shader.spirv, capture_output=True,
                           check=True).stdout.decode()

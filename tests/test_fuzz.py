@@ -350,6 +350,8 @@ def test_fuzz_prelu_grad_front_end(device, arrays, data_format):
     if result is not None:
         assert result[0].shape == np.shape(x) and result[1].shape == np.shape(slope)
         x, dy = np.asarray(x), np.asarray(dy)
+        if x.size == 0:  # nothing computed (and an empty list is float64, which no desc takes)
+            return
         expected_dx, _, _ = prelu_grad(x, slope_over(x, slope, data_format), dy, ())
         assert np.array_equal(result[0].view(UNSIGNED[x.itemsize]), expected_dx.view(UNSIGNED[x.itemsize]))
     event("computed" if result is not None else "rejected")

@@ -200,10 +200,11 @@ def test_numpy_views_match_reference(device, dtype, view):
 
 def test_views_are_uploaded_once_without_a_contiguous_copy(device, monkeypatch):
     uploads = []  # bytes handed to the device, whichever path the front end takes
-    for name in ("write", "stage"):
-        real = getattr(GpuContext, name)
-        monkeypatch.setattr(GpuContext, name, lambda self, words, offset, data, real=real: (
-            uploads.append(data.nbytes), real(self, words, offset, data)))
+    real_write, real_round_trip = GpuContext.write, GpuContext.run_round_trip
+    monkeypatch.setattr(GpuContext, "write", lambda self, words, offset, data: (
+        uploads.append(data.nbytes), real_write(self, words, offset, data)))
+    monkeypatch.setattr(GpuContext, "run_round_trip", lambda self, dispatch, staged, *rest: (
+        uploads.extend(data.nbytes for _, data in staged), real_round_trip(self, dispatch, staged, *rest))[1])
     real_contiguous = np.ascontiguousarray
 
     def no_copy(array, *args, **kwargs):

@@ -118,10 +118,11 @@ def test_demo_runs_and_is_exact():
 def test_bench_quick_runs_and_reports_every_figure(tmp_path):
     """A smoke test: the benchmark runs and reports; it asserts no speed."""
     report_path = tmp_path / "bench.json"
-    result = run_tool("tools/bench.py", "--quick", "--sizes", "256", "--repeats", "1", "--json", report_path)
+    result = run_tool("tools/bench.py", "--quick", "--sizes", "256", "--rounds", "1", "--json", report_path)
     assert result.returncode == 0, result.stderr
     report = json.loads(report_path.read_text())
-    assert report["rows"] and all(row["gbps"] > 0 and row["copy_shader_ratio"] > 0 for row in report["rows"])
+    assert report["rows"] and all(row["gbps"] > 0 and 0 < row["copy_ratio_low"] <= row["copy_ratio"]
+                                  <= row["copy_ratio_high"] and row["copy_gbps"] > 0 for row in report["rows"])
     assert {row["path"] for row in report["host_overhead"]} >= {"bare kp sequence eval", "execute(binding table)"}
     assert "/copy" in result.stdout and "host cost" in result.stdout
     assert report["chains"] and all(row["same_bits"] and row["fused_ms"] > 0 for row in report["chains"])
@@ -137,7 +138,7 @@ def test_dump_shows_the_fused_kernels_of_a_chain(tmp_path):
     assert "kernel 0: nodes 0 (linear), 1 (elu), 2 (scaled_tanh), path packed" in result.stdout
     assert "kernel 1: nodes 3 (softmax), path reduce" in result.stdout
     assert "kernel 2: nodes 4 (relu_grad)" in result.stdout
-    fused = (tmp_path / "graph_float16_kernel0_packed.comp").read_text()
+    fused = (tmp_path / "graph_float16_kernel0_packed_main.comp").read_text()
     assert "#define SCALAR_COUNT 5" in fused  # linear's two, elu's one, scaled_tanh's two, in one kernel
     refused = run_tool("tools/dump_shaders.py", "relu_grad", "--dtype", "float32", "--sizes", "4", "--then",
                        "tanh:bogus=1")
@@ -174,7 +175,8 @@ USAGE_ERRORS = [
      "'alpha' is not FIELD=VALUE"),
     ("tools/bench.py", ["--sizes", "256,x"], "argument --sizes: 'x' is not a positive integer"),
     ("tools/bench.py", ["--sizes", "0"], "argument --sizes: '0' is not a positive integer"),
-    ("tools/bench.py", ["--repeats", "-1"], "argument --repeats"),
+    ("tools/bench.py", ["--rounds", "-1"], "argument --rounds"),
+    ("tools/bench.py", ["--cases", "relu_grad float64 packed"], "unknown case 'relu_grad float64 packed'"),
     ("tools/bench.py", ["--replot", "docs/bench-lavapipe.json"], "--replot JSON needs --plot FILE.png"),
     ("tools/bench.py", ["--replot", "README.md", "--plot", "/tmp/never.png"], "not a JSON file written by bench.py"),
     ("tools/demo.py", ["--adapter", "7"], "adapter '7' is not an adapter index"),
