@@ -6,6 +6,7 @@ kp workaround lives here with the reason for it.
 
 from __future__ import annotations
 
+import ctypes
 import os
 import threading
 import weakref
@@ -50,8 +51,12 @@ def check_kp() -> None:
 _NO_SPECIALIZATION = np.array([], dtype=np.uint32)
 
 # kp objects a forked child inherited from its parent: referenced for good, so that no
-# destructor of theirs ever runs (it would act on the parent's Vulkan device).
+# destructor of theirs ever runs (it would act on the parent's Vulkan device, and under the
+# validation layer abort the child). A module global alone is not enough: interpreter
+# shutdown clears module dicts and would free the list, so it holds one reference that no
+# Python code owns and nothing ever drops.
 _KEPT_FOREVER: list = []
+ctypes.pythonapi.Py_IncRef(ctypes.py_object(_KEPT_FOREVER))
 
 
 @dataclass(frozen=True)
