@@ -265,6 +265,10 @@ def plan_elementwise(inputs: list[BufferTensorDesc], output: BufferTensorDesc, a
             and all(p % elements_per_word == 0 for p in periods):
         path, reason = "broadcast", ("the output is dense and each input is either in its layout or one block of "
                                      f"it repeated (periods {periods} elements; 0: not repeated)")
+    elif tiled_transpose(*column_run_order(sizes, strides)[:2], info.bits, tensors):
+        path, reason = "tiled", (f"a 2-D transpose in whole 16-byte vectors: each invocation transposes a "
+                                 f"{4 * elements_per_word} x {4 * elements_per_word} block in registers, neighbouring "
+                                 "invocations neighbouring blocks along the output's contiguous dim")
     elif elements_per_word > 1 and output_row_major and starts_on(output, 4):
         path, reason = "gather", "a sub-word output in row-major order, strided inputs: whole output words"
     else:
@@ -304,6 +308,14 @@ def plan_elementwise(inputs: list[BufferTensorDesc], output: BufferTensorDesc, a
         reason += (f"; {PACKED_VECTORS_PER_ITEM} units of {vector_words} word(s) per invocation, "
                    f"{'a workgroup apart (a GPU: coalesced)' if interleaved else 'consecutive (a CPU device)'}")
         return KernelPlan(path, stages, output.element_count, scalar_bits=scalar_bits, reason=reason)
+    if path == "tiled":
+        sizes, strides, _ = column_run_order(sizes, strides)
+        tile = 4 * elements_per_word
+        defines.update({"TILE_LANE_SIZE": f"{sizes[0]}u", "TILE_RUN_SIZE": f"{sizes[1]}u",
+                        "INPUT_PITCH": f"{strides[0][1]}u", "OUTPUT_PITCH": f"{strides[-1][0]}u"})
+        stage = KernelStage("main", shader, defines, workgroup_size, tile * tile,
+                            invocations=sizes[0] // tile * (sizes[1] // tile), generated=generated)
+        return KernelPlan(path, (stage,), output.element_count, scalar_bits=scalar_bits, reason=reason)
     run_length = max(strided_run_length(adapter), elements_per_word)  # whole output words on the gather path
     invocations = None
     if path == "strided" and len(sizes) > 1:
@@ -318,15 +330,6 @@ def plan_elementwise(inputs: list[BufferTensorDesc], output: BufferTensorDesc, a
                        "along the inputs' (both sides touch whole cache lines)")
     defines.update({"RUN_LENGTH": f"{run_length}u", "RANK": len(sizes), "SIZES": uint_list(sizes),
                     "STRIDES": uint_list(s[d] for d in range(len(sizes)) for s in strides)})
-    if "COLUMN_RUN" in defines and tiled_transpose(sizes, strides, info.bits, tensors):
-        path = "tiled"
-        del defines["PATH_STRIDED"], defines["COLUMN_RUN"]
-        defines.update({"PATH_TILED": "", "TILE_LANE_SIZE": f"{sizes[0]}u", "TILE_RUN_SIZE": f"{sizes[1]}u",
-                        "INPUT_PITCH": f"{strides[0][1]}u", "OUTPUT_PITCH": f"{strides[-1][0]}u"})
-        reason = (f"{reason.split(';')[0]}; a 2-D FP32 transpose in whole vectors: each invocation transposes a "
-                  "4 x 4 block in registers, neighbouring invocations neighbouring blocks along the output's "
-                  "contiguous dim")
-        run_length, invocations = 16, sizes[0] // 4 * (sizes[1] // 4)
     stage = KernelStage("main", shader, defines, workgroup_size, run_length, invocations=invocations,
                         generated=generated)
     return KernelPlan(path, (stage,), output.element_count, scalar_bits=scalar_bits, reason=reason)
@@ -364,14 +367,16 @@ def column_run_order(sizes: tuple[int, ...], strides: list[tuple[int, ...]]):
 
 
 def tiled_transpose(sizes: tuple[int, ...], strides: list[tuple[int, ...]], bits: int, tensors) -> bool:
-    """Whether a column-run layout is a 2-D FP32 transpose in whole 16-byte vectors: every
-    input contiguous along the first dim with one pitch, the output along the second, sizes
-    and pitches multiples of 4, every tensor starting on 16 bytes."""
-    if len(sizes) != 2 or bits != 32 or sizes[0] % 4 or sizes[1] % 4 or not all(starts_on(t, 16) for t in tensors):
+    """Whether a layout (in column_run_order) is a 2-D transpose in whole 16-byte vectors:
+    every input contiguous along the first dim with one pitch, the output along the second,
+    sizes and pitches multiples of a vector's elements (4 FP32, 8 16-bit, 16 8-bit), every
+    tensor starting on 16 bytes."""
+    tile = 4 * 32 // bits
+    if len(sizes) != 2 or sizes[0] % tile or sizes[1] % tile or not all(starts_on(t, 16) for t in tensors):
         return False
     inputs, output = strides[:-1], strides[-1]
-    return all(s == inputs[0] for s in inputs) and inputs[0][0] == 1 and inputs[0][1] % 4 == 0 \
-        and output[1] == 1 and output[0] % 4 == 0
+    return all(s == inputs[0] for s in inputs) and inputs[0][0] == 1 and inputs[0][1] % tile == 0 \
+        and output[1] == 1 and output[0] % tile == 0
 
 
 def column_run_length(adapter: AdapterInfo) -> int:

@@ -21,10 +21,10 @@
 //                 merged atomically (see tensor_storage.glsl). Where the output is contiguous
 //                 along a dim the inputs are not (a transpose), COLUMN_RUN: each invocation
 //                 walks a column of the output, neighbouring invocations neighbouring columns.
-//   PATH_TILED    a 2-D FP32 transpose in whole vectors (sizes and pitches multiples of 4,
-//                 16-byte starts): 4 x 4 blocks transposed in registers. Defines
-//                 TILE_LANE_SIZE, TILE_RUN_SIZE (the sizes of the inputs' and the output's contiguous
-//                 dims), INPUT_PITCH, OUTPUT_PITCH.
+//   PATH_TILED    a 2-D transpose in whole 16-byte vectors (sizes and pitches multiples of
+//                 TILE, a vector's elements; 16-byte starts): TILE x TILE blocks transposed
+//                 in registers. Defines TILE_LANE_SIZE, TILE_RUN_SIZE (the sizes of the
+//                 inputs' and the output's contiguous dims), INPUT_PITCH, OUTPUT_PITCH.
 //
 // Defines: ELEMENT_BITS, DTYPE_*, WORKGROUP_SIZE, INPUT_COUNT, SCALAR_COUNT, one PATH_*,
 // for PATH_PACKED: VECTOR_WORDS (1 or 4), VECTORS_PER_ITEM, UNITS_INTERLEAVED or not, and
@@ -96,6 +96,8 @@ layout(push_constant) uniform Params {
 #else
 #define CHUNK_ELEMENTS ELEMENTS_PER_ITEM
 #endif
+#elif defined(PATH_TILED)
+#define TILE (4u * ELEMENTS_PER_WORD)  // elements in a 16-byte vector
 #else
 #define ELEMENTS_PER_ITEM RUN_LENGTH  // a multiple of ELEMENTS_PER_WORD on PATH_GATHER
 #endif
@@ -184,7 +186,7 @@ void map_unit(uint u) {
     output0[params.base[INPUT_COUNT] / ELEMENTS_PER_WORD + u] = apply_word(words, 0u, ELEMENTS_PER_WORD);
 #endif
 }
-#else
+#elif !defined(PATH_TILED)
 const uint TENSOR_SIZES[RANK] = uint[RANK](SIZES);
 const uint TENSOR_STRIDES[RANK * TENSOR_COUNT] = uint[RANK * TENSOR_COUNT](STRIDES);
 
@@ -224,7 +226,7 @@ void main() {
 #elif defined(PATH_PACKED)
     uint item_count = params.element_count / CHUNK_ELEMENTS * (CHUNK_ELEMENTS / ELEMENTS_PER_ITEM);
 #elif defined(PATH_TILED)
-    uint item_count = TILE_LANE_SIZE / 4u * (TILE_RUN_SIZE / 4u);
+    uint item_count = TILE_LANE_SIZE / TILE * (TILE_RUN_SIZE / TILE);
 #elif defined(COLUMN_RUN)
     uint runs_per_column = ceil_div(TENSOR_SIZES[RANK - 1], RUN_LENGTH);
     uint item_count = params.element_count / TENSOR_SIZES[RANK - 1] * runs_per_column;
@@ -237,25 +239,31 @@ void main() {
     if (item >= item_count) return;
 
 #if defined(PATH_TILED)
-    // A block of 4 x 4 FP32 elements: four vectors along the inputs' contiguous dim (one per
-    // step along the output's), transposed in registers into four vectors along the
-    // output's. Neighbouring invocations take neighbouring blocks along the output's dim, so
-    // their stores fill whole rows of the output (on lavapipe 1.1-1.2x faster than along the
-    // inputs' dim, tools/bench.py).
-    uint run_first = item % (TILE_RUN_SIZE / 4u) * 4u, lane_first = item / (TILE_RUN_SIZE / 4u) * 4u;
-    uvec4 vectors[INPUT_COUNT][4];
+    // A block of TILE x TILE elements: TILE vectors along the inputs' contiguous dim (one per
+    // step along the output's), transposed in registers into TILE vectors along the
+    // output's, each element merged into its word in a register. Neighbouring invocations
+    // take neighbouring blocks along the output's dim, so their stores fill whole rows of
+    // the output (on lavapipe 1.1-1.2x faster than along the inputs' dim, tools/bench.py).
+    uint run_first = item % (TILE_RUN_SIZE / TILE) * TILE, lane_first = item / (TILE_RUN_SIZE / TILE) * TILE;
+    uvec4 vectors[INPUT_COUNT][TILE];
     [[unroll]] for (uint t = 0u; t < INPUT_COUNT; ++t) {
-        [[unroll]] for (uint j = 0u; j < 4u; ++j)
-            vectors[t][j] = input_vector(t, (params.base[t] + lane_first + (run_first + j) * INPUT_PITCH) / 4u);
+        [[unroll]] for (uint j = 0u; j < TILE; ++j)
+            vectors[t][j] = input_vector(t, (params.base[t] + lane_first + (run_first + j) * INPUT_PITCH) / TILE);
     }
-    [[unroll]] for (uint k = 0u; k < 4u; ++k) {
+    [[unroll]] for (uint k = 0u; k < TILE; ++k) {
         uvec4 result;
-        [[unroll]] for (uint j = 0u; j < 4u; ++j) {
-            uint words[INPUT_COUNT];
-            [[unroll]] for (uint t = 0u; t < INPUT_COUNT; ++t) words[t] = vectors[t][j][k];
-            result[j] = apply_word(words, 0u, 1u);
+        [[unroll]] for (uint w = 0u; w < 4u; ++w) {
+            uint word = 0u;
+            [[unroll]] for (uint l = 0u; l < ELEMENTS_PER_WORD; ++l) {
+                uint bits[INPUT_COUNT];
+                [[unroll]] for (uint t = 0u; t < INPUT_COUNT; ++t)
+                    bits[t] = lane_bits(vectors[t][w * ELEMENTS_PER_WORD + l][k / ELEMENTS_PER_WORD],
+                                        k % ELEMENTS_PER_WORD);
+                word = with_lane_bits(word, l, apply_op(bits));
+            }
+            result[w] = word;
         }
-        output0_vec4[(params.base[INPUT_COUNT] + (lane_first + k) * OUTPUT_PITCH + run_first) / 4u] = result;
+        output0_vec4[(params.base[INPUT_COUNT] + (lane_first + k) * OUTPUT_PITCH + run_first) / TILE] = result;
     }
 #elif defined(COLUMN_RUN)
     // Neighbouring invocations step along the second-to-last dim (where the inputs are

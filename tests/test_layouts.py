@@ -312,20 +312,22 @@ def test_a_row_broadcast_along_rows_takes_the_broadcast_path(planned_device, dat
                        data_type_info(data_type).element_size)
 
 
-@pytest.mark.parametrize("data_type", [T.FLOAT32, T.FLOAT16], ids=lambda t: t.name)
-@pytest.mark.parametrize("sizes", [(67, 131), (2, 3), (130, 9), (3, 40, 70), (8, 12), (64, 36), (4, 20)])
+@pytest.mark.parametrize("data_type", [T.FLOAT32, T.FLOAT16, T.INT8], ids=lambda t: t.name)
+@pytest.mark.parametrize("sizes", [(67, 131), (2, 3), (130, 9), (3, 40, 70), (8, 12), (64, 36), (4, 20), (16, 48),
+                                   (48, 32)])
 @pytest.mark.parametrize("transposed", ["output", "inputs"])
 def test_transposes_walk_columns(planned_device, data_type, sizes, transposed):
     """The output contiguous along a dim where the inputs are not: each invocation walks a run
     of a column (runs that end mid-column included), neighbouring invocations neighbouring
-    columns, or, for 2-D FP32 in whole vectors, transposes 4 x 4 blocks in registers; the
-    bytes around every tensor stay."""
+    columns, or, for 2-D transposes in whole 16-byte vectors, transposes blocks of one
+    vector's elements square in registers; the bytes around every tensor stay."""
     device = planned_device
     column_major = tuple(int(np.prod(sizes[:d])) for d in range(len(sizes)))
     strides = (None, None, column_major) if transposed == "output" else (column_major, column_major, None)
     compiled, actual, expected = run_and_expect(device, desc_for(data_type, sizes, strides),
                                                 np.random.default_rng(sum(sizes)))
-    if data_type == T.FLOAT32 and len(sizes) == 2 and sizes[0] % 4 == 0 and sizes[1] % 4 == 0:
+    tile = 16 // data_type_info(data_type).element_size
+    if len(sizes) == 2 and sizes[0] % tile == 0 and sizes[1] % tile == 0:
         assert compiled.plan.path == "tiled"
     elif data_type == T.FLOAT32 or transposed == "output":
         assert compiled.plan.path == "strided" and "COLUMN_RUN" in compiled.plan.stages[0].defines

@@ -81,7 +81,8 @@ TARGET_CASES = [
     *[Case(op, t, "packed") for op in ("relu_grad", "hard_sigmoid_grad") for t in (T.FLOAT32, T.FLOAT16, T.BFLOAT16)],
     Case("relu_grad", T.INT8, "packed"),
     Case("relu_grad", T.FLOAT32, "transposed-output"), Case("relu_grad", T.FLOAT32, "transposed-inputs"),
-    Case("relu_grad", T.FLOAT16, "transposed-output"),
+    Case("relu_grad", T.FLOAT16, "transposed-output"), Case("relu_grad", T.FLOAT16, "transposed-inputs"),
+    Case("relu_grad", T.INT8, "transposed-output"),
     Case("relu_grad", T.FLOAT32, "broadcast"), Case("relu_grad", T.FLOAT16, "broadcast"),
     Case("prelu_grad", T.FLOAT32, "ncx"), Case("prelu_grad", T.FLOAT32, "nxc"), Case("prelu_grad", T.FLOAT16, "nxc")]
 FULL_CASES = [*TARGET_CASES,
