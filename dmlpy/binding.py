@@ -321,6 +321,8 @@ class BindingTable:
         for kernel in compiled.kernels:
             tensors = [self._locate(t) for t in kernel.tensors]
             plan = kernel.plan
+            if not plan.windowable:
+                self._check_temporaries_inside_segments(kernel.tensors, tensors)
             windows = plan_windows(tensors, plan.element_count, plan.windowable, device.max_storage_buffer_range)
             self.windows += windows
             for stage, spirv in zip(plan.stages, kernel.spirv):
@@ -336,6 +338,20 @@ class BindingTable:
                 else:
                     self.steps.append(algorithms)
         self.submission = device.context.record(self.steps)
+
+    def _check_temporaries_inside_segments(self, placed: Sequence[KernelTensor], tensors: list[BoundTensor]) -> None:
+        """A kernel that is not split into windows binds each tensor inside one segment. Its
+        temporary ranges are laid out never to cross a segment boundary counted from the start
+        of the temporary resource (fusion.py), so they stay inside one when that start is a
+        segment boundary."""
+        for where, tensor in zip(placed, tensors):
+            size = tensor.buffer.segment_size
+            if where.role == "temporary" and tensor.offset // size != (tensor.end - 1) // size:
+                raise UnsupportedError(
+                    f"temporary.offset {self.scratch[0].offset}: {tensor.name} then lies at bytes "
+                    f"[{tensor.offset}, {tensor.end}) of the buffer, across a boundary between the {size}-byte "
+                    f"segments a buffer is bound in, and its kernel binds each tensor whole: bind the temporary "
+                    f"resource at an offset that is a multiple of {size} (0 in a buffer of its own)")
 
     def _locate(self, tensor: KernelTensor) -> BoundTensor:
         """The bound range a kernel's tensor lies in."""

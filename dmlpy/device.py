@@ -348,25 +348,26 @@ class Device:
         """IDMLDevice1::CompileGraph: one compiled operator running the graph's nodes, element-wise
         chains fused into single kernels with the same bits as the nodes run one by one.
 
-        Nodes given as descs are created here (create_operator's checks, feature level
-        included, each error naming the node); operators must be this device's."""
+        Every node's desc is checked against the device here, as create_operator checks it
+        (feature level and strict_directml included, each error naming the node); operators
+        must be this device's."""
         self.check_open()
         if not isinstance(graph_desc, GraphDesc):
             raise InvalidArgumentError(f"graph_desc must be a GraphDesc, not {type(graph_desc).__name__}")
         flags = _as_flags(flags)
-        graph = graph_desc.copy()  # checked again: nothing changed since it was built reaches the plan
-        nodes = []
+        # Checked again, each node's desc copied: nothing changed since it was built (an
+        # Operator's desc can be reassigned) reaches the plan.
+        graph = graph_desc.copy()
         for k, node in enumerate(graph.nodes):
-            if isinstance(node, Operator) and node.device is not self:
+            if isinstance(node, Operator) and getattr(node, "device", None) is not self:
                 raise InvalidArgumentError(f"GraphDesc.nodes[{k}] is an operator of another device", "nodes")
-            try:  # an operator's desc is copied and checked again too: its attribute can be reassigned
-                nodes.append(self.create_operator(node.desc if isinstance(node, Operator) else node))
+            desc = graph.desc_of(k)
+            try:
+                desc.schema.check_device(desc, self.feature_level, self.strict_directml)
             except DmlError as error:
-                raise type(error)(f"GraphDesc.nodes[{k}] ({node.schema.dml_name}): {error.message}",
+                raise type(error)(f"GraphDesc.nodes[{k}] ({desc.schema.dml_name}): {error.message}",
                                   error.field) from None
-        graph = GraphDesc(graph.input_count, graph.output_count, nodes, graph.input_edges, graph.output_edges,
-                          graph.intermediate_edges)
-        plan = plan_graph(graph, self.adapter)
+        plan = plan_graph(graph, self.adapter, self.segment_size)
         kernels, hits = [], []
         for kernel in plan.kernels:
             shaders = [self._compile_glsl(stage.source()) for stage in kernel.plan.stages]
@@ -474,7 +475,7 @@ class Device:
 def _as_flags(flags) -> ExecutionFlags:
     if isinstance(flags, bool) or not isinstance(flags, (int, np.integer)) or not 0 <= int(flags) <= _ALL_FLAGS \
             or int(flags) & ~_ALL_FLAGS:
-        raise InvalidArgumentError(f"flags {flags!r} is not a combination of ExecutionFlags", "flags")
+        raise InvalidArgumentError(f"flags {shown(flags)} is not a combination of ExecutionFlags", "flags")
     return ExecutionFlags(int(flags))
 
 

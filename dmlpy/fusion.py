@@ -13,8 +13,13 @@ kernel starts. Reductions (the softmax family, PReLU's gradient) run as their ow
 
 Intermediates. A node output read by another kernel lives in the graph's temporary
 resource (16-byte aligned ranges, one per such output, then each reduction's own scratch),
-or in the graph output it also is. Kernels run in the order of their last node in the
-graph's order, each after the ones it reads (separate submissions: see command_list.py).
+or in the graph output it also is. A range that fits in one of the device's buffer segments
+never crosses a segment boundary (counted from the start of the temporary resource), since
+only packed element-wise kernels are split into windows at those boundaries (windows.py).
+Kernels run in the order of their last node in the graph's order, each after the ones it
+reads (separate submissions: see command_list.py).
+
+Every step takes time linear in the graph's size (the GraphDesc indexes its edges).
 """
 
 from __future__ import annotations
@@ -23,7 +28,8 @@ from dataclasses import dataclass, field
 
 from . import expr as e
 from .codegen import MAX_ELEMENTWISE_INPUTS, KernelPlan, KernelTensor, plan_elementwise
-from .graph import GraphDesc, NodeInputSource, node_desc
+from .errors import UnsupportedError
+from .graph import GraphDesc, NodeInputSource
 from .vulkan_info import AdapterInfo
 
 MAX_FUSED_NODES = 16  # keeps a fused body (and glslang's time on it) bounded
@@ -33,6 +39,7 @@ TEMPORARY_ALIGNMENT = 16
 @dataclass
 class _Group:
     nodes: list[int] = field(default_factory=list)  # in graph order: the root (the kernel's output) last
+    absorbed: bool = False  # merged into a later group, which runs its nodes
 
     @property
     def root(self) -> int:
@@ -57,18 +64,21 @@ class GraphPlan:
 
 def _external_sources(graph: GraphDesc, nodes: list[int]) -> list[NodeInputSource]:
     """The distinct tensors `nodes` read from outside themselves, in first-read order."""
-    members, found = set(nodes), []
+    members, found = set(nodes), {}
     for node in nodes:
-        for k in range(len(node_desc(graph.nodes[node]).schema.inputs)):
+        for k in range(len(graph.desc_of(node).schema.inputs)):
             source = graph.source(node, k)
-            if source.node not in members and source not in found:
-                found.append(source)
-    return found
+            if source.node not in members:
+                found.setdefault(source)
+    return list(found)
 
 
-def plan_graph(graph: GraphDesc, adapter: AdapterInfo) -> GraphPlan:
-    """The kernels that run `graph` (validated) on `adapter`."""
-    descs = [node_desc(n) for n in graph.nodes]
+def plan_graph(graph: GraphDesc, adapter: AdapterInfo, segment_size: int | None = None) -> GraphPlan:
+    """The kernels that run `graph` (validated) on `adapter`, whose buffers are bound in
+    segments of `segment_size` bytes (default: what the adapter's limits allow)."""
+    if segment_size is None:  # as a device on this adapter sets Device.segment_size
+        segment_size = min(adapter.max_storage_buffer_range, adapter.max_memory_allocation_size) // 16 * 16
+    descs = [graph.desc_of(n) for n in range(len(graph.nodes))]
     math = [d.schema.elementwise(d) if d.schema.elementwise is not None and len(d.schema.outputs) == 1 else None
             for d in descs]
     readers: dict[tuple[int, int], int] = {}
@@ -99,13 +109,15 @@ def plan_graph(graph: GraphDesc, adapter: AdapterInfo) -> GraphPlan:
                 if producer is None or math[producer] is None or readers.get((producer, source.index)) != 1 \
                         or (producer, source.index) in graph_outputs:
                     continue
+                # Both groups hold at most MAX_FUSED_NODES nodes: sorting them costs a bounded time.
                 merged = sorted({*group_of[producer].nodes, *group.nodes}, key=position.__getitem__)
                 if fits(merged):
-                    groups = [g for g in groups if g is not group_of[producer]]
+                    group_of[producer].absorbed = True
                     group = _Group(merged)
         groups.append(group)
         for member in group.nodes:
             group_of[member] = group
+    groups = [group for group in groups if not group.absorbed]
 
     # Where each node output another kernel reads lives, and each reduction's scratch.
     kernel_of = {member: k for k, group in enumerate(groups) for member in group.nodes}
@@ -115,6 +127,8 @@ def plan_graph(graph: GraphDesc, adapter: AdapterInfo) -> GraphPlan:
     def reserve(size: int, desc=None) -> KernelTensor:
         nonlocal temporary_size
         start = -(-temporary_size // TEMPORARY_ALIGNMENT) * TEMPORARY_ALIGNMENT
+        if start % segment_size + size > segment_size >= size:  # it would cross a boundary it fits between
+            start = -(-start // segment_size) * segment_size
         temporary_size = start + size
         return KernelTensor("temporary", offset=start, size=size, desc=desc)
 
@@ -149,8 +163,30 @@ def plan_graph(graph: GraphDesc, adapter: AdapterInfo) -> GraphPlan:
             plan = plan_elementwise([read(s).desc for s in external], output.desc, adapter, e.render(result), scalars,
                                     e.uses_transcendentals(result))
             tensors = [*(read(s) for s in external), output]
+        if not plan.windowable:
+            _check_bindable(group, descs[root], plan, tensors, segment_size)
         kernels.append(GraphKernel(plan, tuple(group.nodes), tuple(tensors)))
     return GraphPlan(tuple(kernels), temporary_size)
+
+
+def _check_bindable(group: _Group, root_desc, plan: KernelPlan, tensors: list[KernelTensor],
+                    segment_size: int) -> None:
+    """A kernel that cannot be split into windows binds each tensor whole: none may be larger
+    than one buffer segment, or no binding of it could ever run."""
+    for tensor in tensors:
+        size = tensor.desc.total_tensor_size_in_bytes if tensor.role != "temporary" else tensor.size
+        if size <= segment_size:
+            continue
+        what = {"input": f"graph input {tensor.index}", "output": f"graph output {tensor.index}"}.get(
+            tensor.role, "an intermediate tensor" if tensor.desc is not None else "its scratch")
+        nodes = f"GraphDesc.nodes[{group.root}] ({root_desc.schema.dml_name})"
+        if len(group.nodes) > 1:
+            nodes += f" and the nodes fused with it, {group.nodes[:-1]},"
+        raise UnsupportedError(
+            f"{nodes} binds {what} of {size} bytes, more than the {segment_size} bytes one binding of this device "
+            f"reaches (maxStorageBufferRange and maxMemoryAllocationSize); its kernel (path {plan.path}) binds "
+            f"each tensor whole, since only packed element-wise kernels are split into windows at that limit: "
+            f"keep this node's tensors within {segment_size} bytes (split them over several nodes)")
 
 
 def _fused_math(graph: GraphDesc, nodes: list[int], math: list, external: list[NodeInputSource]):
@@ -165,7 +201,7 @@ def _fused_math(graph: GraphDesc, nodes: list[int], math: list, external: list[N
     def value_of(node: int) -> e.Expr:
         if node not in made:
             inputs = []
-            for k in range(len(node_desc(graph.nodes[node]).schema.inputs)):
+            for k in range(len(graph.desc_of(node).schema.inputs)):
                 source = graph.source(node, k)
                 inputs.append(e.stored(value_of(source.node)) if source.node in members
                               else e.tensor(external.index(source)))

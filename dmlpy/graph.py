@@ -22,13 +22,14 @@ and the edge by index):
 from __future__ import annotations
 
 import dataclasses
+import heapq
 import inspect
 import operator as _operator
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from . import activations, operators  # noqa: F401  (they declare the operators the builder offers)
-from .errors import InvalidArgumentError
+from .errors import InvalidArgumentError, shown
 from .schema import OPERATORS, OperatorDesc, OperatorSchema, schema_of
 from .tensor_desc import BufferTensorDesc
 
@@ -39,10 +40,13 @@ def _index(value, what: str, count: int, of: str) -> int:
     try:
         number = _operator.index(value)
     except TypeError:
-        raise InvalidArgumentError(f"{what} {value!r} must be an integer") from None
+        raise InvalidArgumentError(f"{what} {shown(value)} must be an integer") from None
+    except Exception as error:  # an __index__ may do anything
+        raise InvalidArgumentError(f"{what} {shown(value)} must be an integer (its __index__ raised {error!r})") \
+            from None
     if not 0 <= number < count:
-        limits = f"0 to {count - 1}" if count else "none"
-        raise InvalidArgumentError(f"{what} {number} is out of range: {of} ({limits})")
+        limits = f"0 to {shown(count - 1)}" if count else "none"
+        raise InvalidArgumentError(f"{what} {shown(number)} is out of range: {of} ({limits})")
     return number
 
 
@@ -99,7 +103,8 @@ class GraphDesc:
     """DML_GRAPH_DESC. `nodes` are operators (from `device.create_operator`) or operator
     descs; the edge lists hold GraphInputEdge, GraphOutputEdge and GraphIntermediateEdge.
     Everything is checked and copied when it is constructed: later changes to the caller's
-    objects never reach it."""
+    objects never reach it. What feeds each node input, each graph input's and output's edge
+    and the nodes' order are indexed then too, so compiling takes time linear in the graph."""
 
     input_count: int
     output_count: int
@@ -109,26 +114,17 @@ class GraphDesc:
     intermediate_edges: tuple[GraphIntermediateEdge, ...] = ()
 
     def __post_init__(self):
-        from .device import Operator  # the device module builds on this one
-
         for name in ("input_count", "output_count"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise InvalidArgumentError(f"GraphDesc.{name} {value!r} must be an integer of at least 1", name)
+                raise InvalidArgumentError(f"GraphDesc.{name} {shown(value)} must be an integer of at least 1", name)
         nodes = self._sequence("nodes")
         if not nodes:
             raise InvalidArgumentError("GraphDesc.nodes is empty: a graph has at least one node", "nodes")
-        own_nodes = []
-        for i, node in enumerate(nodes):
-            if isinstance(node, Operator):
-                own_nodes.append(node)  # holds the device's own validated copy of its desc
-            elif schema_of(node) is not None:
-                own_nodes.append(schema_of(node).copy(node))
-            else:
-                raise InvalidArgumentError(
-                    f"GraphDesc.nodes[{i}] must be an Operator or an operator desc, not {type(node).__name__}", "nodes")
-        object.__setattr__(self, "nodes", tuple(own_nodes))
-        schemas = [node_desc(n).schema for n in own_nodes]
+        own_nodes, descs = zip(*(_own_node(i, node) for i, node in enumerate(nodes)))
+        object.__setattr__(self, "nodes", own_nodes)
+        object.__setattr__(self, "_descs", descs)
+        schemas = [schema_of(desc) for desc in descs]
         count = len(own_nodes)
 
         def copy_edges(name: str, kind: type, fields: tuple[tuple[str, object], ...]):
@@ -144,7 +140,11 @@ class GraphDesc:
                         bound, of = limit(values)
                     else:
                         bound, of = limit
-                    values[field] = _index(getattr(edge, field), where, bound, of)
+                    try:
+                        value = getattr(edge, field)
+                    except Exception as error:  # a subclass may do anything in a property
+                        raise InvalidArgumentError(f"{where} could not be read: {error!r}", name) from None
+                    values[field] = _index(value, where, bound, of)
                 edges.append(kind(**values))
             object.__setattr__(self, name, tuple(edges))
 
@@ -161,17 +161,17 @@ class GraphDesc:
                                    f"{len(schemas[values[node_field]].outputs)} outputs")
 
         copy_edges("input_edges", GraphInputEdge, (
-            ("graph_input_index", (self.input_count, f"the graph has {self.input_count} inputs")),
+            ("graph_input_index", (self.input_count, f"the graph has {shown(self.input_count)} inputs")),
             ("to_node", nodes_range), ("to_node_input_index", inputs_of("to_node"))))
         copy_edges("output_edges", GraphOutputEdge, (
             ("from_node", nodes_range), ("from_node_output_index", outputs_of("from_node")),
-            ("graph_output_index", (self.output_count, f"the graph has {self.output_count} outputs"))))
+            ("graph_output_index", (self.output_count, f"the graph has {shown(self.output_count)} outputs"))))
         copy_edges("intermediate_edges", GraphIntermediateEdge, (
             ("from_node", nodes_range), ("from_node_output_index", outputs_of("from_node")),
             ("to_node", nodes_range), ("to_node_input_index", inputs_of("to_node"))))
         self._check_connections(schemas)
         self._check_descs(schemas)
-        self.order()  # raises on a cycle
+        object.__setattr__(self, "_order", self._topological_order())  # raises on a cycle
 
     def _sequence(self, name: str) -> tuple:
         value = getattr(self, name)
@@ -180,7 +180,10 @@ class GraphDesc:
         return tuple(value)
 
     def _check_connections(self, schemas: list[OperatorSchema]) -> None:
+        """Check every rule on who feeds whom, and index the edges: what feeds each node input,
+        each graph input's first edge, each graph output's edge."""
         fed: dict[tuple[int, int], str] = {}
+        sources: dict[tuple[int, int], NodeInputSource] = {}
         for name, edges in (("input_edges", self.input_edges), ("intermediate_edges", self.intermediate_edges)):
             for k, edge in enumerate(edges):
                 key = (edge.to_node, edge.to_node_input_index)
@@ -189,15 +192,20 @@ class GraphDesc:
                         f"{name}[{k}]: node {edge.to_node} {_tensor_name(schemas[edge.to_node], 'input', key[1])} "
                         f"is already fed by {fed[key]}: every node input has exactly one edge", name)
                 fed[key] = f"{name}[{k}]"
+                sources[key] = NodeInputSource(None, edge.graph_input_index) if name == "input_edges" \
+                    else NodeInputSource(edge.from_node, edge.from_node_output_index)
         for node, schema in enumerate(schemas):
             for i in range(len(schema.inputs)):
                 if (node, i) not in fed:
                     raise InvalidArgumentError(
                         f"node {node} ({schema.dml_name}) {_tensor_name(schema, 'input', i)} has no edge: every node "
                         "input has exactly one edge", "input_edges")
-        used = {edge.graph_input_index for edge in self.input_edges}
-        for index in range(self.input_count):
-            if index not in used:
+        first_edges: dict[int, GraphInputEdge] = {}
+        for edge in self.input_edges:
+            first_edges.setdefault(edge.graph_input_index, edge)
+        # Indexes past the edges' count cannot all have one: the first without one is below it.
+        for index in range(min(self.input_count, len(first_edges) + 1)):
+            if index not in first_edges:
                 raise InvalidArgumentError(f"graph input {index} has no edge: every graph input feeds a node",
                                            "input_edges")
         graph_outputs: dict[int, int] = {}
@@ -217,7 +225,7 @@ class GraphDesc:
                     "output", "output_edges")
             graph_outputs[edge.graph_output_index] = k
             as_output[source] = k
-        for index in range(self.output_count):
+        for index in range(min(self.output_count, len(graph_outputs) + 1)):
             if index not in graph_outputs:
                 raise InvalidArgumentError(f"graph output {index} has no edge: every graph output has exactly one",
                                            "output_edges")
@@ -228,18 +236,17 @@ class GraphDesc:
                     raise InvalidArgumentError(
                         f"node {node} ({schema.dml_name}) {_tensor_name(schema, 'output', o)} has no edge: every "
                         "node output feeds a node or a graph output", "output_edges")
+        object.__setattr__(self, "_sources", sources)
+        object.__setattr__(self, "_first_input_edges", first_edges)
+        object.__setattr__(self, "_output_edges_by_index", {i: self.output_edges[k] for i, k in graph_outputs.items()})
 
     def _check_descs(self, schemas: list[OperatorSchema]) -> None:
-        first_edge: dict[int, int] = {}
         for k, edge in enumerate(self.input_edges):
             desc = self.node_input_desc(edge.to_node, edge.to_node_input_index)
-            if edge.graph_input_index not in first_edge:
-                first_edge[edge.graph_input_index] = k
-                continue
-            j = first_edge[edge.graph_input_index]
-            other = self.input_edges[j]
+            other = self._first_input_edges[edge.graph_input_index]
             expected = self.node_input_desc(other.to_node, other.to_node_input_index)
             if desc != expected:
+                j = self.input_edges.index(other)
                 raise InvalidArgumentError(
                     f"input_edges[{k}]: graph input {edge.graph_input_index} reaches node {edge.to_node} "
                     f"{_tensor_name(schemas[edge.to_node], 'input', edge.to_node_input_index)} as {desc!r} but node "
@@ -256,52 +263,60 @@ class GraphDesc:
                     f"{_tensor_name(schemas[edge.to_node], 'input', edge.to_node_input_index)} is {consumed!r}: an "
                     "intermediate edge joins tensors with the same desc", "intermediate_edges")
 
+    def _topological_order(self) -> tuple[int, ...]:
+        """Kahn's algorithm, the ready nodes in a heap: at each step the lowest-index node whose
+        producers are all placed."""
+        count = len(self.nodes)
+        waiting = [0] * count  # per node: its intermediate edges from nodes not yet placed
+        readers: list[list[int]] = [[] for _ in range(count)]
+        for edge in self.intermediate_edges:
+            waiting[edge.to_node] += 1
+            readers[edge.from_node].append(edge.to_node)
+        ready = [node for node in range(count) if not waiting[node]]  # ascending: already a heap
+        ordered = []
+        while ready:
+            node = heapq.heappop(ready)
+            ordered.append(node)
+            for reader in readers[node]:
+                waiting[reader] -= 1
+                if not waiting[reader]:
+                    heapq.heappush(ready, reader)
+        if len(ordered) < count:
+            stuck = sorted(set(range(count)) - set(ordered))
+            members = set(stuck)
+            cycle = [k for k, edge in enumerate(self.intermediate_edges)
+                     if edge.from_node in members and edge.to_node in members]
+            raise InvalidArgumentError(f"nodes {stuck} form a cycle through intermediate_edges {cycle}: a graph is "
+                                       "acyclic", "intermediate_edges")
+        return tuple(ordered)
+
+    def desc_of(self, node: int) -> OperatorDesc:
+        """The operator desc of `node`, as it was when this GraphDesc was checked."""
+        return self._descs[node]
+
     def node_input_desc(self, node: int, index: int) -> BufferTensorDesc:
-        desc = node_desc(self.nodes[node])
+        desc = self._descs[node]
         return getattr(desc, desc.schema.inputs[index].name)
 
     def node_output_desc(self, node: int, index: int) -> BufferTensorDesc:
-        desc = node_desc(self.nodes[node])
+        desc = self._descs[node]
         return getattr(desc, desc.schema.outputs[index].name)
 
     def source(self, node: int, index: int) -> NodeInputSource:
         """What feeds input `index` of `node`."""
-        for edge in self.input_edges:
-            if (edge.to_node, edge.to_node_input_index) == (node, index):
-                return NodeInputSource(None, edge.graph_input_index)
-        for edge in self.intermediate_edges:
-            if (edge.to_node, edge.to_node_input_index) == (node, index):
-                return NodeInputSource(edge.from_node, edge.from_node_output_index)
-        raise AssertionError("validated: every node input has an edge")
+        return self._sources[node, index]
 
     def input_desc(self, index: int) -> BufferTensorDesc:
-        edge = next(e for e in self.input_edges if e.graph_input_index == index)
+        edge = self._first_input_edges[index]
         return self.node_input_desc(edge.to_node, edge.to_node_input_index)
 
     def output_edge(self, index: int) -> GraphOutputEdge:
-        return next(e for e in self.output_edges if e.graph_output_index == index)
+        return self._output_edges_by_index[index]
 
     def order(self) -> list[int]:
         """The nodes in an order where each comes after those it reads (the lowest index first
-        among the ready ones); InvalidArgumentError on a cycle."""
-        after = {n: set() for n in range(len(self.nodes))}
-        readers = {n: [] for n in range(len(self.nodes))}
-        for edge in self.intermediate_edges:
-            after[edge.to_node].add(edge.from_node)
-            readers[edge.from_node].append(edge.to_node)
-        ordered, placed = [], set()
-        while len(ordered) < len(self.nodes):
-            ready = [n for n in range(len(self.nodes)) if n not in placed and after[n] <= placed]
-            if not ready:
-                stuck = sorted(set(range(len(self.nodes))) - placed)
-                cycle = [k for k, edge in enumerate(self.intermediate_edges)
-                         if edge.from_node in stuck and edge.to_node in stuck]
-                raise InvalidArgumentError(
-                    f"nodes {stuck} form a cycle through intermediate_edges {cycle}: a graph is acyclic",
-                    "intermediate_edges")
-            ordered.append(ready[0])
-            placed.add(ready[0])
-        return ordered
+        among the ready ones)."""
+        return list(self._order)
 
     def copy(self) -> GraphDesc:
         """A new GraphDesc of these values, checked again (what compile_graph works from)."""
@@ -309,14 +324,42 @@ class GraphDesc:
                          self.intermediate_edges)
 
 
-class GraphValue:
-    """A tensor of a graph being built: a graph input or a node's output."""
+def _own_node(i: int, node) -> tuple:
+    """(the node as a GraphDesc keeps it, its operator desc copied and checked): an Operator
+    stays itself (compile_graph checks it is the device's), a desc becomes its copy."""
+    from .device import Operator  # the device module builds on this one
 
-    def __init__(self, builder: GraphBuilder, desc: BufferTensorDesc, node: int | None, index: int):
-        self.builder = builder
-        self.desc = desc
-        self.node = node  # None: graph input `index`
-        self.index = index
+    where = f"GraphDesc.nodes[{i}]"
+    if isinstance(node, Operator):
+        try:  # the attribute can be reassigned or deleted
+            desc = node.desc
+        except Exception as error:
+            raise InvalidArgumentError(f"{where} is an Operator whose desc could not be read: {error!r}",
+                                       "nodes") from None
+        if schema_of(desc) is None:
+            raise InvalidArgumentError(f"{where} is an Operator whose desc {shown(desc)} is not an operator desc: "
+                                       "an Operator's desc is the one create_operator gave it", "nodes")
+    elif schema_of(node) is None:
+        raise InvalidArgumentError(f"{where} must be an Operator or an operator desc, not {type(node).__name__}",
+                                   "nodes")
+    else:
+        desc = node
+    try:
+        copied = schema_of(desc).copy(desc)
+    except InvalidArgumentError as error:
+        raise InvalidArgumentError(f"{where}: {error.message}", error.field) from None
+    return (node if isinstance(node, Operator) else copied), copied
+
+
+@dataclass(frozen=True, eq=False)
+class GraphValue:
+    """A tensor of a graph being built: graph input `index` (node None) or output `index` of
+    `node`. Its builder checks that it is one it made, unchanged, wherever it is used."""
+
+    builder: GraphBuilder
+    desc: BufferTensorDesc
+    node: int | None
+    index: int
 
     def __repr__(self) -> str:
         where = f"input {self.index}" if self.node is None else f"node {self.node} output {self.index}"
@@ -343,24 +386,46 @@ class GraphBuilder:
         self.device = device
         self.inputs: list[GraphValue] = []
         self.nodes: list[OperatorDesc] = []
-        self.edges: list[tuple[GraphValue, int, int]] = []  # (source, to_node, to_node_input_index)
+        # (source node (None: a graph input), its output or graph input index, to_node, to_node_input_index)
+        self.edges: list[tuple[int | None, int, int, int]] = []
+        # What each value handed out was made as: a frozen GraphValue can still be changed
+        # with object.__setattr__, and no changed one may reach a GraphDesc.
+        self._made: dict[GraphValue, tuple[int | None, int, BufferTensorDesc]] = {}
 
     def __repr__(self) -> str:
         return f"<dmlpy.GraphBuilder {len(self.inputs)} inputs, {len(self.nodes)} nodes>"
 
     def input(self, desc: BufferTensorDesc) -> GraphValue:
         """A new graph input with this tensor desc."""
-        value = GraphValue(self, BufferTensorDesc.copy_of(desc, "desc"), None, len(self.inputs))
+        value = self._value(BufferTensorDesc.copy_of(desc, "desc"), None, len(self.inputs))
         self.inputs.append(value)
         return value
 
-    def add(self, desc: OperatorDesc, sources: list[GraphValue]) -> tuple[GraphValue, ...]:
-        """Add a node running `desc`, its inputs fed by `sources`; returns its outputs."""
+    def add(self, desc: OperatorDesc, sources: Sequence[GraphValue]) -> tuple[GraphValue, ...]:
+        """Add a node running (a copy of) `desc`, its inputs fed by `sources`, one per input of
+        the operator; returns its outputs."""
+        schema = schema_of(desc)
+        if schema is None:
+            raise InvalidArgumentError(f"desc must be an operator desc, not {type(desc).__name__}", "type")
+        count = len(schema.inputs)
+        if isinstance(sources, GraphValue) or not isinstance(sources, Sequence) or len(sources) != count:
+            raise InvalidArgumentError(f"sources must be a list of {count} GraphValues, one per input of "
+                                       f"{schema.dml_name}, not {shown(sources)}")
+        for k, source in enumerate(sources):
+            self._check_own(source, f"sources[{k}]")
+        return self._append(schema.copy(desc), list(sources))
+
+    def _append(self, desc: OperatorDesc, sources: list[GraphValue]) -> tuple[GraphValue, ...]:
+        """Add a node whose desc is the builder's own and whose sources were checked."""
         node = len(self.nodes)
         self.nodes.append(desc)
-        self.edges += [(source, node, k) for k, source in enumerate(sources)]
-        return tuple(GraphValue(self, getattr(desc, field.name), node, k)
-                     for k, field in enumerate(desc.schema.outputs))
+        self.edges += [(*self._made[source][:2], node, k) for k, source in enumerate(sources)]
+        return tuple(self._value(getattr(desc, field.name), node, k) for k, field in enumerate(desc.schema.outputs))
+
+    def _value(self, desc: BufferTensorDesc, node: int | None, index: int) -> GraphValue:
+        value = GraphValue(self, desc, node, index)
+        self._made[value] = (node, index, desc)
+        return value
 
     def graph_desc(self, outputs: Sequence[GraphValue]) -> GraphDesc:
         """The GraphDesc of what was built, with `outputs` as the graph's outputs. Nodes that
@@ -371,23 +436,26 @@ class GraphBuilder:
             self._check_own(value, f"outputs[{k}]")
             if value.node is None:
                 raise InvalidArgumentError(f"outputs[{k}] is graph input {value.index}: an output comes from a node")
+        producers: list[list[int]] = [[] for _ in self.nodes]  # per node: the nodes it reads
+        for source, _, to, _ in self.edges:
+            if source is not None:
+                producers[to].append(source)
         needed, stack = set(), [v.node for v in outputs]
         while stack:
             node = stack.pop()
             if node not in needed:
                 needed.add(node)
-                stack += [source.node for source, to, _ in self.edges if to == node and source.node is not None]
+                stack += producers[node]
         kept = sorted(needed)
         renumbered = {old: new for new, old in enumerate(kept)}
         input_edges, intermediate_edges = [], []
-        for source, to, k in self.edges:
+        for source, index, to, k in self.edges:
             if to not in needed:
                 continue
-            if source.node is None:
-                input_edges.append(GraphInputEdge(source.index, renumbered[to], k))
+            if source is None:
+                input_edges.append(GraphInputEdge(index, renumbered[to], k))
             else:
-                intermediate_edges.append(
-                    GraphIntermediateEdge(renumbered[source.node], source.index, renumbered[to], k))
+                intermediate_edges.append(GraphIntermediateEdge(renumbered[source], index, renumbered[to], k))
         output_edges = [GraphOutputEdge(renumbered[v.node], v.index, k) for k, v in enumerate(outputs)]
         return GraphDesc(len(self.inputs), len(outputs), [self.nodes[n] for n in kept], input_edges, output_edges,
                          intermediate_edges)
@@ -406,14 +474,26 @@ class GraphBuilder:
                                        f"not {type(value).__name__}")
         if value.builder is not self:
             raise InvalidArgumentError(f"{what} belongs to another GraphBuilder")
+        made = self._made.get(value)
+        if made is None or any(was is not now for was, now in zip(made, (value.node, value.index, value.desc))):
+            raise InvalidArgumentError(
+                f"{what} was changed after this GraphBuilder made it (node {shown(value.node)}, index "
+                f"{shown(value.index)}): a GraphValue is what GraphBuilder.input or a graph function returned")
 
 
 def chain(value: GraphValue, steps: Sequence[tuple[str, dict]], others: GraphValue | None = None) -> GraphValue:
     """Add a node per step (an operator's name and its fields), each reading the value before
     it as its last input (a forward's X, a gradient's dY) and `others` (default: `value`) as
     the rest: a chain of forwards, or a backward pass's gradients of one X."""
+    if isinstance(steps, (str, bytes)) or not isinstance(steps, Sequence):
+        raise InvalidArgumentError(f"steps must be a list of (operator name, fields) pairs, not {type(steps).__name__}")
     others = value if others is None else others
-    for name, fields in steps:
+    for k, step in enumerate(steps):
+        if not (isinstance(step, (tuple, list)) and len(step) == 2 and isinstance(step[0], str)
+                and step[0] in OPERATORS and isinstance(step[1], Mapping) and all(isinstance(f, str) for f in step[1])):
+            raise InvalidArgumentError(f"steps[{k}] {shown(step)} must be a pair (operator name, dict of its fields) "
+                                       "with a name from dmlpy.OPERATORS")
+        name, fields = step
         schema = OPERATORS[name]
         value = FUNCTIONS[name](*[others] * (len(schema.inputs) - 1), value, **fields)
     return value
@@ -457,7 +537,7 @@ def builder_function(schema: OperatorSchema):
             sizes.update(schema.output_sizes(tensors))
         tensors.update({name: BufferTensorDesc(first.desc.data_type, s) for name, s in sizes.items()})
         desc = schema.desc_class(**tensors, **fields)
-        outputs = builder.add(desc, sources)
+        outputs = builder._append(desc, sources)
         return outputs[0] if len(outputs) == 1 else outputs
 
     add.__name__ = add.__qualname__ = schema.name

@@ -16,6 +16,7 @@ host's cost of one small dispatch through each path, interleaved with a bare kp 
     python tools/bench.py --sizes 256,65536,16777216 --json bench.json --plot bench.png
     python tools/bench.py --cases "relu_grad float32 packed" --sizes 16777216 --rounds 9
     python tools/bench.py --replot bench.json --plot bench.png   # redraw only, no run
+    python tools/bench.py --graph-compile 1000,4000   # only the time to build and compile large graphs
 
 Exit status: 0 done, 2 a usage error (including --plot without matplotlib installed).
 """
@@ -40,7 +41,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "tools"))
 
+from bench_graph_compile import graph_compile_rows, print_graph_compile  # noqa: E402
 from reference import REFERENCES, REFERENCES_F64, REFERENCES_ROWWISE  # noqa: E402
 from reference import prelu_grad as reference_prelu_grad  # noqa: E402
 
@@ -552,6 +555,9 @@ def main(argv=None) -> int:
     parser.add_argument("--no-chains", action="store_true", help="leave out the graph table")
     parser.add_argument("--graphs-only", action="store_true",
                         help="only the graph table: fused chains against their operators one by one")
+    parser.add_argument("--graph-compile", type=element_counts, nargs="?", const=[1000, 4000], metavar="NODES",
+                        help="only the host time of building and compiling chains of this many element-wise "
+                             "nodes (comma-separated; default 1000,4000)")
     parser.add_argument("--json", type=Path, help="also write every figure to this JSON file")
     parser.add_argument("--plot", type=Path, help="draw bandwidth against size to this PNG (needs matplotlib)")
     parser.add_argument("--replot", type=Path, metavar="JSON",
@@ -588,6 +594,14 @@ def main(argv=None) -> int:
     timer = "GPU timestamps" if bench.gpu_timer else "host time"
     header = (f"# {bench.device.adapter_name}, {when}, commit {commit or '?'}, {timer}, "
               f"{rounds} interleaved rounds")
+    if args.graph_compile:
+        compile_rows = graph_compile_rows(bench.device, args.graph_compile, rounds)
+        print(header)
+        print_graph_compile(compile_rows)
+        if args.json:
+            args.json.write_text(json.dumps({"header": header, "graph_compile": compile_rows}, indent=1))
+        bench.device.close()
+        return 0
     chains = [] if args.no_chains else chain_rows(bench.device, sizes, rounds)
     if args.graphs_only:
         print(header)

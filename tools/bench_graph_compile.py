@@ -1,0 +1,106 @@
+#!/usr/bin/env python3
+"""Host time of building and compiling large graphs (also `tools/bench.py --graph-compile`).
+
+A graph of N element-wise nodes, each reading the one before as its last input and the
+graph input X as its others (LINEAR and RELU_GRAD in turn): GraphBuilder.graph_desc (the
+GraphDesc's construction and checks) and device.compile_graph (checked again, fused into
+kernels of MAX_FUSED_NODES nodes, SPIR-V looked up). Every full kernel of such a chain has
+the same shader, so after the warm-up round every shader comes from the device's cache and
+the time is the graph's own work, which must grow linearly with N.
+
+    python tools/bench_graph_compile.py                     # chains of 1,000 and 4,000 nodes, 5 rounds
+    python tools/bench_graph_compile.py --nodes 500,2000,8000 --rounds 3 --json compile.json
+
+Exit status: 0 done, 2 a usage error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import dmlpy as dml
+
+STEPS = [("linear", {"alpha": 0.5, "beta": 0.25}), ("relu_grad", {})]
+
+
+def _compile_once(device, nodes: int) -> tuple[float, float]:
+    """(seconds in graph_desc, seconds in compile_graph) for a chain of `nodes` nodes."""
+    builder = dml.GraphBuilder(device)
+    x = builder.input(dml.BufferTensorDesc(dml.TensorDataType.FLOAT32, (256,)))
+    y = dml.graph.chain(x, (STEPS * (nodes // 2 + 1))[:nodes])
+    start = time.perf_counter()
+    graph = builder.graph_desc([y])
+    middle = time.perf_counter()
+    device.compile_graph(graph)
+    return middle - start, time.perf_counter() - middle
+
+
+def graph_compile_rows(device, node_counts: list[int], rounds: int) -> list[dict]:
+    """Each count timed once per round, the counts interleaved within a round (the first
+    round warms the shader cache up); medians over rounds, and the ratio of each count's
+    total to the smallest count's, per round."""
+    counts = sorted(node_counts)
+    samples = {count: [] for count in counts}
+    for repeat in range(rounds + 1):
+        for count in counts:
+            times = _compile_once(device, count)
+            if repeat:
+                samples[count].append(times)
+    rows = []
+    for count in counts:
+        totals = [a + b for a, b in samples[count]]
+        ratios = [t / (a + b) for t, (a, b) in zip(totals, samples[counts[0]])]
+        rows.append({"nodes": count, "graph_desc_s": statistics.median(a for a, _ in samples[count]),
+                     "compile_graph_s": statistics.median(b for _, b in samples[count]),
+                     "total_s": statistics.median(totals), "ratio_to_smallest": statistics.median(ratios),
+                     "ratio_low": min(ratios), "ratio_high": max(ratios)})
+    return rows
+
+
+def print_graph_compile(rows: list[dict]) -> None:
+    print(f"{'graph compile: a chain of element-wise nodes (host s)':54} {'nodes':>6} {'graph_desc':>10} "
+          f"{'compile':>8} {'total':>8} {'us/node':>8} {'/smallest':>9} {'spread':>12}")
+    for row in rows:
+        print(f"{'':54} {row['nodes']:>6} {row['graph_desc_s']:>10.3f} {row['compile_graph_s']:>8.3f} "
+              f"{row['total_s']:>8.3f} {row['total_s'] / row['nodes'] * 1e6:>8.1f} {row['ratio_to_smallest']:>8.2f}x "
+              f"{row['ratio_low']:>5.2f}-{row['ratio_high']:.2f}")
+    print("graph_desc: GraphBuilder.graph_desc (the GraphDesc built and checked); compile: device.compile_graph;")
+    print("/smallest: the total over the smallest graph's in the same round (linear: the ratio of node counts).\n")
+
+
+def positive_ints(text: str) -> list[int]:
+    """--nodes and --rounds: comma-separated positive integers."""
+    try:
+        values = [int(part) for part in text.split(",")]
+    except ValueError:
+        values = [0]
+    if min(values) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not positive integers, comma-separated")
+    return values
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--nodes", type=positive_ints, default=[1000, 4000], help="comma-separated node counts")
+    parser.add_argument("--rounds", type=lambda text: positive_ints(text)[0], default=5,
+                        help="interleaved rounds after a warm-up one (default 5)")
+    parser.add_argument("--json", type=Path, help="also write the figures to this JSON file")
+    args = parser.parse_args(argv)
+    with dml.create_device() as device:
+        rows = graph_compile_rows(device, args.nodes, args.rounds)
+        print(f"# {device.adapter_name}, {args.rounds} interleaved rounds")
+    print_graph_compile(rows)
+    if args.json:
+        args.json.write_text(json.dumps({"graph_compile": rows}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
