@@ -105,6 +105,11 @@ class Buffer:
         state = " destroyed" if self.segments is None else ""
         return f"<dmlpy.Buffer {self.size_in_bytes} bytes{state}>"
 
+    @property
+    def destroyed(self) -> bool:
+        """True once destroy() ran: the buffer holds no memory."""
+        return self.segments is None
+
     def check_usable(self) -> None:
         """Raise DeviceRemovedError unless the buffer and its device are alive (call it
         holding the device lock for the answer to stay true)."""

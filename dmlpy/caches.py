@@ -9,7 +9,7 @@ releasing GPU objects never happens under it.
 from __future__ import annotations
 
 import threading
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import Generic, TypeVar
@@ -126,43 +126,74 @@ class BufferPool:
 
     A chain of front-end calls on device arrays then allocates (and zero-fills) nothing after
     its first round. Bounded by `max_bytes`; past it the oldest free buffers are handed to
-    `on_evict` (which destroys them) after the lock is released."""
+    `on_evict` (which destroys them) after the lock is released.
+
+    `hand_back` is what a finalizer calls: it takes no lock (a deque's append is atomic), since
+    the garbage collector may run a finalizer on a thread that holds this pool's lock, or the
+    device's. Handed-back buffers join the pool at its next take or give. A buffer destroyed
+    meanwhile (its owner kept a reference and destroyed it) is never handed out."""
 
     def __init__(self, max_bytes: int, on_evict: Callable[[object], None]):
         self.max_bytes = max_bytes
         self._on_evict = on_evict
         self._free: OrderedDict[int, tuple[int, object]] = OrderedDict()  # id -> (size, buffer), oldest first
+        self._handed_back: deque[tuple[int, object]] = deque()
         self._bytes = 0
         self._lock = threading.Lock()
 
     @property
     def nbytes(self) -> int:
-        return self._bytes
+        """Bytes of the free buffers, those handed back since the last take or give included."""
+        return self._bytes + sum(size for size, _ in list(self._handed_back))  # list(): one C-level copy
 
     def take(self, size: int):
         """A free buffer of exactly `size` bytes, or None."""
+        evicted = []
         with self._lock:
+            self._admit_handed_back(evicted)
+            found = None
             for key, (held, buffer) in reversed(self._free.items()):  # the most recently freed first
-                if held == size:
-                    del self._free[key]
-                    self._bytes -= size
-                    return buffer
-        return None
+                if held == size and not buffer.destroyed:
+                    found = key
+                    break
+            buffer = None
+            if found is not None:
+                _, buffer = self._free.pop(found)
+                self._bytes -= size
+        for old in evicted:
+            self._on_evict(old)
+        return buffer
 
     def give(self, size: int, buffer) -> None:
         evicted = []
         with self._lock:
-            self._free[id(buffer)] = (size, buffer)
-            self._bytes += size
-            while self._bytes > self.max_bytes and self._free:
-                _, (held, old) = self._free.popitem(last=False)
-                self._bytes -= held
-                evicted.append(old)
+            self._admit_handed_back(evicted)
+            self._admit(size, buffer, evicted)
         for old in evicted:
             self._on_evict(old)
 
+    def hand_back(self, size: int, buffer) -> None:
+        """give() for finalizers: no lock taken (see the class doc)."""
+        self._handed_back.append((size, buffer))
+
+    def _admit_handed_back(self, evicted: list) -> None:
+        while self._handed_back:
+            self._admit(*self._handed_back.popleft(), evicted)
+
+    def _admit(self, size: int, buffer, evicted: list) -> None:
+        """Called holding the lock; what passes the budget goes to `evicted`."""
+        if buffer.destroyed:
+            return
+        self._free[id(buffer)] = (size, buffer)
+        self._bytes += size
+        while self._bytes > self.max_bytes and self._free:
+            _, (held, old) = self._free.popitem(last=False)
+            self._bytes -= held
+            evicted.append(old)
+
     def clear(self) -> list:
         with self._lock:
+            self._handed_back.clear()
             buffers = [buffer for _, buffer in self._free.values()]
             self._free.clear()
             self._bytes = 0
@@ -171,4 +202,5 @@ class BufferPool:
     def reset_after_fork(self) -> None:
         self._lock = threading.Lock()
         self._free = OrderedDict()
+        self._handed_back = deque()
         self._bytes = 0

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .binding import BindingTable, BoundTensor
-from .errors import InvalidArgumentError
+from .errors import DeviceRemovedError, InvalidArgumentError
 
 if TYPE_CHECKING:
     from .device import Device
@@ -36,22 +36,23 @@ class CommandList:
 
     def record_dispatch(self, table: BindingTable) -> None:
         """Append the table's dispatch (all its stages) to the list."""
-        self.device.check_open()
-        self.device._check_owned(table, BindingTable, "table")
-        if self.closed:
-            raise InvalidArgumentError("this CommandList is closed: it was executed or closed; record a new one")
-        table.check_usable()
-        reads, writes = table.inputs, [*table.outputs, *table.scratch]
-        for stage, algorithms in enumerate(table.steps):
-            depends = stage > 0 or any(_overlaps(w, t) for w in self._writes for t in (*reads, *writes)) \
-                or any(_overlaps(r, w) for r in self._reads for w in writes)
-            if depends and self._steps[-1]:
-                self._steps.append([])
-                self._reads, self._writes = [], []
-            self._steps[-1].extend(algorithms)
-            self._reads += reads
-            self._writes += writes
-        self._tables.append(table)
+        with self.device.using():  # the list is the caller's; the lock keeps two recording threads apart
+            self.device.check_open()
+            self.device._check_owned(table, BindingTable, "table")
+            if self.closed:
+                raise InvalidArgumentError("this CommandList is closed: it was executed or closed; record a new one")
+            table.check_usable()
+            reads, writes = table.inputs, [*table.outputs, *table.scratch]
+            for stage, algorithms in enumerate(table.steps):
+                depends = stage > 0 or any(_overlaps(w, t) for w in self._writes for t in (*reads, *writes)) \
+                    or any(_overlaps(r, w) for r in self._reads for w in writes)
+                if depends and self._steps[-1]:
+                    self._steps.append([])
+                    self._reads, self._writes = [], []
+                self._steps[-1].extend(algorithms)
+                self._reads += reads
+                self._writes += writes
+            self._tables.append(table)
 
     @property
     def batch_count(self) -> int:
@@ -68,10 +69,13 @@ class CommandList:
         return f"<dmlpy.CommandList {len(self._tables)} dispatches, {self.barrier_count} barriers, {state}>"
 
     def close(self) -> None:
-        """Finish recording: the command buffers are recorded now, once."""
+        """Finish recording: the command buffers are recorded now, once. Every buffer the
+        list binds is checked first, under the device lock that Buffer.destroy() takes too:
+        a command buffer is never recorded over a destroyed buffer (DeviceRemovedError)."""
         with self.device.using():
             self.device.check_open()
             if self._recorded is None:
+                self._check_buffers()
                 self._recorded = [self.device.context.record(self._steps)] if self._steps[0] else []
                 self.closed = True
 
@@ -79,8 +83,17 @@ class CommandList:
         return list(self._tables)
 
     def submissions(self) -> list:
-        """What `execute` submits: the list's one command buffer (closing the list first)."""
-        self.close()
-        for table in self._tables:
-            table.check_usable()
-        return self._recorded
+        """What `execute` submits: the list's one command buffer (closing the list first), once
+        every buffer it binds is known to be alive (execute holds the device lock throughout)."""
+        with self.device.using():
+            self.close()
+            self._check_buffers()
+            return self._recorded
+
+    def _check_buffers(self) -> None:
+        for k, table in enumerate(self._tables):
+            try:
+                table.check_usable()
+            except DeviceRemovedError as error:
+                raise DeviceRemovedError(f"dispatch {k} of this CommandList ({table.compiled.name}): "
+                                         f"{error.message}") from None

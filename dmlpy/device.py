@@ -235,6 +235,10 @@ class Device:
         self.free_arrays = BufferPool(self.cache_limits.free_array_bytes, on_evict=lambda buffer: buffer.destroy())
         # Binding tables of front-end calls on device arrays, by compiled operator and buffers.
         self.device_array_tables: LruCache = LruCache(self.cache_limits.device_array_tables)
+        # Guards the state of every device array of this device: deferred recipes, who reads
+        # whom, buffers being computed and written (device_array.py). Taken before the device
+        # lock, never after; no finalizer takes it.
+        self.array_lock = threading.RLock()
         # A real device's treatment of subnormals is probed, and so is a profile's "preserve":
         # a profile never makes a device keep what it flushes.
         if adapter.denormals != "flush" and not adapter.denorm_preserve_float32:
@@ -410,7 +414,9 @@ class Device:
             self._check_owned(compiled, CompiledGraph, "compiled")
         else:
             self._check_owned(compiled, CompiledOperator, "compiled")
-        return BindingTable(self, compiled, inputs, outputs, temporary, persistent)
+        with self.using():  # no buffer is destroyed between its check and the recording over it
+            self.check_open()
+            return BindingTable(self, compiled, inputs, outputs, temporary, persistent)
 
     def create_command_list(self) -> CommandList:
         """A list of dispatches recorded once and replayed by `execute` (see command_list.py)."""
@@ -508,6 +514,7 @@ def _after_fork_in_child() -> None:
     _held_across_fork.clear()
     for device in list(_LIVE_DEVICES):
         device.context.abandon()
+        device.array_lock = threading.RLock()  # another thread may have held it at fork time
         device.compiled_operators.reset_after_fork()
         device.shaders.reset_after_fork()
         device.front_end_cache.reset_after_fork()

@@ -8,19 +8,24 @@ returns one, so `dmlpy.tanh(dmlpy.elu(t))` moves nothing between host and device
 Element-wise results are deferred: the call checks its arguments and the operator at once,
 but the array is computed when first read (`.numpy()`, a row-wise operator or `out=` using
 it, ...), together with the deferred results it depends on, as one compiled graph whose
-element-wise chains fuse (fusion.py): the same bits as computing each call at once. An
-array written to (as `out=`) first has every deferred result that reads it computed, so a
-deferred result always sees its inputs as they were at its call. A chain is computed once
-it reaches MAX_FUSED_NODES operators.
+element-wise chains fuse (fusion.py): the same bits as computing each call at once. A chain
+is computed once it reaches MAX_FUSED_NODES operators.
+
+A deferred result sees its inputs as they were at its call: before any array changes (a
+`write`, an `out=`, its buffer handed out), every deferred result that reads it directly is
+computed; one that reads it through a chain reads that chain's deferred links, which are
+computed first in turn. All of this, and every computation on the device's arrays, runs
+under the device's array lock (docs/ownership.md), so a thread reading a result and another
+writing its inputs see one order or the other, never a mixture.
 
 An array's buffer goes back to its device's pool of free buffers (device.free_arrays) when
-the array is collected, for the next array of that size.
+the array is collected, for the next array of that size, unless the buffer was handed out
+(`.buffer`): then it is the caller's, and is freed when the caller drops it.
 """
 
 from __future__ import annotations
 
 import math
-import threading
 import weakref
 
 import numpy as np
@@ -28,84 +33,95 @@ import numpy as np
 from .errors import InvalidArgumentError
 from .fusion import MAX_FUSED_NODES
 from .schema import OperatorDesc
-from .tensor_desc import BufferTensorDesc, calc_buffer_tensor_size
+from .tensor_desc import MAX_DIMENSION_COUNT, BufferTensorDesc, calc_buffer_tensor_size, packed_strides
 from .types import data_type_for_numpy
 
 DLPACK_CPU = 1  # kDLCPU: the host copy __dlpack__ exports
 
 
 def _return_to_pool(device, size: int, buffer) -> None:
-    """An array was collected: its buffer serves the next array of its size."""
-    if not device.closed and buffer.segments is not None:
-        device.free_arrays.give(size, buffer)
+    """An array was collected: its buffer serves the next array of its size. Runs inside the
+    garbage collector, on whatever thread and under whatever lock it interrupted, so it takes
+    no lock (BufferPool.hand_back)."""
+    if not device.closed and not buffer.destroyed:
+        device.free_arrays.hand_back(size, buffer)
 
 
 class DeviceArray:
     """A packed array in device memory (see module doc). Create with `dmlpy.asarray`."""
 
     def __init__(self, device, shape: tuple[int, ...], dtype: np.dtype):
+        self._describe(device, shape, dtype)
+        self._allocate()
+
+    def _describe(self, device, shape, dtype) -> None:
         self.device = device
         self.shape = tuple(int(n) for n in shape)
         self.dtype = np.dtype(dtype)
         self.data_type = data_type_for_numpy(self.dtype)
         self.size = math.prod(self.shape)
-        # Whole 4-byte words: what a packed desc of these sizes needs bound.
-        self.buffer_size = max(16, calc_buffer_tensor_size(self.data_type, self.shape or (1,)) if self.size else 0)
+        # Whole 4-byte words, at least 16 bytes: what a packed desc of these elements needs bound.
+        self.buffer_size = max(16, calc_buffer_tensor_size(self.data_type, (self.size,)) if self.size else 0)
         self._buffer = None
+        self._release = None  # the finalizer that pools the buffer
         self._deferred: tuple[OperatorDesc, tuple[DeviceArray, ...]] | None = None  # (desc, its input arrays)
         self._operator_count = 0  # deferred operators this array's value waits on
         self._readers: weakref.WeakSet[DeviceArray] = weakref.WeakSet()  # deferred arrays that read this one
-        self._lock = threading.Lock()
-        self._allocate()
 
     @classmethod
     def deferred(cls, device, shape, dtype, desc: OperatorDesc, inputs: tuple[DeviceArray, ...]) -> DeviceArray:
         """The result of an element-wise operator (a validated desc) on `inputs`, computed when read."""
         array = cls.__new__(cls)
-        array.device = device
-        array.shape = tuple(shape)
-        array.dtype = np.dtype(dtype)
-        array.data_type = data_type_for_numpy(array.dtype)
-        array.size = math.prod(array.shape)
-        array.buffer_size = max(16, calc_buffer_tensor_size(array.data_type, array.shape or (1,)))
-        array._buffer = None
-        array._readers = weakref.WeakSet()
-        array._lock = threading.Lock()
-        count = 1 + sum(a._operator_count for a in inputs)
-        if count > MAX_FUSED_NODES:  # compute what it reads first: a graph stays one kernel's size
+        array._describe(device, shape, dtype)
+        with device.array_lock:
+            count = 1 + sum(a._operator_count for a in inputs)
+            if count > MAX_FUSED_NODES:  # compute what it reads first: a graph stays one kernel's size
+                for source in inputs:
+                    source._computed()
+                count = 1
+            array._deferred = (desc, inputs)
+            array._operator_count = count
             for source in inputs:
-                source.compute()
-            count = 1
-        array._deferred = (desc, inputs)
-        array._operator_count = count
-        for source in inputs:
-            source._readers.add(array)
+                source._readers.add(array)
         return array
 
     def _allocate(self) -> None:
-        self._buffer = self.device.free_arrays.take(self.buffer_size) or self.device.create_buffer(self.buffer_size)
-        weakref.finalize(self, _return_to_pool, self.device, self.buffer_size, self._buffer).atexit = False
+        pool = self.device.free_arrays
+        self._buffer = pool.take(self.buffer_size) or self.device.create_buffer(self.buffer_size)
+        self._release = weakref.finalize(self, _return_to_pool, self.device, self.buffer_size, self._buffer)
+        self._release.atexit = False
 
     @property
     def buffer(self):
-        """The array's buffer, its value computed first where it was deferred."""
-        with self._lock:
-            if self._deferred is not None:
-                self._compute()
-            return self._buffer
+        """The array's buffer, its value computed first where it was deferred. The buffer is
+        then the caller's too: it never returns to the pool, and since the caller may write
+        to it, the deferred results that read this array are computed now."""
+        with self.device.array_lock:
+            self._settle_readers()
+            buffer = self._computed()
+            self._release.detach()
+            return buffer
 
     def compute(self) -> DeviceArray:
         """Compute a deferred value now (reading the array does so too); returns the array."""
-        self.buffer  # noqa: B018  (reading it computes it)
+        with self.device.array_lock:
+            self._computed()
         return self
 
-    def settle_readers(self) -> None:
-        """Compute every deferred array that reads this one (it is about to change)."""
+    def _computed(self):
+        """The buffer, holding the value (call holding the array lock)."""
+        if self._deferred is not None:
+            self._compute()
+        return self._buffer
+
+    def _settle_readers(self) -> None:
+        """Compute every deferred array that reads this one: it is about to change (call
+        holding the array lock)."""
         for reader in list(self._readers):
-            reader.compute()
+            reader._computed()
 
     def _compute(self) -> None:
-        """Run the deferred operators this array waits on as one graph (called holding _lock)."""
+        """Run the deferred operators this array waits on as one graph (called holding the array lock)."""
         from .graph import GraphBuilder  # the graph module builds on the front end's operators
 
         # The deferred arrays this one waits on, each after those it reads (an explicit stack:
@@ -153,13 +169,9 @@ class DeviceArray:
                 values.append(builder.add(array._deferred[0], [
                     values[k] if kind == "node" else graph_inputs[k] for kind, k in sources])[0])
             compiled = self.device.compiled_operators.put(key, builder.build([values[-1]]))
-        inputs = [leaf.buffer for leaf in leaves]
+        inputs = [leaf._computed() for leaf in leaves]
         self._allocate()
-        size = compiled.temporary_size  # where a graph of several kernels keeps its intermediates
-        temporary = (self.device.free_arrays.take(size) or self.device.create_buffer(size)) if size else None
-        self.device.execute(device_array_table(self.device, compiled, inputs, self._buffer, temporary))
-        if temporary is not None:
-            self.device.free_arrays.give(size, temporary)
+        _execute(self.device, compiled, inputs, self._buffer)
         for source in self._deferred[1]:
             source._readers.discard(self)
         self._deferred = None
@@ -182,28 +194,64 @@ class DeviceArray:
         return f"<dmlpy.DeviceArray shape {self.shape} {self.dtype} on {self.device.adapter_name!r}>"
 
     def desc(self, sizes: tuple[int, ...] | None = None) -> BufferTensorDesc:
-        """The array as a tensor desc: packed, or broadcast to `sizes` through zero strides
-        (NumPy's rules: dims aligned from the right)."""
-        shape = self.shape or (1,)  # a 0-d array is one element
+        """The array as a tensor desc: packed (an array of more than DirectML's 8 dims as its
+        flat 1-D form), or broadcast to `sizes` through zero strides (NumPy's rules: dims
+        aligned from the right)."""
+        shape = self.shape if 0 < len(self.shape) <= MAX_DIMENSION_COUNT else (self.size,)
         if sizes is None or tuple(sizes) == shape:
             return BufferTensorDesc(self.data_type, shape)
+        return self.strided_desc(tuple(sizes), self.broadcast_strides(sizes))
+
+    def broadcast_strides(self, sizes: tuple[int, ...]) -> tuple[int, ...]:
+        """Element strides reading this array as `sizes` (NumPy's broadcasting: zero strides)."""
+        shape = self.shape or (1,)
         packed = [math.prod(shape[d + 1:]) for d in range(len(shape))]
         lead = len(sizes) - len(shape)
-        strides = [0] * lead + [0 if n == 1 and size != 1 else stride
-                                for n, size, stride in zip(shape, sizes[lead:], packed)]
-        return BufferTensorDesc(self.data_type, tuple(sizes), tuple(strides),
-                                total_tensor_size_in_bytes=calc_buffer_tensor_size(self.data_type, shape))
+        return tuple([0] * lead + [0 if n == 1 and size != 1 else stride
+                                   for n, size, stride in zip(shape, sizes[lead:], packed)])
 
-    def write(self, values: np.ndarray) -> None:
-        """Copy host values of this array's shape and dtype in."""
-        self.settle_readers()
-        self.buffer.write(np.ascontiguousarray(values, self.dtype).reshape(-1))
+    def strided_desc(self, sizes: tuple[int, ...], strides: tuple[int, ...]) -> BufferTensorDesc:
+        """A desc of `sizes` reading this array's buffer through element `strides`."""
+        if strides == packed_strides(sizes) and math.prod(sizes) == self.size:
+            return BufferTensorDesc(self.data_type, sizes)
+        return BufferTensorDesc(self.data_type, sizes, strides,
+                                total_tensor_size_in_bytes=calc_buffer_tensor_size(self.data_type, (self.size,)))
+
+    def write(self, values) -> None:
+        """Copy `values` in, as NumPy's `array[...] = values` would: converted to this array's
+        dtype and broadcast to its shape (a scalar fills it)."""
+        host = np.empty(self.shape, self.dtype)
+        if isinstance(values, DeviceArray):
+            values = values.numpy()
+        try:
+            source = np.asarray(values)
+            if source.dtype.hasobject or source.dtype.kind in "US":
+                raise TypeError(f"{source.dtype} values are not numbers")
+            host[...] = source
+        except Exception as error:  # NumPy's ValueError, TypeError, OverflowError for what it cannot assign
+            shown = repr(values) if len(repr(values)) <= 60 else repr(values)[:57] + "..."
+            raise InvalidArgumentError(
+                f"values {shown} cannot be written to a DeviceArray of shape {self.shape} and dtype {self.dtype}: "
+                f"they must convert to that dtype and broadcast to that shape ({error})", "values") from None
+        with self.device.array_lock:
+            self._settle_readers()
+            if self._deferred is not None:  # every element is replaced: the pending value is never needed
+                for source in self._deferred[1]:
+                    source._readers.discard(self)
+                self._deferred, self._operator_count = None, 0
+                self._allocate()
+            if host.size:
+                self._buffer.write(host.reshape(-1))
 
     def numpy(self) -> np.ndarray:
         """A host copy of the values."""
-        return self.buffer.read(self.dtype, self.size).reshape(self.shape)
+        with self.device.array_lock:
+            return self._computed().read(self.dtype, self.size).reshape(self.shape)
 
     def __array__(self, dtype=None, copy=None):
+        if copy is False:
+            raise InvalidArgumentError("np.asarray(DeviceArray, copy=False): a DeviceArray lives in device "
+                                       "memory, so the host always gets a copy; leave copy out (or True)", "copy")
         values = self.numpy()
         return values if dtype is None else values.astype(dtype)
 
@@ -216,6 +264,26 @@ class DeviceArray:
 
     def __dlpack_device__(self) -> tuple[int, int]:
         return (DLPACK_CPU, 0)
+
+
+def run_on_arrays(compiled, inputs: list[DeviceArray], output: DeviceArray) -> None:
+    """Run a compiled operator reading `inputs` and writing `output` (of one device), under
+    the array lock: the inputs computed first, the deferred results that read `output`
+    computed before it changes."""
+    device = output.device
+    with device.array_lock:
+        buffers = [array._computed() for array in inputs]
+        output._settle_readers()
+        _execute(device, compiled, buffers, output._computed())
+
+
+def _execute(device, compiled, inputs: list, output) -> None:
+    """Run `compiled` on these buffers, with a pooled temporary resource where it needs one."""
+    size = compiled.temporary_size  # where a graph of several kernels keeps its intermediates
+    temporary = (device.free_arrays.take(size) or device.create_buffer(size)) if size else None
+    device.execute(device_array_table(device, compiled, inputs, output, temporary))
+    if temporary is not None:
+        device.free_arrays.give(size, temporary)
 
 
 def _fusable_input(desc: OperatorDesc, field, source: DeviceArray) -> bool:
@@ -231,7 +299,7 @@ def device_array_table(device, compiled, inputs: list, output, temporary):
     buffers = (*inputs, output, temporary)
     key = (id(compiled), *map(id, buffers))
     entry = device.device_array_tables.get(key)
-    if entry is not None and (entry[0] is not compiled or any(b is not None and b.segments is None
+    if entry is not None and (entry[0] is not compiled or any(b is not None and b.destroyed
                                                               for b in entry[1])):
         device.device_array_tables.discard(key)
         entry = None

@@ -16,14 +16,15 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from .activations import TABLE
+from .binding import MINIMUM_BUFFER_TENSOR_ALIGNMENT
 from .codegen import merge_dims
 from .device import CompiledOperator, Device, create_device
-from .device_array import DeviceArray, asarray, device_array_table
+from .device_array import DeviceArray, asarray, run_on_arrays
 from .dlpack import from_dlpack
-from .errors import InvalidArgumentError
+from .errors import InvalidArgumentError, UnsupportedError
 from .operators import ActivationParameterizedReluGradOperatorDesc
 from .schema import OPERATORS, OperatorSchema, fp32_bits
-from .tensor_desc import MAX_DIMENSION_COUNT, BufferTensorDesc
+from .tensor_desc import MAX_DIMENSION_COUNT, BufferTensorDesc, packed_strides
 from .types import data_type_for_numpy
 
 # The front end's one piece of module state: the device used when a call names none. Its
@@ -152,6 +153,8 @@ def _run_bound(device: Device, compiled: CompiledOperator, in_place: int | None,
 def _as_array(value, name: str) -> np.ndarray:
     """A NumPy array of what the caller passed: an array, anything with __array__ or, on the
     host, __dlpack__ (PyTorch's bfloat16 tensors included), a list or a scalar."""
+    if isinstance(value, DeviceArray):  # NumPy's DLPack has no bfloat16: copied directly
+        return value.numpy()
     if not isinstance(value, np.ndarray) and hasattr(value, "__dlpack__"):
         array = from_dlpack(value, name)
         if data_type_for_numpy(array.dtype) is None:
@@ -359,11 +362,15 @@ def _resident(values: dict[str, object], out) -> bool:
 
 
 def _run_resident(schema: OperatorSchema, values: dict[str, object], out, device: Device | None, fields: dict,
-                  rowwise_axes=False) -> DeviceArray | np.ndarray:
+                  rowwise: bool = False, axes=None, host_run=None) -> DeviceArray | np.ndarray:
     """Run an operator on device arrays without a host round trip; host arguments are uploaded
-    first. Element-wise operators broadcast as NumPy does; row-wise ones take one shape, with
-    `rowwise_axes` None (the last axis: rows folded as DirectML's 2-D form) or their axes.
-    Returns a new DeviceArray, or `out` (a DeviceArray, or a host array the result is copied to)."""
+    first. Element-wise operators broadcast as NumPy does; row-wise ones (`rowwise`) take one
+    shape, over the last axis (`axes` None: rows folded as DirectML's 2-D form) or `axes`.
+    Returns a new DeviceArray, or `out` (a DeviceArray, or a host array the result is copied to).
+
+    `host_run(arrays, device)`, for a row-wise operator, is the same call on host copies: what runs one
+    whose arrays are larger than one buffer segment (its kernel reads a row at a time and
+    cannot be cut into windows; the host front end splits the call along its rows)."""
     resident = [v for v in (*values.values(), out) if isinstance(v, DeviceArray)]
     owner = resident[0].device
     if device is not None and device is not owner:
@@ -387,50 +394,58 @@ def _run_resident(schema: OperatorSchema, values: dict[str, object], out, device
     except ValueError:
         shapes = ", ".join(f"{name} {a.shape}" for name, a in arrays.items())
         raise InvalidArgumentError(f"the shapes do not broadcast: {shapes}", "sizes") from None
-    if rowwise_axes is not False and any(a.shape != shape for a in arrays.values()):
+    if rowwise and any(a.shape != shape for a in arrays.values()):
         raise InvalidArgumentError(f"{schema.name} on device arrays takes arrays of one shape (no broadcasting)",
                                    "sizes")
     if out is not None and not isinstance(out, DeviceArray):
         _check_out(out, shape, first.dtype)
-        out[...] = _run_resident(schema, arrays, None, None, fields, rowwise_axes).numpy()
+        out[...] = _run_resident(schema, arrays, None, None, fields, rowwise, axes, host_run).numpy()
         return out
     if out is not None and (out.device is not owner or out.shape != shape or out.dtype != first.dtype):
         raise InvalidArgumentError(f"out is a DeviceArray of shape {out.shape} and dtype {out.dtype} on "
                                    f"{out.device.adapter_name!r}; the result has {shape} and {first.dtype} on "
                                    f"{owner.adapter_name!r}", "out")
+    oversized = max(math.prod(shape), 1) * first.dtype.itemsize > owner.segment_size - 16
+    if oversized and rowwise:
+        computed = host_run({name: a.numpy() for name, a in arrays.items()}, owner)
+        if out is None:
+            return asarray(computed, owner)
+        out.write(computed)
+        return out
+    if oversized:  # a broadcast input cannot be windowed across segments: it is read packed
+        arrays = {name: a if a.shape == shape else asarray(np.broadcast_to(a.numpy(), shape), owner)
+                  for name, a in arrays.items()}
     sizes = shape or (1,)
-    if rowwise_axes is None and len(sizes) > 1:
+    if rowwise and axes is None and len(sizes) > 1:
         sizes = (math.prod(sizes[:-1]), sizes[-1])
+    if rowwise or len(sizes) <= MAX_DIMENSION_COUNT:
+        strides = [packed_strides(sizes) if rowwise else a.broadcast_strides(sizes) for a in arrays.values()]
+    else:  # element-wise work only pairs elements: dims every array walks alike merge
+        sizes, strides = merge_dims(sizes, [*(a.broadcast_strides(sizes) for a in arrays.values()),
+                                            packed_strides(sizes)])
+        strides.pop()  # the result's: packed
     if len(sizes) > MAX_DIMENSION_COUNT:
-        raise InvalidArgumentError(f"the result has {len(sizes)} dims: {schema.name} takes 1 to {MAX_DIMENSION_COUNT}")
-    extra = {"axes": _normalized_axes(rowwise_axes, len(sizes))} if rowwise_axes not in (None, False) else {}
+        raise InvalidArgumentError(f"the result has {len(sizes)} dims that do not merge: {schema.name} takes 1 to "
+                                   f"{MAX_DIMENSION_COUNT} (DirectML's limit)", "dimension_count")
+    extra = {"axes": _normalized_axes(axes, len(sizes))} if rowwise and axes is not None else {}
     if math.prod(shape) == 0:  # nothing to run, but the call must still be one the operator accepts
         schema.desc_class(*[BufferTensorDesc(first.data_type, (1,) * len(sizes))] * len(schema.tensors), **fields,
                           **extra)
         return out if out is not None else DeviceArray(owner, shape, first.dtype)
-    descs = [a.desc(sizes) if rowwise_axes is False else BufferTensorDesc(first.data_type, sizes)
-             for a in arrays.values()]
+    descs = [a.strided_desc(sizes, s) for a, s in zip(arrays.values(), strides)]
     desc = schema.desc_class(*descs, BufferTensorDesc(first.data_type, sizes), **fields, **extra)
-    if out is None and rowwise_axes is False and len(schema.outputs) == 1 and schema.elementwise is not None:
+    if out is None and not rowwise and len(schema.outputs) == 1 and schema.elementwise is not None:
         # An element-wise result is computed when first read, with the chain that leads to it
         # as one fused graph (device_array.py); the operator is accepted (or refused) now.
         own = owner.create_operator(desc).desc
         if schema.elementwise(own) is not None:
             return DeviceArray.deferred(owner, shape, first.dtype, own, tuple(arrays.values()))
-    if out is not None:
-        out.settle_readers()  # results not computed yet that read `out` are computed before it changes
     # An output over one of its inputs runs in place where it may: the same elements, and an
     # operator that allows it; otherwise into a new array, copied to `out` bit for bit.
     aliased = out is not None and any(a is out for a in arrays.values())
     in_place = aliased and schema.in_place and all(a.shape == shape for a in arrays.values() if a is out)
     result = out if out is not None and (in_place or not aliased) else DeviceArray(owner, shape, first.dtype)
-    compiled = owner.compile_cached(desc)
-    temporary_size = compiled.binding_properties.temporary_resource_size
-    temporary = (owner.free_arrays.take(temporary_size) or owner.create_buffer(temporary_size)) if temporary_size \
-        else None
-    owner.execute(device_array_table(owner, compiled, [a.buffer for a in arrays.values()], result.buffer, temporary))
-    if temporary is not None:
-        owner.free_arrays.give(temporary_size, temporary)
+    run_on_arrays(owner.compile_cached(desc), list(arrays.values()), result)
     if result is not out and out is not None:
         return _run_resident(OPERATORS["identity"], {"x": result}, out, None, {})
     return result
@@ -453,6 +468,16 @@ def _slope_strides(x_shape, slope: np.ndarray, data_format: str) -> tuple[int, .
         return (0, *strides)
     raise InvalidArgumentError(f"slope.shape {slope.shape} with x.shape {tuple(x_shape)} and data_format "
                                f"{data_format!r}: {PRELU_RULES}", "sizes")
+
+
+def _slope_axes(x_shape, slope: np.ndarray, data_format: str) -> dict[int, int]:
+    """Which axis of slope each axis of x it varies along reads (_slope_strides' rules)."""
+    channel_axis = 1 if data_format == "NCX" else len(x_shape) - 1
+    if slope.ndim == 1 and 0 <= channel_axis < len(x_shape) and slope.shape[0] == x_shape[channel_axis]:
+        return {channel_axis: 0}
+    if slope.ndim == 1 and slope.shape[0] == 1:
+        return {}
+    return {axis: axis - 1 for axis in range(1, len(x_shape))}
 
 
 def _prelu_outputs(out, x: np.ndarray, slope: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -500,6 +525,17 @@ def prelu_grad(x, slope, dy, *, data_format: str = "NXC", out: tuple[np.ndarray,
              BufferTensorDesc(data_type, x.shape),
              BufferTensorDesc(data_type, dslope_sizes)]
     compiled = device.compile_cached(ActivationParameterizedReluGradOperatorDesc(*descs))
+    limit = device.segment_size - MINIMUM_BUFFER_TENSOR_ALIGNMENT
+    if x.nbytes > limit:  # pieces along the axes slope varies on: each keeps its slope elements' sums whole
+        slope_axis = _slope_axes(x.shape, slope, data_format)
+        for piece in _pieces(x.shape, {a for a, r in enumerate(reduced) if r}, x.itemsize, limit, "prelu_grad"):
+            slope_piece = [slice(None)] * slope.ndim
+            for axis, where in slope_axis.items():
+                slope_piece[where] = piece[axis]
+            slope_piece = tuple(slope_piece)
+            pieces = (np.ascontiguousarray(a) for a in (x[piece], slope[slope_piece], dy[piece]))
+            prelu_grad(*pieces, data_format=data_format, out=(dx[piece], dslope[slope_piece]), device=device)
+        return dx, dslope
 
     def work(binding):
         for buffer, array, desc in zip(binding.buffers, (x, slope, dy), descs):
@@ -617,6 +653,32 @@ def _normalized_axes(axes, ndim: int):
     return axes
 
 
+def _pieces(shape: tuple[int, ...], reduced: set[int], itemsize: int, limit: int, what: str) -> list[tuple]:
+    """Index tuples cutting an array of `shape` along the axes not in `reduced`, outermost
+    first, into pieces of at most `limit` bytes each: a row-wise kernel reads whole rows,
+    so it cannot be windowed across buffer segments the way element-wise kernels are, but
+    each of its outputs depends only on its own rows, which a piece keeps whole."""
+    def cut(index: tuple, axis: int) -> list[tuple]:
+        extent = [s.stop - s.start for s in index]
+        nbytes = math.prod(extent) * itemsize
+        if nbytes <= limit:
+            return [index]
+        free = next((a for a in range(axis, len(shape)) if a not in reduced and extent[a] > 1), None)
+        if free is None:
+            raise UnsupportedError(
+                f"{what} reduces {math.prod(extent)} elements ({nbytes} bytes) at once, and this device binds at "
+                f"most {limit} bytes of a tensor at once (maxStorageBufferRange): reduce fewer elements per call")
+        step = max(1, limit // (nbytes // extent[free]))
+        pieces = []
+        for start in range(index[free].start, index[free].stop, step):
+            piece = list(index)
+            piece[free] = slice(start, min(start + step, index[free].stop))
+            pieces += cut(tuple(piece), free + 1)
+        return pieces
+
+    return cut(tuple(slice(0, n) for n in shape), 0)
+
+
 def _run_rowwise(schemas: tuple[OperatorSchema, OperatorSchema], arrays: dict[str, np.ndarray], axes, out,
                  device: Device | None, **fields) -> np.ndarray:
     """Run a row-wise operator (the softmax family) on packed copies of the arrays: over the
@@ -643,6 +705,13 @@ def _run_rowwise(schemas: tuple[OperatorSchema, OperatorSchema], arrays: dict[st
         return result
     compiled = device.compile_cached(
         schema.desc_class(*[BufferTensorDesc(data_type, sizes)] * len(schema.tensors), **fields, **extra))
+    limit = device.segment_size - MINIMUM_BUFFER_TENSOR_ALIGNMENT
+    if first.nbytes > limit:
+        reduced = {len(shape) - 1} if axes is None else set(extra["axes"])
+        for piece in _pieces(first.shape, reduced, first.itemsize, limit, schema.name):
+            _run_rowwise(schemas, {name: a[piece] for name, a in arrays.items()}, axes, result[piece], device,
+                         **fields)
+        return result
     packed = [np.ascontiguousarray(a).reshape(-1) for a in arrays.values()]
 
     def work(binding):
@@ -685,7 +754,9 @@ def rowwise_front_end(schemas: tuple[OperatorSchema, OperatorSchema], use_dst: b
         if _resident(inputs, values["out"]):
             axes = values["axes"]
             form = schemas[0] if axes is None else schemas[1]
-            return _run_resident(form, inputs, values["out"], values["device"], fields, rowwise_axes=axes)
+            return _run_resident(form, inputs, values["out"], values["device"], fields, rowwise=True, axes=axes,
+                                 host_run=lambda arrays, device: _run_rowwise(schemas, arrays, axes, None, device,
+                                                                              **fields))
         return _run_rowwise(schemas, _as_arrays({name: values[name] for name in arguments}), values["axes"],
                             values["out"], values["device"], **fields)
 

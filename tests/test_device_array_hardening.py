@@ -1,0 +1,369 @@
+"""Device arrays, command lists and the buffer pool under threads, fork, the garbage collector
+and careless input (docs/ownership.md, "Device arrays"). Crashes and hangs run in a child
+process with a time limit; every other outcome must be the serial result or a DmlError."""
+
+import os
+import threading
+
+import ml_dtypes
+import numpy as np
+import pytest
+from child import assert_clean, run_child
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from reference import prelu_grad as reference_prelu_grad
+
+import dmlpy as dml
+
+MESA_FORK_SAFE_ENV = {**os.environ, "GLIBC_TUNABLES": "glibc.pthread.stack_cache_size=1073741824"}
+
+
+def bits(array):
+    array = np.ascontiguousarray(array)
+    return array.view(f"u{array.dtype.itemsize}")
+
+
+@pytest.fixture(scope="module")
+def small_segments():
+    """A device whose buffers are cut into 4 KiB segments (1,024 FP32 elements per binding)."""
+    with dml.create_device() as device:
+        device.segment_size = 4096
+        yield device
+
+
+# Crashes and hangs
+
+
+@pytest.mark.parametrize("when", ["before close", "after close"])
+def test_a_command_list_over_a_destroyed_buffer_raises_instead_of_crashing(when):
+    result = run_child(f"""
+        device = dml.create_device()
+        desc = dml.BufferTensorDesc(dml.TensorDataType.FLOAT32, (256,))
+        compiled = device.compile_operator(device.create_operator(dml.ActivationReluGradOperatorDesc(desc, desc, desc)))
+        buffers = [device.create_buffer(1024) for _ in range(3)]
+        table = device.create_binding_table(compiled, inputs=buffers[:2], outputs=buffers[2:])
+        commands = device.create_command_list()
+        commands.record_dispatch(table)
+        if {when == "after close"}:
+            commands.close()
+        buffers[1].destroy()
+        attempts = {{"close": commands.close, "execute list": lambda: device.execute(commands),
+                    "execute table": lambda: device.execute(table)}}
+        for name, attempt in attempts.items():
+            try:
+                attempt()
+                # closing a list already recorded records nothing, so it has nothing to refuse
+                if name != "close" or {when == "before close"}:
+                    raise AssertionError(f"{{name}}: a destroyed buffer was accepted")
+            except dml.DeviceRemovedError as error:
+                assert "destroyed" in str(error), error
+        print("ok")
+    """)
+    assert_clean(result)
+
+
+def test_arrays_freed_by_the_cycle_collector_inside_the_pool_never_deadlock():
+    # The collector runs on whatever thread allocates, under whatever lock it holds: here it
+    # is made to run at every line of the pool's own methods, with arrays in reference cycles
+    # waiting to be freed, so their finalizers run while the pool's lock is held.
+    result = run_child("""
+        device = dml.create_device()
+        cycles = []
+        for k in range(400):  # arrays only the collector can free: each in a reference cycle
+            cycle = {"array": dml.asarray(np.full(64, k, np.float32), device=device)}
+            cycle["self"] = cycle
+            cycles.append(cycle)
+
+        def collect_at_every_line(frame, event, arg):
+            if event == "line" and cycles:
+                cycles.pop()  # one more cycle for the collector, which runs here and now
+                gc.collect()
+            return collect_at_every_line
+
+        def trace(frame, event, arg):
+            code = frame.f_code
+            if code.co_filename.endswith("caches.py") and code.co_name in ("take", "give"):
+                return collect_at_every_line
+            return None
+
+        sys.settrace(trace)
+        for k in range(40):
+            dml.tanh(dml.asarray(np.full(64, k, np.float32), device=device)).compute()
+        sys.settrace(None)
+        assert not cycles
+        assert np.array_equal(dml.asarray(np.ones(64, np.float32), device=device).numpy(), np.ones(64, np.float32))
+        print("ok")
+    """, timeout=60)
+    assert_clean(result)
+
+
+def test_fork_while_another_thread_computes_a_device_array():
+    result = run_child("""
+        device = dml.create_device()
+        x = dml.asarray(np.linspace(-2, 2, 1 << 16, dtype=np.float32), device=device)
+        stop = threading.Event()
+        latest = [dml.sigmoid(x)]
+
+        def compute():  # the array the child reads is mostly being computed at the fork
+            while not stop.is_set():
+                latest[0] = dml.tanh(dml.elu(x))
+                latest[0].numpy()
+
+        thread = threading.Thread(target=compute)
+        thread.start()
+        pending = dml.sigmoid(x)
+        for _ in range(10):
+            time.sleep(0.02)
+            pid = os.fork()
+            if pid == 0:
+                codes = []
+                for array in (latest[0], pending):  # each must say it belongs to the parent
+                    try:
+                        array.numpy()
+                        codes.append(3)
+                    except dml.DeviceRemovedError as error:
+                        codes.append(0 if "another process" in str(error) else 4)
+                    except BaseException:
+                        codes.append(5)
+                os._exit(max(codes))
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline:
+                done, status = os.waitpid(pid, os.WNOHANG)
+                if done:
+                    break
+                time.sleep(0.02)
+            else:
+                os.kill(pid, signal.SIGKILL)
+                raise AssertionError("the forked child hung on a device array")
+            assert os.waitstatus_to_exitcode(status) == 0, status
+        stop.set()
+        thread.join()
+        expected = dml.sigmoid(np.linspace(-2, 2, 1 << 16, dtype=np.float32), device=device)
+        assert np.array_equal(pending.numpy().view(np.uint32), expected.view(np.uint32))  # the parent still computes
+        print("ok")
+    """, env=MESA_FORK_SAFE_ENV)
+    assert_clean(result)
+
+
+# Results under concurrent writes
+
+
+def test_a_deferred_chain_keeps_its_inputs_while_another_thread_writes_them(device):
+    versions = [np.full(4096, v, np.float32) * np.linspace(-1, 1, 4096, dtype=np.float32) for v in range(1, 9)]
+    expected = [dml.linear(dml.relu(v), 1.5, 0.25) for v in versions]
+    a = dml.asarray(versions[0], device=device)
+    published = [0]  # how many writes have finished: a holds versions[published % 8] or the next
+    stop = threading.Event()
+
+    def writer():
+        k = 0
+        while not stop.is_set():
+            k += 1
+            a.write(versions[k % len(versions)])
+            published[0] = k
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    try:
+        for _ in range(60):
+            before = published[0]
+            c = dml.linear(dml.relu(a), 1.5, 0.25)
+            after = published[0]
+            got = bits(c.numpy())
+            # c holds a version current during the call, whatever was written since
+            allowed = {k % len(versions) for k in range(before, after + 2)}
+            assert any(np.array_equal(got, bits(expected[k])) for k in allowed), (before, after)
+    finally:
+        stop.set()
+        thread.join()
+
+
+OPERATIONS = st.sampled_from(["compute", "chain", "write", "read", "drop"])
+
+
+@settings(max_examples=12)
+@given(schedules=st.lists(st.lists(st.tuples(OPERATIONS, st.integers(0, 3), st.integers(1, 5)), min_size=4,
+                                   max_size=12), min_size=2, max_size=3))
+def test_threads_sharing_device_arrays_match_a_serial_reference(device, schedules):
+    """Each thread writes only its own source array; every thread computes, reads and drops
+    results of every source. A result must equal its formula on a value its source held
+    during the call that made it: never a mixture, never an exception but a DmlError."""
+    count = 512
+    base = np.linspace(-3, 3, count, dtype=np.float32)
+    sources = [dml.asarray(base * (k + 1), device=device) for k in range(len(schedules))]
+    written = [[base * (k + 1)] for k in range(len(schedules))]  # every value each source has held
+    lock = threading.Lock()
+    failures = []
+
+    def run(me, schedule):
+        held = []  # (result, source index, first version it may hold, formula)
+        for operation, which, step in schedule:
+            which %= len(sources)
+            try:
+                if operation == "write":
+                    value = base * (me + 1) + np.float32(step)
+                    with lock:
+                        written[me].append(value)
+                    sources[me].write(value)
+                elif operation in ("compute", "chain"):
+                    with lock:  # the source holds this value or the one before (a write in flight)
+                        first = max(0, len(written[which]) - 2)
+                    formula = [("elu", {}), ("linear", {"alpha": 0.5, "beta": float(step)})]
+                    formula = formula[:2 if operation == "chain" else 1]
+                    result = sources[which]
+                    for name, fields in formula:
+                        result = getattr(dml, name)(result, **fields)
+                    if step % 2:
+                        result.compute()
+                    held.append((result, which, first, formula))
+                elif operation == "read" and held:
+                    check(*held.pop(step % len(held)))
+                elif operation == "drop" and held:
+                    held.pop(0)
+            except dml.DmlError:
+                pass
+            except Exception as error:  # any other exception is the failure itself
+                failures.append(repr(error))
+        for entry in held:
+            check(*entry)
+
+    def check(result, which, first, formula):
+        got = bits(result.numpy())
+        with lock:
+            candidates = written[which][first:]
+        for value in candidates:
+            for name, fields in formula:
+                value = getattr(dml, name)(value, **fields)
+            if np.array_equal(got, bits(value)):
+                return
+        failures.append(f"a result of source {which} matches none of its values since the call")
+
+    threads = [threading.Thread(target=run, args=(k, schedule)) for k, schedule in enumerate(schedules)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not failures, failures
+
+
+# Writes, reads and arguments
+
+
+def test_write_follows_numpy_assignment_and_refuses_what_numpy_refuses(device):
+    a = dml.asarray(np.arange(4, dtype=np.float32), device=device)
+    with pytest.raises(dml.InvalidArgumentError, match=r"shape \(4,\).*broadcast"):
+        a.write([9.0, 9.0, 9.0])
+    assert np.array_equal(a.numpy(), np.arange(4, dtype=np.float32))  # nothing was written
+    for bad in ("abc", object(), [[1.0], [2.0, 3.0]], {"a": 1}):
+        with pytest.raises(dml.InvalidArgumentError, match="values"):
+            a.write(bad)
+    a.write(7)  # a scalar fills, as a[...] = 7 does
+    assert np.array_equal(a.numpy(), np.full(4, 7, np.float32))
+    a.write(np.array([[1], [2], [3], [4]], np.int64).reshape(4))
+    assert np.array_equal(a.numpy(), np.arange(1, 5, dtype=np.float32))
+    pending = dml.tanh(a)
+    a.write(dml.asarray(np.zeros(4, np.float32), device=device))  # a device array's values
+    assert np.array_equal(bits(pending.numpy()), bits(dml.tanh(np.arange(1, 5, dtype=np.float32))))
+    assert np.array_equal(a.numpy(), np.zeros(4, np.float32))
+
+
+def test_np_asarray_copy_false_is_refused_as_numpy_2_expects(device):
+    a = dml.asarray(np.ones(3, np.float32), device=device)
+    with pytest.raises(ValueError, match="copy"):
+        np.asarray(a, copy=False)
+    with pytest.raises(dml.InvalidArgumentError):
+        np.asarray(a, copy=False)
+    assert np.array_equal(np.asarray(a, copy=True), np.ones(3, np.float32))
+
+
+@pytest.mark.parametrize("axis", [0, np.int64(0), -2, (0,)])
+def test_rowwise_device_arrays_take_axis_zero(device, axis):
+    x = np.linspace(-3, 3, 24, dtype=np.float32).reshape(4, 6)
+    got = dml.softmax(dml.asarray(x, device=device), axes=axis)
+    assert np.array_equal(bits(got.numpy()), bits(dml.softmax(x, axes=(0,))))
+
+
+def test_prelu_grad_takes_bfloat16_device_arrays(device):
+    rng = np.random.default_rng(3)
+    x, dy = (rng.standard_normal((4, 8)).astype(ml_dtypes.bfloat16) for _ in range(2))
+    slope = rng.standard_normal(8).astype(ml_dtypes.bfloat16)
+    on_device = dml.prelu_grad(*(dml.asarray(v, device=device) for v in (x, slope, dy)))
+    on_host = dml.prelu_grad(x, slope, dy, device=device)
+    for got, expected in zip(on_device, on_host):
+        assert np.array_equal(bits(np.asarray(got)), bits(expected))
+
+
+def test_nine_dimensional_device_arrays(device):
+    x = np.linspace(-2, 2, 512, dtype=np.float32).reshape((2,) * 9)
+    t = dml.asarray(x, device=device)
+    assert t.shape == (2,) * 9
+    assert np.array_equal(bits(dml.tanh(t).numpy()), bits(dml.tanh(x)))
+    assert np.array_equal(bits(dml.relu_grad(t, t).numpy()), bits(dml.relu_grad(x, x)))
+    row = dml.asarray(x[0, 0, 0, 0, 0, 0, 0, 0], device=device)  # broadcasts along mergeable dims
+    assert np.array_equal(bits(dml.relu_grad(t, row).numpy()),
+                          bits(dml.relu_grad(x, np.broadcast_to(x[0, 0, 0, 0, 0, 0, 0, 0], x.shape))))
+    checker = dml.asarray(np.ones((2, 1) * 4 + (2,), np.float32), device=device)  # 9 dims that cannot merge
+    with pytest.raises(dml.InvalidArgumentError, match="at most 8|1 to 8"):
+        dml.relu_grad(t, checker)
+
+
+def test_a_handed_out_buffer_never_returns_to_the_pool(device):
+    a = dml.asarray(np.ones(1000, np.float32), device=device)
+    kept = a.buffer
+    del a
+    kept.destroy()
+    b = dml.asarray(np.full(1000, 2, np.float32), device=device)  # the same size: the pool must not hand it out
+    assert np.array_equal(b.numpy(), np.full(1000, 2, np.float32))
+    c = dml.asarray(np.ones(1000, np.float32), device=device)
+    kept = c.buffer
+    del c
+    d = dml.asarray(np.zeros(1000, np.float32), device=device)
+    assert d.buffer is not kept  # still the caller's: a write through it must not reach d
+
+
+# Arrays larger than one buffer segment
+
+
+@pytest.mark.parametrize("axes", [None, (1,), (0,), (0, 2)])
+def test_rowwise_front_ends_across_segments_give_the_bits_of_one_segment(device, small_segments, axes):
+    rng = np.random.default_rng(5)
+    x = (rng.standard_normal((6, 40, 12)) * 4).astype(np.float32)  # 11,520 bytes: three segments
+    for name in ("softmax", "log_softmax", "hardmax"):
+        expected = getattr(dml, name)(x, axes=axes, device=device)
+        assert np.array_equal(bits(getattr(dml, name)(x, axes=axes, device=small_segments)), bits(expected)), name
+        resident = getattr(dml, name)(dml.asarray(x, device=small_segments), axes=axes)
+        assert np.array_equal(bits(resident.numpy()), bits(expected)), name
+
+
+def test_a_row_longer_than_a_segment_is_refused_in_words_a_numpy_caller_understands(small_segments):
+    x = np.ones((2, 2048), np.float32)  # each row alone is 8 KiB
+    with pytest.raises(dml.UnsupportedError, match="reduces 2048 elements") as error:
+        dml.softmax(x, device=small_segments)
+    assert "inside one segment" not in str(error.value)
+
+
+@pytest.mark.parametrize("data_format, slope_shape", [("NXC", (12,)), ("NCX", (40,)), ("NXC", (40, 12))])
+def test_prelu_grad_across_segments(device, small_segments, data_format, slope_shape):
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal((6, 40, 12)).astype(np.float32)
+    dy = rng.standard_normal(x.shape).astype(np.float32)
+    slope = rng.standard_normal(slope_shape).astype(np.float32)
+    expected = dml.prelu_grad(x, slope, dy, data_format=data_format, device=device)
+    for got in (dml.prelu_grad(x, slope, dy, data_format=data_format, device=small_segments),
+                dml.prelu_grad(*(dml.asarray(v, device=small_segments) for v in (x, slope, dy)),
+                               data_format=data_format)):
+        for g, e in zip(got, expected):
+            assert np.array_equal(bits(np.asarray(g)), bits(e))
+    if data_format == "NXC" and slope_shape == (12,):  # dx is exact: the reference's bits
+        dx, _, _ = reference_prelu_grad(x, np.broadcast_to(slope, x.shape), dy, (0, 1))
+        assert np.array_equal(bits(expected[0]), bits(dx))
+
+
+def test_broadcasting_device_arrays_across_segments(device, small_segments):
+    x = np.linspace(-2, 2, 4000, dtype=np.float32).reshape(40, 100)
+    row = np.linspace(1, 2, 100, dtype=np.float32)
+    got = dml.relu_grad(dml.asarray(x, device=small_segments), dml.asarray(row, device=small_segments))
+    chained = dml.tanh(dml.linear(dml.asarray(row, device=small_segments), 2.0, 0.0))
+    mixed = dml.relu_grad(dml.asarray(x, device=small_segments), chained)
+    assert np.array_equal(bits(got.numpy()), bits(dml.relu_grad(x, row, device=device)))
+    assert np.array_equal(bits(mixed.numpy()), bits(dml.relu_grad(x, dml.tanh(dml.linear(row, 2.0, 0.0)))))
