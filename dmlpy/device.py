@@ -222,9 +222,7 @@ class Device:
         self.context = GpuContext(adapter.index, adapter.timestamp_period_ns,
                                   ("VK_KHR_shader_float_controls",) if float_controls else (),
                                   spin_ns=0 if adapter.adapter_type == AdapterType.CPU else FENCE_SPIN_NS)
-        # Bytes per buffer segment: the most one binding (and one allocation) can cover, in
-        # whole 16-byte units.
-        self.segment_size = min(adapter.max_storage_buffer_range, adapter.max_memory_allocation_size) // 16 * 16
+        self.segment_size = adapter.segment_size  # tests shrink it to exercise windows
         self.compiled_operators: LruCache[CompiledOperator] = LruCache(self.cache_limits.compiled_operators)
         self.shaders: LruCache[CompiledShader] = LruCache(self.cache_limits.shaders)
         # Kept for the NumPy front end (numpy_api.py says what an entry is and how it retires).

@@ -76,8 +76,8 @@ def _external_sources(graph: GraphDesc, nodes: list[int]) -> list[NodeInputSourc
 def plan_graph(graph: GraphDesc, adapter: AdapterInfo, segment_size: int | None = None) -> GraphPlan:
     """The kernels that run `graph` (validated) on `adapter`, whose buffers are bound in
     segments of `segment_size` bytes (default: what the adapter's limits allow)."""
-    if segment_size is None:  # as a device on this adapter sets Device.segment_size
-        segment_size = min(adapter.max_storage_buffer_range, adapter.max_memory_allocation_size) // 16 * 16
+    if segment_size is None:
+        segment_size = adapter.segment_size
     descs = [graph.desc_of(n) for n in range(len(graph.nodes))]
     math = [d.schema.elementwise(d) if d.schema.elementwise is not None and len(d.schema.outputs) == 1 else None
             for d in descs]

@@ -193,6 +193,12 @@ class AdapterInfo:
     denormals: str = "unknown"
     profile: str | None = None  # the device profile planned for (dmlpy.list_device_profiles())
 
+    @property
+    def segment_size(self) -> int:
+        """Bytes per buffer segment: the most one binding (and one allocation) can cover, in
+        whole 16-byte units (a device starts from this; see windows.py)."""
+        return min(self.max_storage_buffer_range, self.max_memory_allocation_size) // 16 * 16
+
 
 VK_ERROR_INCOMPATIBLE_DRIVER = -9  # what vkCreateInstance returns when the loader finds no driver
 NO_DRIVER_HINT = ("install a Vulkan driver: Mesa's CPU driver lavapipe (Debian: apt-get install mesa-vulkan-drivers) "
