@@ -1,6 +1,9 @@
 #!/usr/bin/env python3
 """A load run: mixed operators, sizes and layouts for a while; reports dispatches per
-second, errors, and host memory at the start and the end.
+second, errors, and host memory at the start and the end. Besides front-end calls on NumPy
+arrays, the load has chains on device arrays (deferred, fused, written while results that
+read them are pending, and dropped), command lists replayed over their binding tables, and
+graphs compiled and run.
 
     python tools/soak.py [--seconds 600] [--threads 4]
 
@@ -27,7 +30,14 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
-from reference import REFERENCES, REFERENCES_F64, REFERENCES_ROWWISE, assert_matches_reference, assert_rowwise_matches  # noqa: E402
+from reference import (  # noqa: E402
+    REFERENCES,
+    REFERENCES_F64,
+    REFERENCES_ROWWISE,
+    assert_matches_reference,
+    assert_rowwise_matches,
+    relu_grad,
+)
 
 import dmlpy as dml  # noqa: E402
 from dmlpy.numpy_api import FRONT_ENDS  # noqa: E402
@@ -86,8 +96,72 @@ CHECKS = {**{name: elementwise_is_right(name) for name in [*REFERENCES, *REFEREN
           "prelu_grad": prelu_grad_is_right}
 
 
+def bits(array: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(array).view(f"u{np.dtype(array.dtype).itemsize}")
+
+
+def device_array_chain_is_right(rng, device) -> bool:
+    """A chain on device arrays, its source written while a result that reads it is pending:
+    each result has the bits of the same calls on the host values it was made from."""
+    dtype = DTYPES[rng.integers(len(DTYPES))]
+    shape = SHAPES[rng.integers(len(SHAPES))]
+    x, y = (rng.standard_normal(shape).astype(dtype) for _ in range(2))
+    source = dml.asarray(x, device=device)
+    pending = dml.tanh(dml.elu(dml.linear(source, 1.5, -0.25)))
+    softmax = dml.softmax(dml.sigmoid(source), axes=(0,))
+    source.write(y)
+    after = dml.relu_grad(source, dml.elu(source))
+    expected = [dml.tanh(dml.elu(dml.linear(x, 1.5, -0.25), device=device), device=device),
+                dml.softmax(dml.sigmoid(x, device=device), axes=(0,), device=device),
+                dml.relu_grad(y, dml.elu(y, device=device), device=device)]
+    return all(np.array_equal(bits(got.numpy()), bits(want)) for got, want in zip((pending, softmax, after), expected))
+
+
+def command_list_is_right(rng, device) -> bool:
+    """Two dependent RELU_GRAD dispatches recorded once and replayed twice over new inputs."""
+    count = int(rng.integers(1, 5000))
+    desc = dml.BufferTensorDesc(dml.TensorDataType.FLOAT32, (count,))
+    compiled = device.compile_cached(dml.ActivationReluGradOperatorDesc(desc, desc, desc))
+    x, dy, middle, out = (device.create_buffer(desc.total_tensor_size_in_bytes) for _ in range(4))
+    commands = device.create_command_list()
+    commands.record_dispatch(device.create_binding_table(compiled, inputs=[x, dy], outputs=[middle]))
+    commands.record_dispatch(device.create_binding_table(compiled, inputs=[x, middle], outputs=[out]))
+    for _ in range(2):
+        xs, dys = (rng.standard_normal(count).astype(np.float32) for _ in range(2))
+        x.write(xs)
+        dy.write(dys)
+        device.execute(commands)
+        if not np.array_equal(bits(out.read(np.float32, count)), bits(relu_grad(xs, relu_grad(xs, dys)))):
+            return False
+    return True
+
+
+def graph_is_right(rng, device) -> bool:
+    """A fused graph against the same operators called one by one."""
+    shape = SHAPES[rng.integers(len(SHAPES))]
+    values = rng.standard_normal(shape).astype(np.float32)
+    builder = dml.GraphBuilder(device)
+    x = builder.input(dml.BufferTensorDesc(dml.TensorDataType.FLOAT32, shape))
+    y = dml.graph.relu_grad(x, dml.graph.scaled_tanh(dml.graph.elu(dml.graph.linear(x, alpha=2.0, beta=1.0))))
+    compiled = builder.build([y])
+    buffers = [device.create_buffer(max(16, values.nbytes)) for _ in range(2)]
+    buffers[0].write(values)
+    device.execute(device.create_binding_table(compiled, inputs=buffers[:1], outputs=buffers[1:]))
+    expected = dml.relu_grad(values, dml.scaled_tanh(dml.elu(dml.linear(values, 2.0, 1.0, device=device),
+                                                             device=device), device=device), device=device)
+    return np.array_equal(bits(buffers[1].read(np.float32, values.size).reshape(shape)), bits(expected))
+
+
+# What the load draws from besides front-end calls, each about as often as one operator.
+STATEFUL = {"device arrays": device_array_chain_is_right, "command list": command_list_is_right,
+            "graph": graph_is_right}
+
+
 def one_dispatch(rng, device) -> bool:
-    """Run a random operator on a random layout through the front end; True when correct."""
+    """Run a random operator on a random layout through the front end, or one of STATEFUL's
+    loads, about one draw in four; True when correct."""
+    if rng.integers(4) == 0:
+        return STATEFUL[sorted(STATEFUL)[rng.integers(len(STATEFUL))]](rng, device)
     dtype = DTYPES[rng.integers(len(DTYPES))]
     shape = SHAPES[rng.integers(len(SHAPES))]
     name = sorted(CHECKS)[rng.integers(len(CHECKS))]
