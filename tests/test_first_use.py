@@ -10,6 +10,7 @@ from pathlib import Path
 import ml_dtypes
 import numpy as np
 import pytest
+from dlpack_capsule import DLDataType, DLDevice, DLManagedTensor, DLTensor, capsule
 
 import dmlpy as dml
 
@@ -34,27 +35,6 @@ def test_every_readme_python_block_runs_as_written_and_shows_something():
 
 # --- DLPack: a producer written here, so the test needs no framework -------------------------
 
-class _Device(ctypes.Structure):
-    _fields_ = [("type", ctypes.c_int32), ("id", ctypes.c_int32)]
-
-
-class _DType(ctypes.Structure):
-    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
-
-
-class _Tensor(ctypes.Structure):
-    _fields_ = [("data", ctypes.c_void_p), ("device", _Device), ("ndim", ctypes.c_int32), ("dtype", _DType),
-                ("shape", ctypes.POINTER(ctypes.c_int64)), ("strides", ctypes.POINTER(ctypes.c_int64)),
-                ("byte_offset", ctypes.c_uint64)]
-
-
-class _Managed(ctypes.Structure):
-    _fields_ = [("tensor", _Tensor), ("context", ctypes.c_void_p), ("deleter", ctypes.c_void_p)]
-
-
-_new_capsule = ctypes.pythonapi.PyCapsule_New
-_new_capsule.restype = ctypes.py_object
-_new_capsule.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
 
 DLPACK_CODES = {"i": 0, "u": 1, "f": 2}
 
@@ -69,14 +49,14 @@ class Exported:
         self.shape = (ctypes.c_int64 * array.ndim)(*array.shape)
         self.strides = (ctypes.c_int64 * array.ndim)(*(s // array.itemsize for s in array.strides))
         self.device_type = device_type
-        self.managed = _Managed(_Tensor(array.ctypes.data, _Device(device_type, 0), array.ndim,
-                                        _DType(code, array.itemsize * 8, 1), self.shape, self.strides, 0))
+        self.managed = DLManagedTensor(DLTensor(array.ctypes.data, DLDevice(device_type, 0), array.ndim,
+                                        DLDataType(code, array.itemsize * 8, 1), self.shape, self.strides, 0))
 
     def __dlpack_device__(self):
         return (self.device_type, 0)
 
     def __dlpack__(self, **_):
-        return _new_capsule(ctypes.addressof(self.managed), b"dltensor", None)
+        return capsule(self.managed)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float16, ml_dtypes.bfloat16])

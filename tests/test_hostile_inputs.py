@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from child import assert_clean, run_child
+from dlpack_capsule import DLDataType, DLDevice, DLManagedTensor, DLTensor, capsule
 
 import dmlpy as dml
 
@@ -20,27 +21,6 @@ T = dml.TensorDataType
 
 # --- DLPack: a producer that writes whatever fields it is given ------------------------------
 
-class _Device(ctypes.Structure):
-    _fields_ = [("type", ctypes.c_int32), ("id", ctypes.c_int32)]
-
-
-class _DType(ctypes.Structure):
-    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
-
-
-class _Tensor(ctypes.Structure):
-    _fields_ = [("data", ctypes.c_void_p), ("device", _Device), ("ndim", ctypes.c_int32), ("dtype", _DType),
-                ("shape", ctypes.POINTER(ctypes.c_int64)), ("strides", ctypes.POINTER(ctypes.c_int64)),
-                ("byte_offset", ctypes.c_uint64)]
-
-
-class _Managed(ctypes.Structure):
-    _fields_ = [("tensor", _Tensor), ("context", ctypes.c_void_p), ("deleter", ctypes.c_void_p)]
-
-
-_new_capsule = ctypes.pythonapi.PyCapsule_New
-_new_capsule.restype = ctypes.py_object
-_new_capsule.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
 
 
 class Producer:
@@ -54,14 +34,14 @@ class Producer:
         self.strides = None if strides is None else (ctypes.c_int64 * len(strides))(*strides)
         ndim = len(shape) if ndim is None else ndim
         data = None if null_data else self.memory.ctypes.data
-        self.managed = _Managed(_Tensor(data, _Device(1, 0), ndim, _DType(*dtype), self.shape, self.strides,
-                                        byte_offset))
+        self.managed = DLManagedTensor(DLTensor(data, DLDevice(1, 0), ndim, DLDataType(*dtype), self.shape,
+                                                self.strides, byte_offset))
 
     def __dlpack_device__(self):
         return (1, 0)
 
     def __dlpack__(self, **_):
-        return _new_capsule(ctypes.addressof(self.managed), b"dltensor", None)
+        return capsule(self.managed)
 
 
 @pytest.mark.parametrize("fields, message", [

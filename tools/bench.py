@@ -594,22 +594,22 @@ def main(argv=None) -> int:
     timer = "GPU timestamps" if bench.gpu_timer else "host time"
     header = (f"# {bench.device.adapter_name}, {when}, commit {commit or '?'}, {timer}, "
               f"{rounds} interleaved rounds")
-    if args.graph_compile:
-        compile_rows = graph_compile_rows(bench.device, args.graph_compile, rounds)
+
+    def report_only(name: str, rows, print_rows) -> int:
+        """A run of one table alone: printed, written as JSON with --json."""
         print(header)
-        print_graph_compile(compile_rows)
+        print_rows(rows)
         if args.json:
-            args.json.write_text(json.dumps({"header": header, "graph_compile": compile_rows}, indent=1))
+            args.json.write_text(json.dumps({"header": header, name: rows}, indent=1))
         bench.device.close()
         return 0
+
+    if args.graph_compile:
+        return report_only("graph_compile", graph_compile_rows(bench.device, args.graph_compile, rounds),
+                           print_graph_compile)
     chains = [] if args.no_chains else chain_rows(bench.device, sizes, rounds)
     if args.graphs_only:
-        print(header)
-        print_chains(chains)
-        if args.json:
-            args.json.write_text(json.dumps({"header": header, "chains": chains}, indent=1))
-        bench.device.close()
-        return 0
+        return report_only("chains", chains, print_chains)
     rows, skipped = [], []
     for case in cases:
         for size in sizes:
