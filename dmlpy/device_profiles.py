@@ -171,7 +171,7 @@ def load_profile(name_or_path, what: str = "profile") -> DeviceProfile:
     if not (isinstance(name_or_path, os.PathLike) or os.sep in path or path.endswith(".json")):
         raise InvalidArgumentError(f"{what} {shown(path)} is not a device profile; the profiles are "
                                    f"{', '.join(sorted(shipped))} (or give a path to a profile's .json file)")
-    text = _read_profile_file(path, what)
+    text = read_regular_file(path, what, MAX_PROFILE_BYTES, "a device profile")
     return parse_profile(text.decode("utf-8", errors="replace"), path)
 
 
@@ -179,10 +179,11 @@ FILE_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_
               (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
 
 
-def _read_profile_file(path: str, what: str) -> bytes:
-    """The bytes of a profile file, at most MAX_PROFILE_BYTES. Opened without blocking (open()
-    waits forever for a FIFO's writer) and read only if it is a regular file (a device such
-    as /dev/zero never ends, a terminal waits for input)."""
+def read_regular_file(path: str, what: str, max_bytes: int, content: str) -> bytes:
+    """The bytes of a file dmlpy reads on a user's behalf (`content`: what it should hold), at
+    most `max_bytes`. Opened without blocking (open() waits forever for a FIFO's writer) and
+    read only if it is a regular file (a device such as /dev/zero never ends, a terminal waits
+    for input); every failure is an InvalidArgumentError naming `what`."""
     if "\0" in path:
         raise InvalidArgumentError(f"{what} {shown(path)} contains a NUL byte: no file has that name")
     try:
@@ -193,13 +194,13 @@ def _read_profile_file(path: str, what: str) -> bytes:
         mode = os.fstat(descriptor).st_mode
         if not stat.S_ISREG(mode):
             kind = next((kind for test, kind in FILE_KINDS if test(mode)), f"of file type {stat.S_IFMT(mode):#o}")
-            raise InvalidArgumentError(f"{what} {shown(path)} is {kind}: a device profile must be a regular file")
+            raise InvalidArgumentError(f"{what} {shown(path)} is {kind}: {content} must be a regular file")
         with os.fdopen(descriptor, "rb", closefd=False) as file:
-            text = file.read(MAX_PROFILE_BYTES + 1)
+            text = file.read(max_bytes + 1)
     except OSError as error:
         raise InvalidArgumentError(f"{what} {shown(path)} cannot be read: {error.strerror}") from None
     finally:
         os.close(descriptor)
-    if len(text) > MAX_PROFILE_BYTES:
-        raise InvalidArgumentError(f"device profile {path}: larger than {MAX_PROFILE_BYTES} bytes")
+    if len(text) > max_bytes:
+        raise InvalidArgumentError(f"{content} {path}: larger than {max_bytes} bytes")
     return text

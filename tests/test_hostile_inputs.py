@@ -225,3 +225,11 @@ def test_dump_writes_into_an_out_it_creates(tmp_path):
     result = dump("--out", out)
     assert result.returncode == 0, result.stderr
     assert sorted(p.suffix for p in out.iterdir()) == [".comp", ".comp", ".spv", ".spv", ".spvasm", ".spvasm"]
+
+
+def test_bench_replot_of_a_fifo_is_a_usage_error_not_a_hang(tmp_path):
+    fifo = tmp_path / "bench.json"
+    os.mkfifo(fifo)
+    result = subprocess.run([sys.executable, str(ROOT / "tools" / "bench.py"), "--replot", str(fifo), "--plot",
+                             str(tmp_path / "bench.png")], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 2 and "is a FIFO" in result.stderr.splitlines()[-1], result.stderr

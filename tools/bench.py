@@ -50,6 +50,7 @@ from reference import prelu_grad as reference_prelu_grad  # noqa: E402
 import dmlpy as dml  # noqa: E402
 from dmlpy.activations import TABLE  # noqa: E402
 from dmlpy.codegen import plan_copy  # noqa: E402
+from dmlpy.device_profiles import read_regular_file  # noqa: E402
 from dmlpy.kompute import Launch  # noqa: E402
 from dmlpy.shader_compiler import compile_glsl  # noqa: E402
 
@@ -575,10 +576,12 @@ def main(argv=None) -> int:
             parser.error("--plot needs matplotlib: pip install matplotlib (or pip install 'dmlpy[plot]')")
     if args.replot:
         try:
-            saved = json.loads(args.replot.read_text())
+            saved = json.loads(read_regular_file(str(args.replot), "--replot", 64 << 20, "bench.py's JSON"))
             rows = [Row(**row) for row in saved["rows"]]
             header = saved["header"]
-        except (OSError, ValueError, KeyError, TypeError) as error:
+        except dml.InvalidArgumentError as error:
+            parser.error(error.message)
+        except (ValueError, KeyError, TypeError) as error:
             parser.error(f"--replot {args.replot}: not a JSON file written by bench.py --json ({error})")
         plot(rows, args.plot, header.lstrip("# "))
         print(args.plot)
