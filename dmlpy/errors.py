@@ -56,7 +56,7 @@ class InstallationError(UnsupportedError):
 
 
 _REPR = reprlib.Repr()
-_REPR.maxstring = 80  # a path or a name stays whole; a 5,000-character string does not
+_REPR.maxstring = 1024  # a path or a name stays whole; a 5,000-character string does not
 _REPR.maxother = 80
 
 

@@ -105,7 +105,7 @@ ADAPTERS = r"; the adapters are 0: "
 
 @pytest.mark.parametrize("adapter, message", [
     ("²", r"^adapter '²' matches no adapter" + ADAPTERS),  # str.isdigit() is true for it, int() refuses it
-    ("7" * 5000, r"^adapter '7{37}\.\.\.7{38}' is not an adapter index" + ADAPTERS),  # past int()'s 4,300 digits
+    ("7" * 5000, r"^adapter '7{509}\.\.\.7{510}' is not an adapter index" + ADAPTERS),  # past int()'s 4,300 digits
     (10**5000, r"^adapter <a 16610-bit integer> is not an adapter index" + ADAPTERS),  # repr() refuses it
 ], ids=["superscript two", "5000-digit str", "5000-digit int"])
 def test_an_adapter_that_is_no_index_is_refused_listing_the_adapters(adapter, message):
@@ -211,7 +211,7 @@ def dump(*args):
     (["--adapter", "²"], "adapter '²' matches no adapter; the adapters are 0: "),
     (["--out", "/dev/null/dir"], "argument --out: '/dev/null/dir' cannot be created: Not a directory"),
     (["--out", "/dev/null"], "argument --out: '/dev/null' is not a directory"),
-    (["--out", "a" * 5000], f"argument --out: '{'a' * 37}...{'a' * 38}' cannot be created: File name too long"),
+    (["--out", "a" * 5000], f"argument --out: '{'a' * 509}...{'a' * 510}' cannot be created: File name too long"),
     (["--profile", "/"], "profile '/' is a directory: a device profile must be a regular file"),
 ])
 def test_dump_usage_errors_exit_2_with_one_error_line(args, message):
