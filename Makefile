@@ -49,13 +49,16 @@ fuzz: setup
 # the layer of each would open (and truncate) the same log. The
 # per-operator sweeps (test_activations, test_transcendentals) and the 10,000-call memory
 # test are left out: they dispatch the same kernel family, bindings and submissions as the
-# layout tests that run here, only with other math, and would double CI's time.
+# layout tests that run here, only with other math, and would double CI's time. So is the
+# 10,000-cycle memory test: the layer keeps its own record of every object ever created
+# (about 26 KiB a cycle with this layer), which is not dmlpy's memory; `make test` runs it
+# without the layer.
 validate: setup
 	@DMLPY_WITH_VALIDATION_LAYERS=1 bash tools/setup.sh
 	rm -f $(VALIDATION_LOG)
 	VK_INSTANCE_LAYERS=VK_LAYER_KHRONOS_validation VK_LAYER_SETTINGS_PATH=$(CURDIR)/tools/validation $(PY) -m pytest -q \
 		--ignore=tests/test_activations.py --ignore=tests/test_transcendentals.py --ignore=tests/test_tools.py \
-		-k "not ten_thousand_distinct"
+		-k "not ten_thousand"
 	@if [ -s $(VALIDATION_LOG) ]; then echo "validation layer messages:"; cat $(VALIDATION_LOG); exit 1; fi
 	@echo "validate: VK_LAYER_KHRONOS_validation reported nothing"
 
