@@ -2,11 +2,31 @@
 
 from importlib import metadata as _metadata
 
-from .activations import DESCS as _ACTIVATION_DESCS
-from .binding import BindingProperties, BindingTable, Buffer, BufferBinding
-from .caches import CacheLimits
-from .command_list import CommandList
-from .device import (
+from . import graph
+from .base.adapter import AdapterInfo, AdapterType
+from .base.errors import (
+    DeviceRemovedError,
+    DmlError,
+    InstallationError,
+    InvalidArgumentError,
+    ShaderCompilationError,
+    UnsupportedError,
+)
+from .base.tensor_desc import BufferTensorDesc, calc_buffer_tensor_size
+from .base.types import ExecutionFlags, Feature, FeatureLevel, TensorDataType, TensorFlags
+from .frontends.arrays import asarray, default_device
+from .frontends.device_array import DeviceArray
+from .frontends.graph_builder import GraphBuilder, GraphValue
+from .frontends.numpy_api import FRONT_ENDS as _FRONT_ENDS
+from .frontends.prelu import prelu_grad
+from .ops.activations import DESCS as _ACTIVATION_DESCS
+from .ops.graph import GraphDesc, GraphInputEdge, GraphIntermediateEdge, GraphOutputEdge
+from .ops.prelu_grad import ActivationParameterizedReluGradOperatorDesc
+from .ops.schema import OPERATORS
+from .runtime.binding import BindingProperties, BindingTable, Buffer, BufferBinding
+from .runtime.caches import CacheLimits
+from .runtime.command_list import CommandList
+from .runtime.device import (
     CompiledGraph,
     CompiledOperator,
     Device,
@@ -16,28 +36,13 @@ from .device import (
     Operator,
     create_device,
 )
-from .device_array import DeviceArray, asarray
-from .device_profiles import list_device_profiles
-from .errors import (
-    DeviceRemovedError,
-    DmlError,
-    InstallationError,
-    InvalidArgumentError,
-    ShaderCompilationError,
-    UnsupportedError,
-)
-from .graph import GraphBuilder, GraphDesc, GraphInputEdge, GraphIntermediateEdge, GraphOutputEdge, GraphValue
-from .guard import GuardViolationError
-from .numpy_api import FRONT_ENDS as _FRONT_ENDS
-from .numpy_api import default_device, prelu_grad
-from .operators import ActivationParameterizedReluGradOperatorDesc
-from .schema import OPERATORS
-from .tensor_desc import BufferTensorDesc, calc_buffer_tensor_size
-from .types import ExecutionFlags, Feature, FeatureLevel, TensorDataType, TensorFlags
-from .vulkan_info import AdapterInfo, AdapterType, list_adapters
+from .runtime.device_profiles import list_device_profiles
+from .runtime.guard import GuardViolationError
+from .runtime.vulkan_info import list_adapters
 
 __all__ = [
     "OPERATORS",
+    "graph",
     "ActivationParameterizedReluGradOperatorDesc",
     "AdapterInfo",
     "AdapterType",

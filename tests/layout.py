@@ -11,7 +11,7 @@ import numpy as np
 from reference import REFERENCES
 
 import dmlpy as dml
-from dmlpy.types import data_type_info
+from dmlpy.base.types import data_type_info
 
 UNSIGNED = {1: np.uint8, 2: np.uint16, 4: np.uint32}
 

@@ -11,8 +11,8 @@ import pytest
 from reference import REFERENCES, REFERENCES_F64
 
 import dmlpy as dml
-from dmlpy import expr
-from dmlpy.activations import TABLE
+from dmlpy.ir import expr
+from dmlpy.ops.activations import TABLE
 
 T = dml.TensorDataType
 FL = dml.FeatureLevel

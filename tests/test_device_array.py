@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import dmlpy as dml
-from dmlpy.binding import Buffer
+from dmlpy.runtime.binding import Buffer
 
 
 def bits(array):

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 import dmlpy as dml
-from dmlpy.codegen import float_controls_defines
-from dmlpy.device_profiles import PROFILE_SCHEMA, load_profile
+from dmlpy.kernels.codegen import float_controls_defines
+from dmlpy.runtime.device_profiles import PROFILE_SCHEMA, load_profile
 
 T = dml.TensorDataType
 PROFILES = dml.list_device_profiles()
@@ -184,9 +184,9 @@ def test_a_kernel_asking_for_denorm_preserve_carries_the_execution_mode():
     adapter = dataclasses.replace(dml.list_adapters()[0], denorm_preserve_float32=True)
     x = dml.BufferTensorDesc(T.FLOAT32, (4,))
     desc = dml.ActivationLinearOperatorDesc(x, x, alpha=0.5, beta=0.0)
-    from dmlpy.codegen import compile_desc
+    from dmlpy.runtime.shader_compiler import compile_desc
     _, (shader, _) = compile_desc(desc, adapter)  # the main and tail stages: one shader, two specialisations
-    from dmlpy.shader_compiler import find_tool
+    from dmlpy.runtime.shader_compiler import find_tool
     text = subprocess.run([find_tool("spirv-dis"), "-"], input=shader.spirv, capture_output=True,
                           check=True).stdout.decode()
     assert "OpExecutionMode %main DenormPreserve 32" in text and 'OpExtension "SPV_KHR_float_controls"' in text

@@ -11,7 +11,7 @@ from layout import assert_bytes_equal, element_offsets, random_bits, run_and_exp
 from reference import dslope_error_bound, hard_sigmoid_grad, prelu_grad, relu_grad
 
 import dmlpy as dml
-from dmlpy.types import data_type_info
+from dmlpy.base.types import data_type_info
 
 T = dml.TensorDataType
 FLOATS = {T.FLOAT32: np.float32, T.FLOAT16: np.float16, T.BFLOAT16: ml_dtypes.bfloat16}

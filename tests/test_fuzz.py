@@ -27,8 +27,9 @@ from reference import (
 )
 
 import dmlpy as dml
-from dmlpy.shader_compiler import cache_entry_name, shader_source
-from dmlpy.types import data_type_info
+from dmlpy.base.types import data_type_info
+from dmlpy.kernels.glsl import shader_source
+from dmlpy.runtime.shader_compiler import cache_entry_name
 
 EXAMPLES = int(os.environ.get("DMLPY_FUZZ_EXAMPLES", "40"))
 fuzz = settings(max_examples=EXAMPLES, deadline=None)

@@ -7,10 +7,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import dmlpy as dml
-from dmlpy.fusion import MAX_FUSED_NODES
-from dmlpy.numpy_api import FRONT_ENDS
-from dmlpy.schema import OPERATORS
-from dmlpy.types import data_type_info
+from dmlpy.base.types import data_type_info
+from dmlpy.frontends.numpy_api import FRONT_ENDS
+from dmlpy.ops.fusion import MAX_FUSED_NODES
+from dmlpy.ops.schema import OPERATORS
 
 T = dml.TensorDataType
 F32 = dml.BufferTensorDesc(T.FLOAT32, (8,))

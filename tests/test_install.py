@@ -81,8 +81,8 @@ def test_dmlpy_imports_without_kp_and_device_creation_says_how_to_install_it():
         import sys
         sys.modules["kp"] = None  # import kp raises ImportError
         import dmlpy as dml
-        from dmlpy.codegen import compile_desc
-        from dmlpy.vulkan_info import list_adapters
+        from dmlpy.runtime.shader_compiler import compile_desc
+        from dmlpy.runtime.vulkan_info import list_adapters
         x = dml.BufferTensorDesc(dml.TensorDataType.FLOAT16, (2, 3))
         desc = dml.ActivationEluGradOperatorDesc(x, x, x, alpha=0.5)
         assert dml.calc_buffer_tensor_size(dml.TensorDataType.FLOAT16, (2, 3)) == 12

@@ -10,9 +10,9 @@ from layout import assert_bytes_equal, run_and_expect
 from reference import relu_grad as reference
 
 import dmlpy as dml
-from dmlpy import numpy_api
-from dmlpy.kompute import GpuContext
-from dmlpy.types import data_type_info
+from dmlpy.base.types import data_type_info
+from dmlpy.frontends import numpy_api
+from dmlpy.runtime.kompute import GpuContext
 
 T = dml.TensorDataType
 SUB_WORD = [T.FLOAT16, T.BFLOAT16, T.INT16, T.INT8]

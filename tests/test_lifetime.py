@@ -127,9 +127,9 @@ def test_eight_threads_through_the_front_end(device):
 def test_the_guard_catches_a_dispatch_that_writes_outside_its_elements():
     """A guarded device must notice a shader that writes the gaps of a strided output: the
     table's dispatch is swapped for a plain copy over the whole output buffer."""
-    from dmlpy.codegen import plan_copy
-    from dmlpy.kompute import Launch
-    from dmlpy.shader_compiler import compile_glsl
+    from dmlpy.kernels.codegen import plan_copy
+    from dmlpy.runtime.kompute import Launch
+    from dmlpy.runtime.shader_compiler import compile_glsl
 
     with dml.create_device(guarded=True) as device:
         tensor, strided = dml.BufferTensorDesc(T.FLOAT32, (16,)), dml.BufferTensorDesc(T.FLOAT32, (16,), (2,))

@@ -10,7 +10,7 @@ from layout import assert_bytes_equal, run_and_expect
 from reference import relu_grad as reference
 
 import dmlpy as dml
-from dmlpy.types import data_type_info
+from dmlpy.base.types import data_type_info
 
 T = dml.TensorDataType
 DTYPES = [T.FLOAT32, T.FLOAT16, T.BFLOAT16, T.INT32, T.INT16, T.INT8]

@@ -9,7 +9,7 @@ import pytest
 from reference import REFERENCES_ROWWISE, assert_rowwise_matches
 
 import dmlpy as dml
-from dmlpy.activations import TABLE
+from dmlpy.ops.activations import TABLE
 
 T = dml.TensorDataType
 FL = dml.FeatureLevel

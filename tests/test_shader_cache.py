@@ -3,8 +3,8 @@
 import pytest
 
 import dmlpy as dml
-from dmlpy import shader_compiler
-from dmlpy.shader_compiler import SPIRV_MAGIC, compile_glsl
+from dmlpy.runtime import shader_compiler
+from dmlpy.runtime.shader_compiler import SPIRV_MAGIC, compile_glsl
 
 
 @pytest.fixture

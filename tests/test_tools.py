@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 import dmlpy as dml
-from dmlpy.activations import TABLE
-from dmlpy.shader_compiler import find_tool
+from dmlpy.ops.activations import TABLE
+from dmlpy.runtime.shader_compiler import find_tool
 
 ROOT = Path(__file__).resolve().parent.parent
 

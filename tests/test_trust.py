@@ -16,8 +16,9 @@ import pytest
 from reference import hard_sigmoid_grad, prelu_grad, relu_grad
 
 import dmlpy as dml
-from dmlpy import infiniop, shader_compiler
+from dmlpy import infiniop
 from dmlpy.infiniop import InfiniDtype, InfiniStatus
+from dmlpy.runtime import shader_compiler
 
 T = dml.TensorDataType
 
@@ -204,9 +205,9 @@ def test_guarded_device_under_concurrent_use_reports_no_false_violation():
 
 
 def test_guard_checks_command_lists():
-    from dmlpy.codegen import plan_copy
-    from dmlpy.kompute import Launch
-    from dmlpy.shader_compiler import compile_glsl
+    from dmlpy.kernels.codegen import plan_copy
+    from dmlpy.runtime.kompute import Launch
+    from dmlpy.runtime.shader_compiler import compile_glsl
 
     with dml.create_device(guarded=True) as device:
         strided = dml.BufferTensorDesc(T.FLOAT32, (16,), (2,))

@@ -48,11 +48,11 @@ from reference import REFERENCES, REFERENCES_F64, REFERENCES_ROWWISE  # noqa: E4
 from reference import prelu_grad as reference_prelu_grad  # noqa: E402
 
 import dmlpy as dml  # noqa: E402
-from dmlpy.activations import TABLE  # noqa: E402
-from dmlpy.codegen import plan_copy  # noqa: E402
-from dmlpy.device_profiles import read_regular_file  # noqa: E402
-from dmlpy.kompute import Launch  # noqa: E402
-from dmlpy.shader_compiler import compile_glsl  # noqa: E402
+from dmlpy.kernels.codegen import plan_copy  # noqa: E402
+from dmlpy.ops.activations import TABLE  # noqa: E402
+from dmlpy.runtime.device_profiles import read_regular_file  # noqa: E402
+from dmlpy.runtime.kompute import Launch  # noqa: E402
+from dmlpy.runtime.shader_compiler import compile_glsl  # noqa: E402
 
 T = dml.TensorDataType
 NUMPY = {T.FLOAT32: np.float32, T.FLOAT16: np.float16, T.BFLOAT16: ml_dtypes.bfloat16, T.INT8: np.int8}

@@ -39,11 +39,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import dmlpy as dml
-from dmlpy.codegen import compile_desc, float_controls_defines
-from dmlpy.errors import shown
-from dmlpy.fusion import plan_graph
-from dmlpy.graph import node_desc
-from dmlpy.shader_compiler import compile_glsl, find_tool
+from dmlpy.base.errors import shown
+from dmlpy.kernels.codegen import float_controls_defines
+from dmlpy.ops.fusion import plan_graph
+from dmlpy.ops.graph import node_desc
+from dmlpy.runtime.shader_compiler import compile_desc, compile_glsl, find_tool
 
 
 def _dims(text: str) -> tuple[int, ...]:

@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import dmlpy as dml  # noqa: E402
-from dmlpy.codegen import float_controls_defines  # noqa: E402
+from dmlpy.kernels.codegen import float_controls_defines  # noqa: E402
 
 
 def slug(name: str) -> str:

@@ -40,7 +40,7 @@ from reference import (  # noqa: E402
 )
 
 import dmlpy as dml  # noqa: E402
-from dmlpy.numpy_api import FRONT_ENDS  # noqa: E402
+from dmlpy.frontends.numpy_api import FRONT_ENDS  # noqa: E402
 
 DTYPES = [np.float32, np.float16, ml_dtypes.bfloat16]
 SHAPES = [(7,), (256,), (3, 77), (64, 65), (8, 9, 10), (1000, 3)]

@@ -40,7 +40,7 @@ class CacheLimits:
     device_array_tables: int = 64
 
     def __post_init__(self):
-        from .errors import InvalidArgumentError
+        from ..base.errors import InvalidArgumentError
 
         for name in ("compiled_operators", "shaders", "front_end_bindings", "front_end_bytes", "free_array_bytes",
                      "device_array_tables"):

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .errors import UnsupportedError
+from ..base.errors import UnsupportedError
 
 
 @dataclass(frozen=True)

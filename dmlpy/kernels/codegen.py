@@ -13,11 +13,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import expr as e
-from .errors import UnsupportedError
-from .tensor_desc import BufferTensorDesc
-from .types import data_type_info
-from .vulkan_info import AdapterInfo, AdapterType
+from ..base.adapter import AdapterInfo, AdapterType
+from ..base.errors import UnsupportedError
+from ..base.tensor_desc import BufferTensorDesc
+from ..base.types import data_type_info
+from ..ir import expr as e
 
 PREFERRED_WORKGROUP_SIZE = 256
 
@@ -82,7 +82,7 @@ class KernelStage:
 
     def source(self) -> str:
         """The self-contained GLSL of this stage."""
-        from .shader_compiler import shader_source
+        from .glsl import shader_source
 
         return shader_source(self.shader, self.defines, dict(self.generated))
 
@@ -397,16 +397,6 @@ def plan_copy(word_count: int, adapter: AdapterInfo, workgroup_size: int | None 
     return KernelPlan("copy", (stage,), word_count)
 
 
-def compile_desc(desc, adapter: AdapterInfo, compile_glsl=None):
-    """The kernel plan for a validated desc on `adapter`, and each stage's compiled shader
-    (`compile_glsl(source)`: the device passes one that remembers what it compiled)."""
-    from .shader_compiler import compile_glsl as compile_afresh
-
-    compile_glsl = compile_glsl or compile_afresh
-    plan = desc.schema.kernel(desc, adapter)
-    return plan, tuple(compile_glsl(stage.source()) for stage in plan.stages)
-
-
 def broadcast_dims(slope: BufferTensorDesc) -> tuple[bool, ...]:
     """Per dim: whether a slope broadcasts along it (zero stride over more than one element)."""
     return tuple(size > 1 and stride == 0 for size, stride in zip(slope.sizes, slope.element_strides))
@@ -464,7 +454,7 @@ def plan_reduction(inputs: list[BufferTensorDesc], outputs: list[ReducedOutput],
     chunk = reduction_chunk(reduced_count)
     chunk_count = math.ceil(reduced_count / chunk)
     nodes = e.reductions(*(o.value for o in outputs))
-    slot = {node._id: k for k, node in enumerate(nodes)}
+    slot = {node.serial: k for k, node in enumerate(nodes)}
     written_by = [len(nodes) if o.per_row else max((slot[n] + 1 for n in e.needed_reductions(o.value)), default=0)
                   for o in outputs]
     totals_words = len(nodes) * row_count
@@ -517,9 +507,9 @@ def plan_reduction(inputs: list[BufferTensorDesc], outputs: list[ReducedOutput],
         if kind == "final" and element_outputs:
             defines["FINAL_ELEMENTS"] = ""
         completed = known + (1 if row_outputs and reduction is not None else 0)  # this stage's own total too
-        row_totals = {node._id: k for k, node in enumerate(nodes[:completed])}
+        row_totals = {node.serial: k for k, node in enumerate(nodes[:completed])}
         body = _reduction_body(
-            e.render_assignments(assignments, {node._id: k for k, node in enumerate(nodes[:known])}),
+            e.render_assignments(assignments, {node.serial: k for k, node in enumerate(nodes[:known])}),
             e.render_assignments([(f"output_bits[{o}]", outputs[o].value, e.STORED) for o in row_outputs],
                                  row_totals))
         return KernelStage(name, "reduce.comp", defines, workgroup_size, invocations=invocations,

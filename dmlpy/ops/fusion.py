@@ -26,11 +26,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from . import expr as e
-from .codegen import MAX_ELEMENTWISE_INPUTS, KernelPlan, KernelTensor, plan_elementwise
-from .errors import UnsupportedError
+from ..base.adapter import AdapterInfo
+from ..base.errors import UnsupportedError
+from ..ir import expr as e
+from ..kernels.codegen import MAX_ELEMENTWISE_INPUTS, KernelPlan, KernelTensor, plan_elementwise
 from .graph import GraphDesc, NodeInputSource
-from .vulkan_info import AdapterInfo
 
 MAX_FUSED_NODES = 16  # keeps a fused body (and glslang's time on it) bounded
 TEMPORARY_ALIGNMENT = 16

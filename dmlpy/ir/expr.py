@@ -38,7 +38,7 @@ class Expr:
     args: tuple[Expr, ...] = ()
     value: object = None  # the input index, the scalar's name, or the constant
     kind: str = FLOAT
-    _id: int = field(default_factory=itertools.count().__next__, repr=False)
+    serial: int = field(default_factory=itertools.count().__next__, repr=False)
 
     def __add__(self, other):
         return _arith("add", self, other)
@@ -254,16 +254,16 @@ def substitute(result: Expr, inputs: list[Expr], scalar_offset: int) -> Expr:
     made: dict[int, Expr] = {}
 
     def visit(node: Expr) -> Expr:
-        if node._id not in made:
+        if node.serial not in made:
             if node.op == "input":
-                made[node._id] = inputs[node.value]
+                made[node.serial] = inputs[node.value]
             elif node.op == "scalar":
-                made[node._id] = scalar(node.value + scalar_offset)
+                made[node.serial] = scalar(node.value + scalar_offset)
             elif not node.args:
-                made[node._id] = node
+                made[node.serial] = node
             else:
-                made[node._id] = Expr(node.op, tuple(visit(arg) for arg in node.args), node.value, node.kind)
-        return made[node._id]
+                made[node.serial] = Expr(node.op, tuple(visit(arg) for arg in node.args), node.value, node.kind)
+        return made[node.serial]
 
     return visit(result)
 
@@ -300,9 +300,9 @@ def reductions(*results: Expr) -> list[Expr]:
     ordered, seen = [], set()
 
     def visit(node: Expr) -> None:
-        if node._id in seen:
+        if node.serial in seen:
             return
-        seen.add(node._id)
+        seen.add(node.serial)
         for arg in node.args:
             visit(arg)
         if node.op in REDUCTIONS:
@@ -318,11 +318,11 @@ def needed_reductions(result: Expr) -> set[int]:
     found, seen, stack = set(), set(), [result]
     while stack:
         node = stack.pop()
-        if node._id in seen:
+        if node.serial in seen:
             continue
-        seen.add(node._id)
+        seen.add(node.serial)
         if node.op in REDUCTIONS:
-            found.add(node._id)
+            found.add(node.serial)
         else:
             stack.extend(node.args)
     return found
@@ -424,10 +424,10 @@ def render_assignments(assignments: list[tuple[str, Expr, str]], totals: dict[in
     lines: list[str] = []
 
     def visit(node: Expr) -> str:
-        if node._id in names:
-            return names[node._id]
+        if node.serial in names:
+            return names[node.serial]
         if node.op in REDUCTIONS:
-            if node._id not in totals:
+            if node.serial not in totals:
                 raise ValueError(f"{node.op} is used before its stage has run")
             operands = []
         else:
@@ -435,8 +435,8 @@ def render_assignments(assignments: list[tuple[str, Expr, str]], totals: dict[in
         name = f"v{len(names)}"
         value_bits = int(np.float32(node.value).view(np.uint32)) if node.op == "const" else None
         lines.append(RENDER[node.op].format(*operands, out=name, value=node.value, value_bits=value_bits,
-                                            type=_GLSL_TYPE[node.kind], slot=totals.get(node._id)))
-        names[node._id] = name
+                                            type=_GLSL_TYPE[node.kind], slot=totals.get(node.serial)))
+        names[node.serial] = name
         return name
 
     for target, result, kind in assignments:
@@ -453,9 +453,9 @@ def uses_transcendentals(result: Expr) -> bool:
     seen, stack = set(), [result]
     while stack:
         node = stack.pop()
-        if node._id in seen:
+        if node.serial in seen:
             continue
-        seen.add(node._id)
+        seen.add(node.serial)
         if node.op in TRANSCENDENTALS:
             return True
         stack.extend(node.args)

@@ -9,13 +9,8 @@ multi-stage operator.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from .binding import BindingTable, BoundTensor
-from .errors import DeviceRemovedError, InvalidArgumentError
-
-if TYPE_CHECKING:
-    from .device import Device
+from ..base.errors import DeviceRemovedError, InvalidArgumentError
+from .binding import BindingTable, BoundTensor, Device
 
 
 def _overlaps(a: BoundTensor, b: BoundTensor) -> bool:
@@ -38,7 +33,7 @@ class CommandList:
         """Append the table's dispatch (all its stages) to the list."""
         with self.device.using():  # the list is the caller's; the lock keeps two recording threads apart
             self.device.check_open()
-            self.device._check_owned(table, BindingTable, "table")
+            self.device.check_owned(table, BindingTable, "table")
             if self.closed:
                 raise InvalidArgumentError("this CommandList is closed: it was executed or closed; record a new one")
             table.check_usable()

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .errors import DmlError
+from ..base.errors import DmlError
 
 
 class GuardViolationError(DmlError):

@@ -8,13 +8,13 @@ DirectML's activation gradients began, so it gates like its neighbours.
 
 from __future__ import annotations
 
-from . import expr as e
-from .codegen import ReducedOutput, broadcast_dims, plan_reduction
-from .errors import InvalidArgumentError
+from ..base.errors import InvalidArgumentError
+from ..base.tensor_desc import BufferTensorDesc
+from ..base.types import FeatureLevel
+from ..base.types import TensorDataType as T
+from ..ir import expr as e
+from ..kernels.codegen import ReducedOutput, broadcast_dims, plan_reduction
 from .schema import OperatorDesc, Support, TensorRole, operator, tensor_field
-from .tensor_desc import BufferTensorDesc
-from .types import FeatureLevel
-from .types import TensorDataType as T
 
 ALL = None  # a `same` constraint over every tensor
 FLOATS = (T.FLOAT32, T.FLOAT16, T.BFLOAT16)
@@ -73,8 +73,8 @@ class ActivationParameterizedReluGradOperatorDesc(OperatorDesc):
     scratch space is the temporary resource (binding_properties.temporary_resource_size).
     """
 
-    input_tensor: BufferTensorDesc = tensor_field(TensorRole.INPUT, "InputTensor")
+    input_tensor: BufferTensorDesc = tensor_field(TensorRole.INPUT, "InputTensor", "x")
     slope_tensor: BufferTensorDesc = tensor_field(TensorRole.INPUT, "SlopeTensor")
-    input_gradient_tensor: BufferTensorDesc = tensor_field(TensorRole.INPUT, "InputGradientTensor")
+    input_gradient_tensor: BufferTensorDesc = tensor_field(TensorRole.INPUT, "InputGradientTensor", "dy")
     output_gradient_tensor: BufferTensorDesc = tensor_field(TensorRole.OUTPUT, "OutputGradientTensor")
     output_slope_gradient_tensor: BufferTensorDesc = tensor_field(TensorRole.OUTPUT, "OutputSlopeGradientTensor")

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import DeviceRemovedError, InstallationError
+from ..base.errors import DeviceRemovedError, InstallationError
 
 # dmlpy imports without kp: descs, validation and shader generation need no Vulkan, and
 # creating a device says how to install it. The kp tools/setup.sh builds carries dmlpy's patch

@@ -23,8 +23,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 
-from .errors import InvalidArgumentError, shown
-from .vulkan_info import AdapterInfo, AdapterType
+from ..base.adapter import AdapterInfo, AdapterType
+from ..base.errors import InvalidArgumentError, shown
 
 MAX_PROFILE_BYTES = 64 * 1024
 U32_MAX, U64_MAX = 2**32 - 1, 2**64 - 1

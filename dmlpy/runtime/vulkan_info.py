@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
-import enum
 import functools
-from dataclasses import dataclass
 
-from .errors import InstallationError
+from ..base.adapter import AdapterInfo, AdapterType
+from ..base.errors import InstallationError
 
 VK_SUCCESS = 0
 VK_STRUCTURE_TYPE_APPLICATION_INFO = 0
@@ -25,16 +24,6 @@ VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES = 1000196000
 VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FLOAT_CONTROLS_PROPERTIES = 1000197000
 VK_MEMORY_HEAP_DEVICE_LOCAL_BIT = 1
 VK_API_VERSION_1_1 = (1 << 22) | (1 << 12)
-
-
-class AdapterType(enum.IntEnum):
-    """VkPhysicalDeviceType."""
-
-    OTHER = 0
-    INTEGRATED_GPU = 1
-    DISCRETE_GPU = 2
-    VIRTUAL_GPU = 3
-    CPU = 4
 
 
 u32, i32, f32, u64, size_t = ctypes.c_uint32, ctypes.c_int32, ctypes.c_float, ctypes.c_uint64, ctypes.c_size_t
@@ -159,45 +148,6 @@ class _InstanceCreateInfo(ctypes.Structure):
                 ("pApplicationInfo", ctypes.POINTER(_ApplicationInfo)), ("enabledLayerCount", u32),
                 ("ppEnabledLayerNames", ctypes.c_void_p), ("enabledExtensionCount", u32),
                 ("ppEnabledExtensionNames", ctypes.c_void_p)]
-
-
-@dataclass(frozen=True)
-class AdapterInfo:
-    """One Vulkan physical device, in the loader's enumeration order (kp's device index)."""
-
-    index: int
-    name: str
-    adapter_type: AdapterType
-    api_version: str
-    vendor_id: int
-    max_storage_buffer_range: int
-    max_compute_work_group_count: tuple[int, int, int]
-    max_compute_work_group_invocations: int
-    max_compute_work_group_size: tuple[int, int, int]
-    max_push_constants_size: int
-    min_storage_buffer_offset_alignment: int
-    timestamp_period_ns: float
-    subgroup_size: int
-    max_memory_allocation_size: int
-    device_local_heap_size: int  # the largest DEVICE_LOCAL heap
-    max_compute_shared_memory_size: int = 16384
-    max_per_stage_descriptor_storage_buffers: int = 4
-    device_uuid: str = ""  # VkPhysicalDeviceIDProperties.deviceUUID, 32 hex digits
-    driver: str = ""  # driverName and driverInfo (Vulkan 1.2), or "" where the driver has none
-    # VkPhysicalDeviceFloatControlsProperties, FP32 (Vulkan 1.2 or VK_KHR_shader_float_controls)
-    denorm_preserve_float32: bool = False
-    signed_zero_inf_nan_preserve_float32: bool = False
-    # What the device does with subnormal FP32 operands and results when a shader asks
-    # nothing: "unknown" for a real adapter (dmlpy probes it, see Device.denormals);
-    # a device profile states it ("preserve" or "flush").
-    denormals: str = "unknown"
-    profile: str | None = None  # the device profile planned for (dmlpy.list_device_profiles())
-
-    @property
-    def segment_size(self) -> int:
-        """Bytes per buffer segment: the most one binding (and one allocation) can cover, in
-        whole 16-byte units (a device starts from this; see windows.py)."""
-        return min(self.max_storage_buffer_range, self.max_memory_allocation_size) // 16 * 16
 
 
 VK_ERROR_INCOMPATIBLE_DRIVER = -9  # what vkCreateInstance returns when the loader finds no driver

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import InvalidArgumentError, UnsupportedError
-from .tensor_desc import BufferTensorDesc
-from .types import FeatureLevel, TensorDataType, data_type_info
+from ..base.errors import InvalidArgumentError, UnsupportedError
+from ..base.tensor_desc import BufferTensorDesc
+from ..base.types import FeatureLevel, TensorDataType, data_type_info
 
 
 class TensorRole(enum.Enum):
@@ -30,6 +30,7 @@ class TensorField:
     name: str  # the Python field name, e.g. "input_gradient_tensor"
     dml_name: str  # DirectML's member name, e.g. "InputGradientTensor"
     role: TensorRole
+    argument: str = ""  # its name in the NumPy front end and the graph function, e.g. "dy"
 
 
 @dataclass(frozen=True)
@@ -304,8 +305,10 @@ def _show(value) -> str:
     return "None" if value is None else str(tuple(value)) if isinstance(value, tuple) else str(value)
 
 
-def tensor_field(role: TensorRole, dml_name: str):
-    return dataclasses.field(metadata={"tensor": TensorField("", dml_name, role)})
+def tensor_field(role: TensorRole, dml_name: str, argument: str | None = None):
+    """A tensor desc; `argument` names it in the front ends (default: the field's name
+    without `_tensor`, so `a_tensor` is `a`)."""
+    return dataclasses.field(metadata={"tensor": TensorField("", dml_name, role, argument or "")})
 
 
 def scalar_field(dml_name: str, default: float | None = None):
@@ -352,7 +355,8 @@ def operator(**schema_fields):
     def declare(cls):
         cls = dataclass(frozen=True)(cls)
         fields = dataclasses.fields(cls)
-        tensors = tuple(TensorField(f.name, f.metadata["tensor"].dml_name, f.metadata["tensor"].role)
+        tensors = tuple(dataclasses.replace(f.metadata["tensor"], name=f.name,
+                                            argument=f.metadata["tensor"].argument or f.name.removesuffix("_tensor"))
                         for f in fields if "tensor" in f.metadata)
         scalars = tuple(ScalarField(f.name, f.metadata["scalar"].dml_name) for f in fields if "scalar" in f.metadata)
         flags = tuple(FlagField(f.name, f.metadata["flag"].meaning) for f in fields if "flag" in f.metadata)
@@ -367,3 +371,21 @@ def operator(**schema_fields):
         return cls
 
     return declare
+
+
+def describe(desc: OperatorDesc) -> str:
+    """An operator desc in a few words: its DirectML name, data type and first tensor's sizes."""
+    first = getattr(desc, desc.schema.tensors[0].name)
+    return f"{desc.schema.dml_name} {first.data_type.name} {first.sizes}"
+
+
+class Operator:
+    """IDMLOperator: the device's own validated copy of a desc, accepted by its feature level
+    (`device.create_operator`; `device` is the device that accepted it)."""
+
+    def __init__(self, device, desc: OperatorDesc):
+        self.device = device
+        self.desc = desc
+
+    def __repr__(self) -> str:
+        return f"<dmlpy.Operator {describe(self.desc)}>"

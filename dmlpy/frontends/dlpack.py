@@ -17,7 +17,7 @@ import ml_dtypes
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from .errors import InvalidArgumentError, UnsupportedError, shown
+from ..base.errors import InvalidArgumentError, UnsupportedError, shown
 
 KDL_CPU = 1
 # Bounds on what a real host tensor can have: far more dims than DirectML's 8 (the front end

@@ -14,21 +14,23 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..base.adapter import AdapterInfo, AdapterType
+from ..base.errors import DmlError, InstallationError, InvalidArgumentError, UnsupportedError, shown
+from ..base.tensor_desc import BufferTensorDesc
+from ..base.types import DATA_TYPES, RUNTIME_FEATURE_LEVEL, ExecutionFlags, Feature, FeatureLevel, TensorDataType
+from ..kernels.codegen import CompiledKernel, KernelPlan, KernelTensor
+from ..kernels.glsl import shader_source
+from ..ops.fusion import plan_graph
+from ..ops.graph import GraphDesc
+from ..ops.schema import Operator, OperatorDesc, describe, schema_of
 from .binding import BindingProperties, BindingTable, Buffer
 from .caches import BufferPool, CacheLimits, LruCache
-from .codegen import CompiledKernel, KernelPlan, KernelTensor, compile_desc
 from .command_list import CommandList
 from .device_profiles import load_profile
-from .errors import DmlError, InstallationError, InvalidArgumentError, UnsupportedError, shown
-from .fusion import plan_graph
-from .graph import GraphDesc
 from .guard import Guard
 from .kompute import GpuContext, Launch
-from .schema import OperatorDesc, schema_of
-from .shader_compiler import CompiledShader, compile_glsl, shader_source
-from .tensor_desc import BufferTensorDesc
-from .types import DATA_TYPES, RUNTIME_FEATURE_LEVEL, ExecutionFlags, Feature, FeatureLevel, TensorDataType
-from .vulkan_info import NO_DRIVER_HINT, AdapterInfo, AdapterType, default_adapter, list_adapters
+from .shader_compiler import CompiledShader, compile_desc, compile_glsl
+from .vulkan_info import NO_DRIVER_HINT, default_adapter, list_adapters
 
 # How long a synchronous submission on a GPU polls its fence before sleeping on it: work
 # shorter than a sleep-and-wake-up (hundreds of microseconds on a virtualised GPU) returns as
@@ -59,23 +61,6 @@ class FeatureDataTensorDataTypeSupport:
 @dataclass(frozen=True)
 class FeatureDataFeatureLevels:
     max_supported_feature_level: FeatureLevel | None
-
-
-def describe(desc: OperatorDesc) -> str:
-    """An operator desc in a few words: its DirectML name, data type and first tensor's sizes."""
-    first = getattr(desc, desc.schema.tensors[0].name)
-    return f"{desc.schema.dml_name} {first.data_type.name} {first.sizes}"
-
-
-class Operator:
-    """IDMLOperator: the device's own validated copy of a desc, accepted by its feature level."""
-
-    def __init__(self, device: Device, desc: OperatorDesc):
-        self.device = device
-        self.desc = desc
-
-    def __repr__(self) -> str:
-        return f"<dmlpy.Operator {describe(self.desc)}>"
 
 
 @dataclass(frozen=True)
@@ -294,7 +279,7 @@ class Device:
         with self.context.using():
             self.context.check_open()
 
-    def _check_owned(self, obj, kind: type, what: str) -> None:
+    def check_owned(self, obj, kind: type, what: str) -> None:
         if not isinstance(obj, kind):
             article = "an" if kind.__name__[0] in "AEIOU" else "a"
             raise InvalidArgumentError(f"{what} must be {article} {kind.__name__}, not {type(obj).__name__}")
@@ -340,7 +325,7 @@ class Device:
         The flags are accepted and recorded; none changes the result of these operators.
         """
         self.check_open()
-        self._check_owned(op, Operator, "op")
+        self.check_owned(op, Operator, "op")
         flags = _as_flags(flags)
         plan, shaders = compile_desc(op.desc, self.adapter, self._compile_glsl)
         return CompiledOperator(self, op.desc, flags, plan, tuple(s.source for s in shaders),
@@ -409,9 +394,9 @@ class Device:
         """Bind buffers to the compiled operator's tensors; every binding rule is checked here."""
         self.check_open()
         if isinstance(compiled, CompiledGraph):
-            self._check_owned(compiled, CompiledGraph, "compiled")
+            self.check_owned(compiled, CompiledGraph, "compiled")
         else:
-            self._check_owned(compiled, CompiledOperator, "compiled")
+            self.check_owned(compiled, CompiledOperator, "compiled")
         with self.using():  # no buffer is destroyed between its check and the recording over it
             self.check_open()
             return BindingTable(self, compiled, inputs, outputs, temporary, persistent)
@@ -439,7 +424,7 @@ class Device:
             raise InvalidArgumentError(f"work must be a BindingTable or a CommandList, not {type(work).__name__}")
         if not isinstance(wait, bool):
             raise InvalidArgumentError(f"wait {wait!r} must be a bool")
-        self._check_owned(work, type(work), "work")
+        self.check_owned(work, type(work), "work")
         with self.using():
             self.check_open()
             submissions = work.submissions()

@@ -4,20 +4,59 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 
-from .codegen import KernelTensor
-from .errors import DeviceRemovedError, InvalidArgumentError, UnsupportedError, shown
-from .kompute import Launch
-from .tensor_desc import BufferTensorDesc
-from .types import TensorDataType, data_type_info
-from .windows import plan_windows
+from ..base.adapter import AdapterInfo
+from ..base.errors import DeviceRemovedError, InvalidArgumentError, UnsupportedError, shown
+from ..base.tensor_desc import BufferTensorDesc
+from ..base.types import TensorDataType, data_type_info
+from ..kernels.codegen import CompiledKernel, KernelTensor
+from ..kernels.windows import plan_windows
+from .kompute import GpuContext, Launch
 
-if TYPE_CHECKING:
-    from .device import CompiledGraph, CompiledOperator, Device
+
+class Device(Protocol):
+    """What buffers and binding tables need of the device that owns them (the Device of
+    runtime/device.py, which builds on this module)."""
+
+    adapter: AdapterInfo
+    context: GpuContext
+    segment_size: int
+
+    @property
+    def max_storage_buffer_range(self) -> int: ...
+
+    def check_open(self) -> None: ...
+
+    def check_owned(self, obj, kind: type, what: str) -> None: ...
+
+    def using(self) -> AbstractContextManager: ...
+
+
+class Bindable(Protocol):
+    """A compiled operator or compiled graph, as a binding table sees it."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def in_place(self) -> bool: ...
+
+    @property
+    def input_tensors(self) -> tuple[tuple[str, BufferTensorDesc], ...]: ...
+
+    @property
+    def output_tensors(self) -> tuple[tuple[str, BufferTensorDesc], ...]: ...
+
+    @property
+    def kernels(self) -> tuple[CompiledKernel, ...]: ...
+
+    @property
+    def temporary_size(self) -> int: ...
 
 # DML_MINIMUM_BUFFER_TENSOR_ALIGNMENT: every bound tensor starts on a 16-byte boundary.
 MINIMUM_BUFFER_TENSOR_ALIGNMENT = 16
@@ -289,7 +328,7 @@ class BindingTable:
     """The buffers a compiled operator (or graph) reads and writes, validated and recorded
     for dispatch."""
 
-    def __init__(self, device: Device, compiled: CompiledOperator | CompiledGraph, inputs, outputs, temporary,
+    def __init__(self, device: Device, compiled: Bindable, inputs, outputs, temporary,
                  persistent):
         bound = []
         for role, tensors, items in (("inputs", compiled.input_tensors, inputs),

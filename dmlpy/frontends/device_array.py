@@ -30,11 +30,11 @@ import weakref
 
 import numpy as np
 
-from .errors import InvalidArgumentError
-from .fusion import MAX_FUSED_NODES
-from .schema import OperatorDesc
-from .tensor_desc import MAX_DIMENSION_COUNT, BufferTensorDesc, calc_buffer_tensor_size, packed_strides
-from .types import data_type_for_numpy
+from ..base.errors import InvalidArgumentError
+from ..base.tensor_desc import MAX_DIMENSION_COUNT, BufferTensorDesc, calc_buffer_tensor_size, packed_strides
+from ..base.types import data_type_for_numpy
+from ..ops.fusion import MAX_FUSED_NODES
+from ..ops.schema import OperatorDesc
 
 DLPACK_CPU = 1  # kDLCPU: the host copy __dlpack__ exports
 
@@ -122,7 +122,7 @@ class DeviceArray:
 
     def _compute(self) -> None:
         """Run the deferred operators this array waits on as one graph (called holding the array lock)."""
-        from .graph import GraphBuilder  # the graph module builds on the front end's operators
+        from .graph_builder import GraphBuilder
 
         # The deferred arrays this one waits on, each after those it reads (an explicit stack:
         # a recursive closure would be a reference cycle holding the arrays until the next GC,
@@ -307,29 +307,3 @@ def device_array_table(device, compiled, inputs: list, output, temporary):
         table = device.create_binding_table(compiled, inputs, [output], temporary)
         entry = device.device_array_tables.put(key, (compiled, buffers, table))
     return entry[2]
-
-
-def asarray(values, device=None, dtype=None) -> DeviceArray:
-    """`values` (an array, anything NumPy or DLPack can read, a list, a number) in device
-    memory. A DeviceArray of `device` is returned as it is; one of another device is copied
-    through the host. dtype: the data type to convert to (default: the values' own, with
-    Python numbers and lists as float32 or int32, as in the front ends)."""
-    from .numpy_api import _as_arrays, _device  # the front end builds on this module
-
-    device = _device(device)
-    if isinstance(values, DeviceArray):
-        if values.device is device and (dtype is None or np.dtype(dtype) == values.dtype):
-            return values
-        values = values.numpy()
-    host = _as_arrays({"values": values})["values"]
-    if dtype is not None:
-        try:
-            host = host.astype(np.dtype(dtype))
-        except TypeError as error:
-            raise InvalidArgumentError(f"dtype {dtype!r}: {error}") from None
-        if data_type_for_numpy(host.dtype) is None:
-            raise InvalidArgumentError(f"dtype {host.dtype} has no TensorDataType")
-    array = DeviceArray(device, host.shape, host.dtype)
-    if host.size:
-        array.write(host)
-    return array

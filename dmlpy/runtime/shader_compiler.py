@@ -19,9 +19,7 @@ import ctypes
 import functools
 import glob
 import hashlib
-import importlib.resources
 import os
-import re
 import shutil
 import stat
 import subprocess
@@ -31,14 +29,14 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import InstallationError, ShaderCompilationError
+from ..base.adapter import AdapterInfo
+from ..base.errors import ShaderCompilationError
 
 SPIRV_MAGIC = b"\x03\x02\x23\x07"
 TARGET_ENV = "vulkan1.0"
 SPV_ENV_VULKAN_1_0 = 1  # spv_target_env in SPIRV-Tools' C API
 MAX_ENTRY_BYTES = 4 << 20  # far above any dmlpy shader; a larger entry is damaged
 DEFAULT_CACHE_MAX_BYTES = 256 << 20
-_INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"\s*$')
 
 
 def find_tool(name: str) -> str | None:
@@ -143,63 +141,6 @@ class _SpirvValidator:
 @functools.cache
 def spirv_validator() -> _SpirvValidator:
     return _SpirvValidator()
-
-
-@functools.lru_cache(maxsize=64)
-def _read_lines(path: Path, modified_ns: int) -> tuple[str, ...]:
-    """A shader file's lines, read once per version of the file."""
-    return tuple(path.read_text().splitlines())
-
-
-@functools.cache
-def shader_dir() -> Path:
-    """The GLSL files: package data (dmlpy/shaders) in an installed dmlpy; a source checkout,
-    imported from its own directory, keeps them in its top-level shaders/ (pyproject.toml maps
-    that folder into the wheel)."""
-    packaged = Path(str(importlib.resources.files(__package__) / "shaders"))
-    checkout = Path(__file__).resolve().parent.parent / "shaders"
-    for candidate in (packaged, checkout):
-        if (candidate / "elementwise.comp").is_file():
-            return candidate
-    raise InstallationError(f"dmlpy's shaders are missing (looked in {packaged} and {checkout}): the installation "
-                            "is incomplete; reinstall dmlpy from a wheel or a checkout (pip install .)")
-
-
-def _expand(path: Path, seen: set[Path], generated: dict[str, tuple[str, ...]]) -> list[str]:
-    lines = []
-    for line in _read_lines(path, path.stat().st_mtime_ns):
-        match = _INCLUDE.match(line)
-        if not match:
-            lines.append(line)
-            continue
-        name = match.group(1)
-        if name in generated:  # a header rendered for this desc (dmlpy/expr.py)
-            lines.append(f"// ---- begin {name} (generated)")
-            lines.extend(generated[name])
-            lines.append(f"// ---- end {name}")
-            continue
-        included = (path.parent / name).resolve()
-        if included not in seen:  # each header once, like #pragma once
-            seen.add(included)
-            lines.append(f"// ---- begin {name}")
-            lines.extend(_expand(included, seen, generated))
-            lines.append(f"// ---- end {name}")
-    return lines
-
-
-def shader_source(shader_file: str, defines: dict[str, object],
-                  generated: dict[str, tuple[str, ...]] | None = None) -> str:
-    """The self-contained GLSL for `shader_file` specialised by `defines`, with `generated`
-    headers (name -> lines) standing in for those `#include`s."""
-    path = shader_dir() / shader_file
-    if not path.is_file():
-        raise InstallationError(f"the shader {shader_file} is missing from {shader_dir()}: the installation is "
-                                "incomplete; reinstall dmlpy")
-    lines = _expand(path, set(), generated or {})
-    if not lines or not lines[0].startswith("#version"):
-        raise ShaderCompilationError(f"{shader_file} must start with #version")
-    define_lines = [f"#define {name} {value}".rstrip() for name, value in defines.items()]
-    return "\n".join([lines[0], f"// {shader_file}, specialised by dmlpy", *define_lines, *lines[1:]]) + "\n"
 
 
 @dataclass(frozen=True)
@@ -317,3 +258,11 @@ def compile_glsl(source: str) -> CompiledShader:
     if entry is not None:
         _write_entry(directory, entry, spirv)
     return CompiledShader(source, spirv, cache_hit=False)
+
+
+def compile_desc(desc, adapter: AdapterInfo, compile=None):
+    """The kernel plan for a validated desc on `adapter`, and each stage's compiled shader
+    (`compile(source)`: the device passes one that remembers what it compiled)."""
+    compile = compile or compile_glsl
+    plan = desc.schema.kernel(desc, adapter)
+    return plan, tuple(compile(stage.source()) for stage in plan.stages)

@@ -1,0 +1,394 @@
+"""NumPy front end: run an operator on arrays with a module-level default device.
+
+Arrays are not made contiguous: each becomes a desc whose element strides match the
+array's, over the span of memory the array covers, uploaded once. See README, "NumPy".
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import math
+
+import numpy as np
+
+from ..base.errors import InvalidArgumentError
+from ..base.tensor_desc import MAX_DIMENSION_COUNT, BufferTensorDesc, packed_strides
+from ..base.types import data_type_for_numpy
+from ..kernels.codegen import merge_dims
+from ..ops.activations import TABLE
+from ..ops.schema import OPERATORS, OperatorSchema, fp32_bits
+from ..runtime.binding import MINIMUM_BUFFER_TENSOR_ALIGNMENT
+from ..runtime.device import CompiledOperator, Device
+from .arrays import (
+    as_arrays,
+    as_device,
+    asarray,
+    bindable_views,
+    broadcast,
+    check_out,
+    element_strides,
+    elements,
+    normalized_axes,
+    span,
+    typeless,
+    whole_row_pieces,
+)
+from .call_cache import run_bound
+from .device_array import DeviceArray, run_on_arrays
+
+
+def _call_key(desc_class, data_type, sizes, strides, fields) -> tuple | None:
+    """What determines the desc of a front-end call, or None if a field is not a plain value
+    (the slow path then builds the desc, which says what is wrong)."""
+    try:
+        with np.errstate(all="ignore"):
+            values = tuple((name, fp32_bits(v) if isinstance(v, float) else v) for name, v in sorted(fields.items()))
+        hash(values)
+    except Exception:  # whatever a caller passed: the desc's validation reports it
+        return None
+    if any(type(v) not in (int, bool) for _, v in values):
+        return None
+    return ("front end", desc_class, data_type, sizes, tuple(strides), values)
+
+
+def _compiled_for(device: Device, desc_class, data_type, sizes, strides, fields) -> CompiledOperator:
+    """The compiled operator for a call's layout; a call shaped like an earlier one reuses
+    its validated desc without building or checking it again."""
+    key = _call_key(desc_class, data_type, sizes, strides, fields)
+    compiled = device.compiled_operators.get(key) if key is not None else None
+    if compiled is None:
+        desc_class(*[BufferTensorDesc(data_type, (1,))] * len(strides), **fields)  # the scalars' errors first
+        descs = [BufferTensorDesc(data_type, sizes, s) for s in strides]
+        compiled = device.compile_cached(desc_class(*descs, **fields))
+        if key is not None:
+            device.compiled_operators.put(key, compiled)
+    return compiled
+
+
+def _run_elementwise(desc_class, arrays: dict[str, np.ndarray], out, device: Device | None,
+                     **fields) -> np.ndarray:
+    """Run an element-wise operator; `arrays` maps argument names to its inputs, in order;
+    `fields` are the desc's scalars and flags."""
+    arrays = broadcast(arrays)
+    first = next(iter(arrays.values()))
+    data_type = data_type_for_numpy(first.dtype)
+    device = as_device(device)
+    if out is not None:
+        check_out(out, first.shape, first.dtype)
+    result = out if out is not None else np.empty(first.shape, first.dtype)
+    if first.size == 0:  # nothing to run, but the call must still be one the operator accepts
+        desc_class(*[BufferTensorDesc(data_type, (1,))] * (len(arrays) + 1), **fields)
+        return result
+    # The result is computed in `target`: `out` itself where its strides are whole elements,
+    # else a contiguous array copied into `out` at the end.
+    target = result if element_strides(result) is not None else np.empty(first.shape, first.dtype)
+    inputs = list(arrays.values())
+    # An input bound in place must be the result itself, element for element, and the
+    # operator must run in place; any other sharing of memory reads the input as it was
+    # before the call, as NumPy does.
+    in_place = next((i for i, a in enumerate(inputs) if a.shape == target.shape and a.strides == target.strides
+                     and a.__array_interface__["data"][0] == target.__array_interface__["data"][0]
+                     and desc_class.schema.in_place), None)
+    inputs = [a.copy() if i != in_place and np.shares_memory(a, target) else a for i, a in enumerate(inputs)]
+    views, sizes, strides = bindable_views([*inputs, target], len(inputs))
+    compiled = _compiled_for(device, desc_class, data_type, sizes, strides, fields)
+    descs = [getattr(compiled.desc, f.name) for f in compiled.desc.schema.tensors]
+    if not compiled.plan.windowable and max(d.total_tensor_size_in_bytes for d in descs) > device.segment_size:
+        # A layout that cannot be split across buffer segments: run on packed copies instead.
+        packed = np.empty(first.shape, first.dtype)
+        _run_elementwise(desc_class, {name: np.ascontiguousarray(a) for name, a in arrays.items()}, packed,
+                         device, **fields)
+        result[...] = packed
+        return result
+    spans = [span(v, sizes, s) for v, s in zip(views, strides)]
+    # The gaps between out's elements are never written: in place they are uploaded with
+    # the input, otherwise the shader leaves them and only the elements are copied back.
+    gaps = in_place is None and spans[-1].size > target.size
+    raw = run_bound(device, compiled, in_place, lambda binding: binding.run(spans if gaps else spans[:-1], gaps))
+    computed = raw[:spans[-1].nbytes].view(first.dtype)
+    if gaps:  # only the elements, never the gaps another writer may own
+        elements(spans[-1], sizes, strides[-1])[...] = elements(computed, sizes, strides[-1])
+    else:
+        spans[-1][...] = computed
+    if target is not result:
+        result[...] = target
+    return result
+
+
+def _run_fast(schema: OperatorSchema, arrays: tuple, values: dict) -> np.ndarray | None:
+    """The result of a call on C-contiguous NumPy arrays of one shape and dtype with no `out`
+    (a loop's usual call), or None for the general path. Such a call's desc is the packed 1-D
+    one the general path would build, so the compiled operator and the bound buffers of an
+    earlier call with the same dtype, size and scalars' bits are reused as they are: no
+    broadcasting, views, aliasing or layout work, and no desc is built or checked again."""
+    first = arrays[0]
+    if type(first) is not np.ndarray or first.size < 2 or not first.flags.c_contiguous:
+        return None
+    for array in arrays[1:]:
+        if type(array) is not np.ndarray or array.dtype != first.dtype or array.shape != first.shape \
+                or not array.flags.c_contiguous:
+            return None
+    data_type = data_type_for_numpy(first.dtype)
+    device = values["device"]
+    if data_type is None or not isinstance(device, (Device, type(None))) or \
+            any(s.name not in values for s in schema.scalars) or \
+            not isinstance(values.get("use_dst", False), (bool, np.bool_)):
+        return None
+    device = as_device(device)
+    fields = {s.name: values[s.name] for s in schema.scalars}
+    fields.update({f.name: bool(values[f.name]) for f in schema.flags})
+    fields.update({c.name: values[c.name] for c in schema.choices})
+    compiled = _compiled_for(device, schema.desc_class, data_type, (first.size,), [(1,)] * (len(arrays) + 1), fields)
+    raw = run_bound(device, compiled, None, lambda binding: binding.run([a.reshape(-1) for a in arrays], False))
+    return raw[:first.nbytes].view(first.dtype).reshape(first.shape)
+
+
+def _resident(values: dict[str, object], out) -> bool:
+    """Whether a call computes on device arrays (any argument, or out, is one)."""
+    return isinstance(out, DeviceArray) or any(isinstance(v, DeviceArray) for v in values.values())
+
+
+def _run_resident(schema: OperatorSchema, values: dict[str, object], out, device: Device | None, fields: dict,
+                  rowwise: bool = False, axes=None, host_run=None) -> DeviceArray | np.ndarray:
+    """Run an operator on device arrays without a host round trip; host arguments are uploaded
+    first. Element-wise operators broadcast as NumPy does; row-wise ones (`rowwise`) take one
+    shape, over the last axis (`axes` None: rows folded as DirectML's 2-D form) or `axes`.
+    Returns a new DeviceArray, or `out` (a DeviceArray, or a host array the result is copied to).
+
+    `host_run(arrays, device)`, for a row-wise operator, is the same call on host copies: what runs one
+    whose arrays are larger than one buffer segment (its kernel reads a row at a time and
+    cannot be cut into windows; the host front end splits the call along its rows)."""
+    resident = [v for v in (*values.values(), out) if isinstance(v, DeviceArray)]
+    owner = resident[0].device
+    if device is not None and device is not owner:
+        raise InvalidArgumentError("device names another device than the device arrays': pass arrays of that device "
+                                   "(dmlpy.asarray(a, device=...)) or leave device out")
+    like = next((v for v in values.values() if isinstance(v, DeviceArray)), resident[0])
+    arrays = {}
+    for name, value in values.items():
+        if isinstance(value, DeviceArray):
+            if value.device is not owner:
+                raise InvalidArgumentError(f"{name} is a DeviceArray of another device")
+            arrays[name] = value
+        else:
+            arrays[name] = asarray(value, owner, like.dtype if typeless(value) else None)
+    first_name, first = next(iter(arrays.items()))
+    for name, array in arrays.items():
+        if array.dtype != first.dtype:
+            raise InvalidArgumentError(f"{name}.dtype {array.dtype} != {first_name}.dtype {first.dtype}", "data_type")
+    try:
+        shape = np.broadcast_shapes(*(a.shape for a in arrays.values()))
+    except ValueError:
+        shapes = ", ".join(f"{name} {a.shape}" for name, a in arrays.items())
+        raise InvalidArgumentError(f"the shapes do not broadcast: {shapes}", "sizes") from None
+    if rowwise and any(a.shape != shape for a in arrays.values()):
+        raise InvalidArgumentError(f"{schema.name} on device arrays takes arrays of one shape (no broadcasting)",
+                                   "sizes")
+    if out is not None and not isinstance(out, DeviceArray):
+        check_out(out, shape, first.dtype)
+        out[...] = _run_resident(schema, arrays, None, None, fields, rowwise, axes, host_run).numpy()
+        return out
+    if out is not None and (out.device is not owner or out.shape != shape or out.dtype != first.dtype):
+        raise InvalidArgumentError(f"out is a DeviceArray of shape {out.shape} and dtype {out.dtype} on "
+                                   f"{out.device.adapter_name!r}; the result has {shape} and {first.dtype} on "
+                                   f"{owner.adapter_name!r}", "out")
+    oversized = max(math.prod(shape), 1) * first.dtype.itemsize > owner.segment_size - 16
+    if oversized and rowwise:
+        computed = host_run({name: a.numpy() for name, a in arrays.items()}, owner)
+        if out is None:
+            return asarray(computed, owner)
+        out.write(computed)
+        return out
+    if oversized:  # a broadcast input cannot be windowed across segments: it is read packed
+        arrays = {name: a if a.shape == shape else asarray(np.broadcast_to(a.numpy(), shape), owner)
+                  for name, a in arrays.items()}
+    sizes = shape or (1,)
+    if rowwise and axes is None and len(sizes) > 1:
+        sizes = (math.prod(sizes[:-1]), sizes[-1])
+    if rowwise or len(sizes) <= MAX_DIMENSION_COUNT:
+        strides = [packed_strides(sizes) if rowwise else a.broadcast_strides(sizes) for a in arrays.values()]
+    else:  # element-wise work only pairs elements: dims every array walks alike merge
+        sizes, strides = merge_dims(sizes, [*(a.broadcast_strides(sizes) for a in arrays.values()),
+                                            packed_strides(sizes)])
+        strides.pop()  # the result's: packed
+    if len(sizes) > MAX_DIMENSION_COUNT:
+        raise InvalidArgumentError(f"the result has {len(sizes)} dims that do not merge: {schema.name} takes 1 to "
+                                   f"{MAX_DIMENSION_COUNT} (DirectML's limit)", "dimension_count")
+    extra = {"axes": normalized_axes(axes, len(sizes))} if rowwise and axes is not None else {}
+    if math.prod(shape) == 0:  # nothing to run, but the call must still be one the operator accepts
+        schema.desc_class(*[BufferTensorDesc(first.data_type, (1,) * len(sizes))] * len(schema.tensors), **fields,
+                          **extra)
+        return out if out is not None else DeviceArray(owner, shape, first.dtype)
+    descs = [a.strided_desc(sizes, s) for a, s in zip(arrays.values(), strides)]
+    desc = schema.desc_class(*descs, BufferTensorDesc(first.data_type, sizes), **fields, **extra)
+    if out is None and not rowwise and len(schema.outputs) == 1 and schema.elementwise is not None:
+        # An element-wise result is computed when first read, with the chain that leads to it
+        # as one fused graph (device_array.py); the operator is accepted (or refused) now.
+        own = owner.create_operator(desc).desc
+        if schema.elementwise(own) is not None:
+            return DeviceArray.deferred(owner, shape, first.dtype, own, tuple(arrays.values()))
+    # An output over one of its inputs runs in place where it may: the same elements, and an
+    # operator that allows it; otherwise into a new array, copied to `out` bit for bit.
+    aliased = out is not None and any(a is out for a in arrays.values())
+    in_place = aliased and schema.in_place and all(a.shape == shape for a in arrays.values() if a is out)
+    result = out if out is not None and (in_place or not aliased) else DeviceArray(owner, shape, first.dtype)
+    run_on_arrays(owner.compile_cached(desc), list(arrays.values()), result)
+    if result is not out and out is not None:
+        return _run_resident(OPERATORS["identity"], {"x": result}, out, None, {})
+    return result
+
+
+def _scalar_default(schema: OperatorSchema, name: str):
+    default = next(f.default for f in dataclasses.fields(schema.desc_class) if f.name == name)
+    return inspect.Parameter.empty if default is dataclasses.MISSING else default
+
+
+def front_end(schema: OperatorSchema, use_dst: bool):
+    """The NumPy function of an element-wise operator: its inputs as arrays (broadcast as
+    NumPy broadcasts), its scalars with DirectML's defaults, `out=` and `device=`."""
+    arguments = [field.argument for field in schema.inputs]
+    parameters = [inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD) for name in arguments]
+    parameters += [inspect.Parameter(s.name, inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                                     default=_scalar_default(schema, s.name)) for s in schema.scalars]
+    keyword = inspect.Parameter.KEYWORD_ONLY
+    if use_dst:
+        parameters.append(inspect.Parameter("use_dst", keyword, default=False))
+    parameters += [inspect.Parameter(c.name, keyword, default=c.choices[0]) for c in schema.choices]
+    parameters += [inspect.Parameter("out", keyword, default=None), inspect.Parameter("device", keyword, default=None)]
+    signature = inspect.Signature(parameters)
+    flags = {f.name for f in schema.flags}
+    defaults = {p.name: p.default for p in parameters if p.default is not inspect.Parameter.empty}
+    fast_keywords = {*defaults} - {"out"}
+
+    def run(*args, **kwargs):
+        if len(args) == len(arguments) and kwargs.keys() <= fast_keywords:
+            result = _run_fast(schema, args, {**defaults, **kwargs})
+            if result is not None:
+                return result
+        bound = signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        values = bound.arguments
+        if use_dst and not isinstance(values["use_dst"], (bool, np.bool_)):
+            raise InvalidArgumentError(f"use_dst {values['use_dst']!r} must be a bool", "use_dst")
+        fields = {s.name: values[s.name] for s in schema.scalars}
+        fields.update({name: bool(values[name]) for name in flags})
+        fields.update({c.name: values[c.name] for c in schema.choices})
+        inputs = {name: values[name] for name in arguments}
+        if _resident(inputs, values["out"]):
+            return _run_resident(schema, inputs, values["out"], values["device"], fields)
+        return _run_elementwise(schema.desc_class, as_arrays({name: values[name] for name in arguments}),
+                                values["out"], values["device"], **fields)
+
+    run.__name__ = run.__qualname__ = schema.name
+    run.__signature__ = signature
+    run.__doc__ = (f"{schema.dml_name} on NumPy arrays: {schema.formula}."
+                   + ("\n\nuse_dst=True: x is the forward's output Y instead of its input X (oneDNN's use_dst)."
+                      if use_dst else ""))
+    run.__module__ = __name__
+    return run
+
+
+def _run_rowwise(schemas: tuple[OperatorSchema, OperatorSchema], arrays: dict[str, np.ndarray], axes, out,
+                 device: Device | None, **fields) -> np.ndarray:
+    """Run a row-wise operator (the softmax family) on packed copies of the arrays: over the
+    last axis with DirectML's axis-less form (leading dims folded into rows), or over `axes`
+    with its *1 form."""
+    arrays = broadcast(arrays)
+    first = next(iter(arrays.values()))
+    device = as_device(device)
+    if out is not None:
+        check_out(out, first.shape, first.dtype)
+    result = out if out is not None else np.empty(first.shape, first.dtype)
+    shape = first.shape or (1,)
+    if axes is None:
+        schema, extra = schemas[0], {}
+        sizes = shape if len(shape) == 1 else (math.prod(shape[:-1]), shape[-1])
+    else:
+        schema, extra = schemas[1], {"axes": normalized_axes(axes, len(shape))}
+        sizes = shape
+        if len(sizes) > MAX_DIMENSION_COUNT:
+            raise InvalidArgumentError(f"x has {len(sizes)} dims: {schema.name} takes 1 to {MAX_DIMENSION_COUNT}")
+    data_type = data_type_for_numpy(first.dtype)
+    if first.size == 0:  # nothing to run, but the call must still be one the operator accepts
+        schema.desc_class(*[BufferTensorDesc(data_type, (1,) * len(sizes))] * len(schema.tensors), **fields, **extra)
+        return result
+    compiled = device.compile_cached(
+        schema.desc_class(*[BufferTensorDesc(data_type, sizes)] * len(schema.tensors), **fields, **extra))
+    limit = device.segment_size - MINIMUM_BUFFER_TENSOR_ALIGNMENT
+    if first.nbytes > limit:
+        reduced = {len(shape) - 1} if axes is None else set(extra["axes"])
+        for piece in whole_row_pieces(first.shape, reduced, first.itemsize, limit, schema.name):
+            _run_rowwise(schemas, {name: a[piece] for name, a in arrays.items()}, axes, result[piece], device,
+                         **fields)
+        return result
+    packed = [np.ascontiguousarray(a).reshape(-1) for a in arrays.values()]
+
+    def work(binding):
+        for buffer, array in zip(binding.buffers, packed):
+            buffer.write(array)
+        device.execute(binding.table)
+        result[...] = binding.buffers[-1].read(first.dtype, first.size).reshape(first.shape)
+
+    run_bound(device, compiled, None, work)
+    return result
+
+
+def rowwise_front_end(schemas: tuple[OperatorSchema, OperatorSchema], use_dst: bool):
+    """The NumPy function of a row-wise operator: `axes=None` is DirectML's last-axis form,
+    a tuple (or an int; negative counts from the end, as in NumPy) its *1 form."""
+    schema = schemas[0]
+    arguments = [field.argument for field in schema.inputs]
+    positional = inspect.Parameter.POSITIONAL_OR_KEYWORD
+    parameters = [inspect.Parameter(name, positional) for name in arguments]
+    parameters += [inspect.Parameter(s.name, positional, default=_scalar_default(schema, s.name))
+                   for s in schema.scalars]
+    parameters.append(inspect.Parameter("axes", positional, default=None))
+    keyword = inspect.Parameter.KEYWORD_ONLY
+    if use_dst:
+        parameters.append(inspect.Parameter("use_dst", keyword, default=False))
+    parameters += [inspect.Parameter(c.name, keyword, default=c.choices[0]) for c in schema.choices]
+    parameters += [inspect.Parameter("out", keyword, default=None), inspect.Parameter("device", keyword, default=None)]
+    signature = inspect.Signature(parameters)
+
+    def run(*args, **kwargs):
+        bound = signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        values = bound.arguments
+        if use_dst and not isinstance(values["use_dst"], (bool, np.bool_)):
+            raise InvalidArgumentError(f"use_dst {values['use_dst']!r} must be a bool", "use_dst")
+        fields = {s.name: values[s.name] for s in schema.scalars}
+        fields.update({f.name: bool(values[f.name]) for f in schema.flags})
+        fields.update({c.name: values[c.name] for c in schema.choices})
+        inputs = {name: values[name] for name in arguments}
+        if _resident(inputs, values["out"]):
+            axes = values["axes"]
+            form = schemas[0] if axes is None else schemas[1]
+            return _run_resident(form, inputs, values["out"], values["device"], fields, rowwise=True, axes=axes,
+                                 host_run=lambda arrays, device: _run_rowwise(schemas, arrays, axes, None, device,
+                                                                              **fields))
+        return _run_rowwise(schemas, as_arrays({name: values[name] for name in arguments}), values["axes"],
+                            values["out"], values["device"], **fields)
+
+    run.__name__ = run.__qualname__ = schema.name
+    run.__signature__ = signature
+    run.__doc__ = (f"{schema.dml_name} on NumPy arrays: {schema.formula}.\n\naxes=None: over the last axis "
+                   f"({schema.dml_name}); a tuple of axes: over those ({schemas[1].dml_name})."
+                   + ("\n\nuse_dst=True: x is the forward's output Y instead of its input X (oneDNN's use_dst)."
+                      if use_dst else ""))
+    run.__module__ = __name__
+    return run
+
+
+def _front_end_for(row, suffix: str, use_dst: bool):
+    if row.axes_form is None:
+        return front_end(OPERATORS[row.name + suffix], use_dst)
+    return rowwise_front_end((OPERATORS[row.name + suffix], OPERATORS[row.name + "1" + suffix]), use_dst)
+
+
+FRONT_ENDS: dict[str, object] = {}
+for _row in TABLE:
+    FRONT_ENDS[_row.name] = _front_end_for(_row, "", use_dst=False)
+    if _row.gradient is not None:
+        FRONT_ENDS[f"{_row.name}_grad"] = _front_end_for(_row, "_grad", use_dst=_row.use_dst is not None)
+globals().update(FRONT_ENDS)
