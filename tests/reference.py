@@ -100,7 +100,7 @@ def _select(condition, a, b):
 
 
 # Independent references, keyed by operator name: written from each operator's formula and
-# the conventions in dmlpy/activations.py, sharing no code with the shader path.
+# the conventions in dmlpy/ops/activations.py, sharing no code with the shader path.
 REFERENCES = {
     "identity": lambda x: np.asarray(x).copy(),
     "identity_grad": lambda x, dy: np.asarray(dy).copy(),

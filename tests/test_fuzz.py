@@ -27,6 +27,7 @@ from reference import (
 )
 
 import dmlpy as dml
+from dmlpy.base.tensor_desc import packed_strides
 from dmlpy.base.types import data_type_info
 from dmlpy.kernels.glsl import shader_source
 from dmlpy.runtime.shader_compiler import cache_entry_name
@@ -132,7 +133,7 @@ def operator_descs(draw):
     for field in schema.tensors:
         if field.name == "slope_tensor" and draw(st.booleans()):
             broadcast = [draw(st.booleans()) for _ in sizes]
-            packed = dml.tensor_desc.packed_strides(sizes)
+            packed = packed_strides(sizes)
             strides = tuple(0 if b else s for b, s in zip(broadcast, packed))
             fields[field.name] = dml.BufferTensorDesc(data_type, sizes, strides)
         elif field.name == "output_slope_gradient_tensor":

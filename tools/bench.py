@@ -48,6 +48,7 @@ from reference import REFERENCES, REFERENCES_F64, REFERENCES_ROWWISE  # noqa: E4
 from reference import prelu_grad as reference_prelu_grad  # noqa: E402
 
 import dmlpy as dml  # noqa: E402
+from dmlpy.base.types import data_type_info  # noqa: E402
 from dmlpy.kernels.codegen import plan_copy  # noqa: E402
 from dmlpy.ops.activations import TABLE  # noqa: E402
 from dmlpy.runtime.device_profiles import read_regular_file  # noqa: E402
@@ -143,7 +144,7 @@ def shape_of(case: Case, count: int) -> tuple[int, ...]:
 def build(case: Case, count: int):
     """The desc for a case (its strides realise the layout) and the bytes it must move."""
     sizes = shape_of(case, count)
-    element = dml.types.data_type_info(case.data_type).element_size
+    element = data_type_info(case.data_type).element_size
     desc = dml.BufferTensorDesc
     schema = dml.OPERATORS[case.operator]
     t = case.data_type
