@@ -1,7 +1,10 @@
 // The element-wise kernel family: output0 = op(input0, ..., input{INPUT_COUNT-1}) element by
-// element, for 1 to 4 inputs of one data type. The operator's math arrives as the generated
-// header operator_body.glsl (rendered from its expression by dmlpy/expr.py): statements over
-// `bits[]`, the inputs' stored bits, ending in `uint result`, the output's stored bits.
+// element, for 1 to 4 inputs, each of its own data type. The operator's math arrives as the
+// generated header operator_body.glsl (rendered from its expression by dmlpy/ir/expr.py):
+// statements over `bits[]`, the inputs' stored bits, ending in `uint result`, the output's
+// stored bits. Element widths may differ between tensors only on PATH_GATHER and
+// PATH_STRIDED, where each input is read by its own width; words assembled whole are the
+// output's (ELEMENT_BITS).
 //
 // One mechanism, three layouts chosen at compile time from the descs:
 //   PATH_PACKED   all tensors share one dense layout, so nothing is indexed or shared: each
@@ -26,7 +29,7 @@
 //                 in registers. Defines TILE_LANE_SIZE, TILE_RUN_SIZE (the sizes of the
 //                 inputs' and the output's contiguous dims), INPUT_PITCH, OUTPUT_PITCH.
 //
-// Defines: ELEMENT_BITS, DTYPE_*, WORKGROUP_SIZE, INPUT_COUNT, SCALAR_COUNT, one PATH_*,
+// Defines: ELEMENT_BITS and DTYPE_* (the output's), WORKGROUP_SIZE, one PATH_*,
 // for PATH_PACKED: VECTOR_WORDS (1 or 4), VECTORS_PER_ITEM, UNITS_INTERLEAVED or not, and
 // PACKED_TAIL in the tail's dispatch; for PATH_GATHER and PATH_STRIDED: RUN_LENGTH,
 // RANK, SIZES and STRIDES (RANK groups of TENSOR_COUNT element strides: inputs, then the
@@ -44,48 +47,14 @@
 #include "transcendental.glsl"
 #endif
 
-#define TENSOR_COUNT (INPUT_COUNT + 1)
-
 layout(local_size_x = WORKGROUP_SIZE) in;
 
-TENSOR_INPUT(0, input0)
-#if INPUT_COUNT > 1
-TENSOR_INPUT(1, input1)
-#endif
-#if INPUT_COUNT > 2
-TENSOR_INPUT(2, input2)
-#endif
-#if INPUT_COUNT > 3
-TENSOR_INPUT(3, input3)
-#endif
-TENSOR_OUTPUT(INPUT_COUNT, output0)
-#if (defined(PATH_PACKED) && VECTOR_WORDS == 4) || defined(PATH_TILED)
-TENSOR_VECTORS(0, input0, readonly)
-#if INPUT_COUNT > 1
-TENSOR_VECTORS(1, input1, readonly)
-#endif
-#if INPUT_COUNT > 2
-TENSOR_VECTORS(2, input2, readonly)
-#endif
-#if INPUT_COUNT > 3
-TENSOR_VECTORS(3, input3, readonly)
-#endif
-TENSOR_VECTORS(INPUT_COUNT, output0, writeonly)
-#endif
-
-// The layout dmlpy/codegen.py's push_constants() fills, in this order.
-layout(push_constant) uniform Params {
-    // Where each tensor's first element of this dispatch lies in its binding, in elements
-    // (inputs, then the output). Whole words on PATH_PACKED, and for the output on
-    // PATH_GATHER (the planner checks the descs' guaranteed_base_offset_alignment).
-    uint base[TENSOR_COUNT];
-    uint element_count;
-#if SCALAR_COUNT > 0
-    // The operator's FP32 scalars, as bits. Push constants, never #defines: a driver may fold
-    // arithmetic on a constant without IEEE care (x * 0.0 -> +0 where IEEE says -0 or NaN).
-    uint scalar_bits[SCALAR_COUNT];
-#endif
-} params;
+// The bindings (inputs, then output0), their accessors (input_word, input_load,
+// input_vector where VECTOR_WORDS is 4 or on PATH_TILED) and the Params block
+// (params.base[], params.element_count, params.scalar_bits[]), generated from
+// dmlpy/kernels/interface.py. Bases are whole words on PATH_PACKED, and for the output on
+// PATH_GATHER (the planner checks the descs' guaranteed_base_offset_alignment).
+#include "kernel_interface.glsl"
 
 #if defined(PATH_PACKED)
 #define UNIT_ELEMENTS (VECTOR_WORDS * ELEMENTS_PER_WORD)
@@ -109,40 +78,6 @@ uint ceil_div(uint a, uint b) {
 uint apply_op(uint bits[INPUT_COUNT]) {
 #include "operator_body.glsl"
     return result;
-}
-
-// Word w of input t; t is a constant once the callers' loops are unrolled.
-uint input_word(uint t, uint w) {
-#if INPUT_COUNT > 1
-    if (t == 1u) return input1[w];
-#endif
-#if INPUT_COUNT > 2
-    if (t == 2u) return input2[w];
-#endif
-#if INPUT_COUNT > 3
-    if (t == 3u) return input3[w];
-#endif
-    return input0[w];
-}
-
-#if (defined(PATH_PACKED) && VECTOR_WORDS == 4) || defined(PATH_TILED)
-// Vector v of input t.
-uvec4 input_vector(uint t, uint v) {
-#if INPUT_COUNT > 1
-    if (t == 1u) return input1_vec4[v];
-#endif
-#if INPUT_COUNT > 2
-    if (t == 2u) return input2_vec4[v];
-#endif
-#if INPUT_COUNT > 3
-    if (t == 3u) return input3_vec4[v];
-#endif
-    return input0_vec4[v];
-}
-#endif
-
-uint input_load(uint t, uint e) {
-    return lane_bits(input_word(t, e / ELEMENTS_PER_WORD), e % ELEMENTS_PER_WORD);
 }
 
 // The first `lanes` elements of word w of every input, mapped into `result`'s lanes.

@@ -1,58 +1,38 @@
-// What a stored bit pattern means, per data type. Comparisons work on bits, so they are
-// exact on every device, including devices that flush subnormals to zero.
+// What a stored bit pattern means, per data type: each tensor has its own, so there is one
+// function per data type (or per family, with the width as a constant argument), and the
+// expression renderer (dmlpy/ir/expr.py) calls the one of the tensor a value came from.
+// Comparisons work on bits, so they are exact on every device, including devices that
+// flush subnormals to zero.
 //
-// Defines: one of DTYPE_FLOAT32, DTYPE_FLOAT16, DTYPE_BFLOAT16, DTYPE_INT32, DTYPE_INT16,
-// DTYPE_INT8, DTYPE_UINT32, DTYPE_UINT16, DTYPE_UINT8.
+// Defines: DTYPE_* (the output's data type), the range integer math saturates to.
 
-#if defined(DTYPE_FLOAT32)
-#define POSITIVE_INFINITY_BITS 0x7F800000u
-#elif defined(DTYPE_FLOAT16)
-#define POSITIVE_INFINITY_BITS 0x7C00u
-#elif defined(DTYPE_BFLOAT16)
-#define POSITIVE_INFINITY_BITS 0x7F80u
-#endif
-
-// value > 0
-bool is_positive(uint bits) {
-#if defined(POSITIVE_INFINITY_BITS)
-    // Positive floats are the bit patterns 1 .. +inf; NaN, -0 and negatives lie outside.
-    return bits - 1u < POSITIVE_INFINITY_BITS;
-#elif defined(DTYPE_INT32) || defined(DTYPE_INT16) || defined(DTYPE_INT8)
-    return bits != 0u && (bits >> (ELEMENT_BITS - 1)) == 0u;
-#elif defined(DTYPE_UINT32) || defined(DTYPE_UINT16) || defined(DTYPE_UINT8)
-    return bits != 0u;
-#else
-#error no DTYPE_ define names the data type
-#endif
+// value > 0 for a float format whose +inf has bits infinity_bits: positive floats are the
+// bit patterns 1 .. +inf; NaN, -0 and negatives lie outside.
+bool float_is_positive(uint bits, uint infinity_bits) {
+    return bits - 1u < infinity_bits;
 }
 
-// value is NaN, from the stored bits (never, for integers)
-bool is_nan_bits(uint bits) {
-#if defined(POSITIVE_INFINITY_BITS)
-    return (bits & (ELEMENT_MASK >> 1)) > POSITIVE_INFINITY_BITS;
-#else
-    return false;
-#endif
+bool signed_is_positive(uint bits, uint element_bits) {
+    return bits != 0u && (bits >> (element_bits - 1u)) == 0u;
+}
+
+// value is NaN, from the stored bits of a float format (integers are never NaN)
+bool float_is_nan(uint bits, uint magnitude_mask, uint infinity_bits) {
+    return (bits & magnitude_mask) > infinity_bits;
 }
 
 // Numbers from and to stored bits, for operators that compute in FP32. Every conversion is
 // integer arithmetic, so it is exact and rounds to nearest even on every device: no
 // reliance on how a driver implements packHalf2x16 or treats subnormals.
-#if defined(DTYPE_FLOAT32)
-float to_float(uint bits) { return uintBitsToFloat(bits); }
-uint from_float(float value) { return floatBitsToUint(value); }
+float bfloat16_to_float(uint bits) { return uintBitsToFloat(bits << 16); }
 
-#elif defined(DTYPE_BFLOAT16)
-float to_float(uint bits) { return uintBitsToFloat(bits << 16); }
-
-uint from_float(float value) {
+uint bfloat16_from_float(float value) {
     uint u = floatBitsToUint(value);
     if ((u & 0x7FFFFFFFu) > 0x7F800000u) return (u >> 16) | 0x40u;  // NaN stays NaN (quiet)
     return (u + 0x7FFFu + ((u >> 16) & 1u)) >> 16;
 }
 
-#elif defined(DTYPE_FLOAT16)
-float to_float(uint half_bits) {
+float float16_to_float(uint half_bits) {
     uint sign = (half_bits & 0x8000u) << 16;
     uint exponent = (half_bits >> 10) & 0x1Fu;
     uint mantissa = half_bits & 0x3FFu;
@@ -62,7 +42,7 @@ float to_float(uint half_bits) {
     return uintBitsToFloat(sign | floatBitsToUint(float(mantissa) * 5.9604644775390625e-8));
 }
 
-uint from_float(float value) {
+uint float16_from_float(float value) {
     uint u = floatBitsToUint(value);
     uint sign = (u >> 16) & 0x8000u;
     uint magnitude = u & 0x7FFFFFFFu;
@@ -82,7 +62,11 @@ uint from_float(float value) {
     if (remainder > halfway || (remainder == halfway && (units & 1u) != 0u)) units += 1u;
     return sign | units;
 }
-#endif
+
+// An integer's stored bits as a number, exact up to 2^24 (every 8- and 16-bit value).
+float signed_to_float(uint bits, uint element_bits) {
+    return float(int(bits << (32u - element_bits)) >> (32u - element_bits));
+}
 
 // NaN tests and min/max decided on bits, so no driver's shortcut (fast-math folding of
 // isnan, min/max returning either operand for NaN) changes a result: NaN in gives NaN out.
@@ -333,6 +317,12 @@ float dml_sub(float a, float b) {
 #define WIDE_MIN uvec2(0u)
 #endif
 
+// An input's stored bits as a wide integer, by its own width and signedness.
+uvec2 signed_to_wide(uint bits, uint element_bits) {
+    int value = int(bits << (32u - element_bits)) >> (32u - element_bits);  // sign-extend
+    return uvec2(uint(value), value < 0 ? 0xFFFFFFFFu : 0u);
+}
+
 #if defined(WIDE_MAX)
 uvec2 wide_sub(uvec2 a, uvec2 b) {
     uint borrow;
@@ -346,15 +336,6 @@ bool wide_less(uvec2 a, uvec2 b) {
 
 uvec2 wide_saturate(uvec2 value) {
     return wide_less(value, WIDE_MIN) ? WIDE_MIN : wide_less(WIDE_MAX, value) ? WIDE_MAX : value;
-}
-
-uvec2 to_wide(uint bits) {
-#if defined(INTEGER_SIGNED)
-    int value = int(bits << (32 - ELEMENT_BITS)) >> (32 - ELEMENT_BITS);  // sign-extend
-    return uvec2(uint(value), value < 0 ? 0xFFFFFFFFu : 0u);
-#else
-    return uvec2(bits, 0u);
-#endif
 }
 
 uint from_wide(uvec2 value) {

@@ -3,12 +3,12 @@
 // the tensor (the softmax family, PReLU's slope gradient). The domain is the first input's
 // sizes, split into kept dims (ROW_COUNT rows) and reduced dims (REDUCED_COUNT elements a
 // row, in increasing index order). The operator's math arrives as the generated header
-// operator_body.glsl, rendered from its expression by dmlpy/expr.py:
+// operator_body.glsl, rendered from its expression by dmlpy/ir/expr.py:
 //   element_math(bits, totals, element, reduce_value, output_bits)  per element: the
 //       reduction's term and the element outputs this stage writes;
 //   row_math(totals, output_bits)                                   per row: the row outputs.
 //
-// A plan is a sequence of stages, each its own dispatch (dmlpy/codegen.py plan_reduction):
+// A plan is a sequence of stages, each its own dispatch (dmlpy/kernels/reduction.py plan_reduction):
 //   STAGE_PARTIAL  one invocation per (chunk of CHUNK elements, row): reduction REDUCTION
 //                  over the chunk (and the element outputs whose totals are known), into
 //                  the scratch: the row's total when the row is one chunk, else a partial.
@@ -25,9 +25,8 @@
 // regions of ROW_COUNT words; then, where rows span chunks, each reduction's partials,
 // CHUNK_COUNT * ROW_COUNT words at PARTIALS_AT, chunk-major.
 //
-// Defines: ELEMENT_BITS, DTYPE_*, WORKGROUP_SIZE, INPUT_COUNT (1-3), OUTPUT_COUNT (1-2),
-// SCALAR_COUNT, one STAGE_*, REDUCTION_COUNT, TOTALS_KNOWN (the totals this stage reads),
-// ROW_COUNT, CHUNK, CHUNK_COUNT, REDUCED_COUNT, KEPT_RANK, KEPT_SIZES, KEPT_STRIDES,
+// Defines: ELEMENT_BITS and DTYPE_* (the outputs'), WORKGROUP_SIZE, one STAGE_*,
+// REDUCTION_COUNT, TOTALS_KNOWN (the totals this stage reads), ROW_COUNT, CHUNK, CHUNK_COUNT, REDUCED_COUNT, KEPT_RANK, KEPT_SIZES, KEPT_STRIDES,
 // REDUCED_RANK, REDUCED_SIZES, REDUCED_STRIDES (per dim, one element stride per tensor:
 // inputs, then outputs), ELEMENT_OUTPUTS and ROW_OUTPUTS (bit o: output o is written by
 // this stage), and for STAGE_PARTIAL and STAGE_TOTAL: REDUCTION, PARTIALS_AT and one of
@@ -42,33 +41,16 @@
 #include "transcendental.glsl"
 #endif
 
-#define TENSOR_COUNT (INPUT_COUNT + OUTPUT_COUNT)
 #define TOTAL_SLOTS (REDUCTION_COUNT > 0 ? REDUCTION_COUNT : 1)
 #define NO_INDEX 0xFFFFFFFFu
 
 layout(local_size_x = WORKGROUP_SIZE) in;
 
-TENSOR_INPUT(0, input0)
-#if INPUT_COUNT > 1
-TENSOR_INPUT(1, input1)
-#endif
-#if INPUT_COUNT > 2
-TENSOR_INPUT(2, input2)
-#endif
-TENSOR_OUTPUT(INPUT_COUNT, output0)
-#if OUTPUT_COUNT > 1
-TENSOR_OUTPUT(INPUT_COUNT + 1, output1)
-#endif
-layout(set = 0, binding = TENSOR_COUNT) buffer Scratch { uint scratch[]; };
-
-// The layout dmlpy/codegen.py's push_constants() fills, in this order.
-layout(push_constant) uniform Params {
-    uint base[TENSOR_COUNT + 1];  // each tensor's first element in its binding; then the scratch's first word
-    uint element_count;
-#if SCALAR_COUNT > 0
-    uint scalar_bits[SCALAR_COUNT];  // FP32 scalars, as bits (see elementwise.glsl)
-#endif
-} params;
+// The bindings (inputs, outputs, then the scratch), their accessors (input_load,
+// output_store) and the Params block (params.base[]: each tensor's first element in its
+// binding, then the scratch's first word; params.element_count; params.scalar_bits[]),
+// generated from dmlpy/kernels/interface.py.
+#include "kernel_interface.glsl"
 
 #if defined(REDUCE_FIRST)
 #define REDUCE_VALUE bool
@@ -77,26 +59,6 @@ layout(push_constant) uniform Params {
 #endif
 
 #include "operator_body.glsl"
-
-uint input_bits(uint t, uint e) {
-#if INPUT_COUNT > 1
-    if (t == 1u) return input1_load(e);
-#endif
-#if INPUT_COUNT > 2
-    if (t == 2u) return input2_load(e);
-#endif
-    return input0_load(e);
-}
-
-void output_store(uint o, uint e, uint bits) {
-#if OUTPUT_COUNT > 1
-    if (o == 1u) {
-        output1_store(e, bits);
-        return;
-    }
-#endif
-    output0_store(e, bits);
-}
 
 const uint KEPT_SIZES_[KEPT_RANK] = uint[KEPT_RANK](KEPT_SIZES);
 const uint KEPT_STRIDES_[KEPT_RANK * TENSOR_COUNT] = uint[KEPT_RANK * TENSOR_COUNT](KEPT_STRIDES);
@@ -218,7 +180,7 @@ void main() {
     for (uint element = first; element < end; ++element) {
         element_offsets(row_at, element, element == first, offsets);
         uint bits[INPUT_COUNT];
-        [[unroll]] for (uint t = 0u; t < INPUT_COUNT; ++t) bits[t] = input_bits(t, offsets[t]);
+        [[unroll]] for (uint t = 0u; t < INPUT_COUNT; ++t) bits[t] = input_load(t, offsets[t]);
         REDUCE_VALUE value;
         element_math(bits, totals, element, value, output_bits);
         [[unroll]] for (uint o = 0u; o < OUTPUT_COUNT; ++o) {

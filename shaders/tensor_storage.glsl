@@ -2,10 +2,12 @@
 //
 // Each tensor is bound as an array of 32-bit words: the Vulkan device is created without
 // 8/16-bit storage features, so narrower elements are packed little-endian, element e in
-// word e / ELEMENTS_PER_WORD at bit (e % ELEMENTS_PER_WORD) * ELEMENT_BITS. Values move as
-// raw bits in a uint (zero-extended); operators turn bits into numbers only where needed.
+// word e / (32 / BITS) at bit (e % (32 / BITS)) * BITS, BITS the tensor's own element bits.
+// Values move as raw bits in a uint (zero-extended); operators turn bits into numbers only
+// where needed.
 //
-// Defines: ELEMENT_BITS (8, 16 or 32).
+// Defines: ELEMENT_BITS (8, 16 or 32), the bits of the words a kernel assembles whole (its
+// output's); each tensor's own bits come with its binding (kernel_interface.glsl).
 
 #if ELEMENT_BITS == 32
 #define ELEMENTS_PER_WORD 1u
@@ -20,19 +22,29 @@
 #error ELEMENT_BITS must be 8, 16 or 32
 #endif
 
+// Lane `lane` of a word of `bits`-bit elements (bits a constant: the branches fold away).
+uint sized_lane_bits(uint word, uint lane, uint bits) {
+    return bits == 32u ? word : (word >> (lane * bits)) & ((1u << bits) - 1u);
+}
+
+uint sized_with_lane_bits(uint word, uint lane, uint bits, uint value) {
+    if (bits == 32u) return value;
+    uint shift = lane * bits;
+    return (word & ~(((1u << bits) - 1u) << shift)) | (value << shift);
+}
+
 uint lane_bits(uint word, uint lane) {
-    return (word >> (lane * ELEMENT_BITS)) & ELEMENT_MASK;
+    return sized_lane_bits(word, lane, uint(ELEMENT_BITS));
 }
 
 uint with_lane_bits(uint word, uint lane, uint bits) {
-    uint shift = lane * ELEMENT_BITS;
-    return (word & ~(ELEMENT_MASK << shift)) | (bits << shift);
+    return sized_with_lane_bits(word, lane, uint(ELEMENT_BITS), bits);
 }
 
-// A tensor binding: NAME[] is its words; NAME_load(e) reads element e's bits.
-#define TENSOR_INPUT(BINDING, NAME)                                                        \
+// A tensor binding of BITS-bit elements: NAME[] is its words; NAME_load(e) reads element e's bits.
+#define TENSOR_INPUT(BINDING, NAME, BITS)                                                  \
     layout(set = 0, binding = BINDING) readonly buffer NAME##_words { uint NAME[]; };      \
-    uint NAME##_load(uint e) { return lane_bits(NAME[e / ELEMENTS_PER_WORD], e % ELEMENTS_PER_WORD); }
+    uint NAME##_load(uint e) { return sized_lane_bits(NAME[e / (32u / BITS)], e % (32u / BITS), BITS); }
 
 // The same binding seen as 16-byte vectors, for whole-vector loads and stores where the
 // tensor is known to start on a 16-byte boundary.
@@ -42,20 +54,18 @@ uint with_lane_bits(uint word, uint lane, uint bits) {
 // NAME_store(e, bits) writes element e alone. A sub-word element shares its word with
 // elements other invocations may write at the same time, so it is merged with a
 // compare-and-swap loop that retries until no neighbour's write is lost.
-#if ELEMENT_BITS == 32
-#define TENSOR_OUTPUT(BINDING, NAME)                                                       \
-    layout(set = 0, binding = BINDING) buffer NAME##_words { uint NAME[]; };               \
-    void NAME##_store(uint e, uint bits) { NAME[e] = bits; }
-#else
-#define TENSOR_OUTPUT(BINDING, NAME)                                                       \
+#define TENSOR_OUTPUT(BINDING, NAME, BITS)                                                 \
     layout(set = 0, binding = BINDING) buffer NAME##_words { uint NAME[]; };               \
     void NAME##_store(uint e, uint bits) {                                                 \
-        uint w = e / ELEMENTS_PER_WORD, lane = e % ELEMENTS_PER_WORD;                      \
+        if (BITS == 32u) {                                                                 \
+            NAME[e] = bits;                                                                \
+            return;                                                                        \
+        }                                                                                  \
+        uint w = e / (32u / BITS), lane = e % (32u / BITS);                                \
         uint expected = NAME[w];                                                           \
         for (;;) {                                                                         \
-            uint seen = atomicCompSwap(NAME[w], expected, with_lane_bits(expected, lane, bits)); \
+            uint seen = atomicCompSwap(NAME[w], expected, sized_with_lane_bits(expected, lane, BITS, bits)); \
             if (seen == expected) break;                                                   \
             expected = seen;                                                               \
         }                                                                                  \
     }
-#endif

@@ -374,3 +374,22 @@ def test_a_graph_desc_tampered_with_after_construction_is_checked_again(device):
     op.desc = tanh(small)  # the node now claims 2 elements where the edges were checked for 8
     with pytest.raises(dml.InvalidArgumentError, match="intermediate_edges\\[0\\]"):
         device.compile_graph(graph)
+
+
+def test_a_fused_chain_reading_a_constant_result(device):
+    """hardmax_grad is +0 everywhere (stored bits of no input): the nodes after it still read it
+    as a value of the graph's data type, and give the bits of the operators run one by one."""
+    builder = dml.GraphBuilder(device)
+    x = builder.input(dml.BufferTensorDesc(dml.TensorDataType.FLOAT16, (8,)))
+    zero = dml.graph.hardmax_grad(x, x)
+    compiled = builder.build([dml.graph.relu(zero), dml.graph.elu_grad(x, zero)])
+    values = np.array([-2, -0.0, 0, 1, np.nan, np.inf, -np.inf, 3], np.float16)
+    source = device.create_buffer(16)
+    outputs = [device.create_buffer(16), device.create_buffer(16)]
+    source.write(values)
+    temporary = device.create_buffer(compiled.binding_properties.temporary_resource_size)
+    device.execute(device.create_binding_table(compiled, inputs=[source], outputs=outputs, temporary=temporary))
+    zero = dml.hardmax_grad(values, values, device=device)
+    expected = [dml.relu(zero, device=device), dml.elu_grad(values, zero, device=device)]  # one by one
+    for out, want in zip(outputs, expected):
+        assert np.array_equal(out.read(np.uint16, 8), want.view(np.uint16))

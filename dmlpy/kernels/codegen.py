@@ -18,6 +18,7 @@ from ..base.errors import UnsupportedError
 from ..base.tensor_desc import BufferTensorDesc
 from ..base.types import data_type_info
 from ..ir import expr as e
+from .interface import MAX_ELEMENTWISE_INPUTS, KernelInterface
 
 PREFERRED_WORKGROUP_SIZE = 256
 
@@ -116,7 +117,8 @@ class KernelPlan:
     stages: tuple[KernelStage, ...]
     element_count: int
     temporary_size: int = 0  # scratch bytes, bound as the temporary resource
-    scalar_bits: tuple[int, ...] = ()  # FP32 scalars, pushed after the offsets and count (push_constants)
+    scalar_bits: tuple[int, ...] = ()  # FP32 scalars, pushed after the bases and count (push_constants)
+    interface: KernelInterface | None = None  # None: copy.comp, whose caller pushes its word count
     reason: str = ""  # why this path and dispatch shape (tools/dump_shaders.py prints it)
 
     @property
@@ -129,17 +131,13 @@ class KernelPlan:
         return [stage.workgroups(adapter, self.element_count) for stage in self.stages]
 
     def push_constants(self, base_elements: tuple[int, ...], element_count: int) -> np.ndarray:
-        """The Params block of every dmlpy shader, in its order: where each tensor's first
-        element lies in its binding, the element count, then the scalars' FP32 bits."""
-        return np.array([*base_elements, element_count, *self.scalar_bits], dtype=np.uint32)
+        """The Params block of the plan's shaders, in the order its interface lays out."""
+        return self.interface.push_constants(base_elements, element_count, self.scalar_bits)
 
 
-def check_binding_count(count: int, adapter: AdapterInfo) -> None:
-    """A kernel binds each tensor as one storage buffer: at most maxPerStageDescriptorStorageBuffers."""
-    if count > adapter.max_per_stage_descriptor_storage_buffers:
-        raise UnsupportedError(f"the kernel binds {count} storage buffers; the device allows "
-                               f"{adapter.max_per_stage_descriptor_storage_buffers} "
-                               "(maxPerStageDescriptorStorageBuffers)")
+def fp32_bits(scalars: tuple[float, ...]) -> tuple[int, ...]:
+    """Each scalar's bits as an FP32 number (push constants hold bits)."""
+    return tuple(int(np.float32(s).view(np.uint32)) for s in scalars)
 
 
 def workgroup_size_for(adapter: AdapterInfo) -> int:
@@ -208,9 +206,6 @@ def uvec_list(strides: list[tuple[int, ...]]) -> str:
     return ", ".join(f"uvec{width}({uint_list(s[d] for s in strides)})" for d in range(len(strides[0])))
 
 
-MAX_ELEMENTWISE_INPUTS = 4  # the inputs shaders/elementwise.glsl declares
-
-
 @dataclass(frozen=True)
 class KernelTensor:
     """Where a tensor a kernel binds lies: input or output `index` of the compiled operator (or
@@ -244,22 +239,24 @@ class ElementwiseMath:
 
 
 def plan_elementwise(inputs: list[BufferTensorDesc], output: BufferTensorDesc, adapter: AdapterInfo,
-                     body: list[str], scalars: tuple[float, ...] = (), transcendental: bool = False,
-                     shader: str = "elementwise.comp") -> KernelPlan:
-    """Plan `output = op(inputs...)` for tensors with equal sizes and data type. `body` is the
-    operator's math as rendered by expr.render; `scalars` its FP32 scalars, pushed at run time."""
+                     result: e.Expr, scalars: tuple[float, ...] = ()) -> KernelPlan:
+    """Plan `output = result(inputs...)` for tensors with equal sizes, each of its own data
+    type; `scalars` are the expression's FP32 scalars, pushed at run time. Where element
+    widths differ, only the paths that read each tensor by its own width are taken."""
     if not 1 <= len(inputs) <= MAX_ELEMENTWISE_INPUTS:
         raise UnsupportedError(f"{len(inputs)} inputs: the element-wise kernel takes 1 to {MAX_ELEMENTWISE_INPUTS}")
-    check_binding_count(len(inputs) + 1, adapter)
     info = data_type_info(output.data_type)
     elements_per_word = 32 // info.bits
     tensors = [*inputs, output]
+    one_width = all(data_type_info(t.data_type).bits == info.bits for t in inputs)
     sizes, strides = merge_dims(output.sizes, [t.element_strides for t in tensors])
     output_sizes, (output_strides,) = merge_dims(output.sizes, [output.element_strides])
     output_row_major = len(output_sizes) == 1 and (output_sizes[0] == 1 or output_strides == (1,))
     periods = [input_period(s, strides[-1], sizes) for s in strides[:-1]]
     aligned = all(starts_on(t, 4) for t in tensors)
-    if all(s == strides[-1] for s in strides) and is_dense(sizes, strides[-1]) and aligned:
+    if not one_width:
+        path, reason = "strided", "the tensors' elements differ in width: each is read by its own"
+    elif all(s == strides[-1] for s in strides) and is_dense(sizes, strides[-1]) and aligned:
         path, reason = "packed", "every tensor has one dense layout"
     elif is_dense(sizes, strides[-1]) and aligned and None not in periods and any(periods) \
             and all(p % elements_per_word == 0 for p in periods):
@@ -279,20 +276,25 @@ def plan_elementwise(inputs: list[BufferTensorDesc], output: BufferTensorDesc, a
         "ELEMENT_BITS": info.bits,
         f"PATH_{'PACKED' if path == 'broadcast' else path.upper()}": "",
         "WORKGROUP_SIZE": workgroup_size,
-        "INPUT_COUNT": len(inputs),
-        "SCALAR_COUNT": len(scalars),
         **float_controls_defines(adapter),
     }
-    if transcendental:
+    if e.uses_transcendentals(result):
         defines["USES_TRANSCENDENTALS"] = ""
-    generated = (("operator_body.glsl", tuple(body)),)
-    scalar_bits = tuple(int(np.float32(s).view(np.uint32)) for s in scalars)
-    if path in ("packed", "broadcast"):
-        # 16-byte vectors where every tensor starts on 16 bytes (segments are cut on 16 too)
-        # and every repeated block is whole vectors; whole chunks in the main dispatch, the
-        # words past them in a tail dispatch.
-        unit = 4 * elements_per_word
-        vector_words = 4 if all(starts_on(t, 16) for t in tensors) and all(p % unit == 0 for p in periods) else 1
+    input_types = tuple(t.data_type for t in inputs)
+    packed = path in ("packed", "broadcast")
+    # The packed paths move 16-byte vectors where every tensor starts on 16 bytes (segments
+    # are cut on 16 too) and every repeated block is whole vectors, else words.
+    vector_words = 4 if packed and all(starts_on(t, 16) for t in tensors) \
+        and all(p % (4 * elements_per_word) == 0 for p in periods) else 1
+    interface = KernelInterface(input_types, (output.data_type,), scalar_count=len(scalars),
+                                vector_views=path == "tiled" or vector_words == 4)
+    interface.check(adapter)
+    generated = (("kernel_interface.glsl", interface.header()),
+                 ("operator_body.glsl", tuple(e.render(result, input_types, output.data_type))))
+    scalar_bits = fp32_bits(scalars)
+    shader = "elementwise.comp"
+    if packed:
+        # Whole chunks in the main dispatch, the words past them in a tail dispatch.
         interleaved = packed_units_interleaved(adapter)
         defines.update({"VECTOR_WORDS": vector_words, "VECTORS_PER_ITEM": PACKED_VECTORS_PER_ITEM})
         if path == "broadcast":
@@ -307,7 +309,8 @@ def plan_elementwise(inputs: list[BufferTensorDesc], output: BufferTensorDesc, a
                               generated=generated, part="tail", chunk=chunk))
         reason += (f"; {PACKED_VECTORS_PER_ITEM} units of {vector_words} word(s) per invocation, "
                    f"{'a workgroup apart (a GPU: coalesced)' if interleaved else 'consecutive (a CPU device)'}")
-        return KernelPlan(path, stages, output.element_count, scalar_bits=scalar_bits, reason=reason)
+        return KernelPlan(path, stages, output.element_count, scalar_bits=scalar_bits, reason=reason,
+                          interface=interface)
     if path == "tiled":
         sizes, strides, _ = column_run_order(sizes, strides)
         tile = 4 * elements_per_word
@@ -315,7 +318,8 @@ def plan_elementwise(inputs: list[BufferTensorDesc], output: BufferTensorDesc, a
                         "INPUT_PITCH": f"{strides[0][1]}u", "OUTPUT_PITCH": f"{strides[-1][0]}u"})
         stage = KernelStage("main", shader, defines, workgroup_size, tile * tile,
                             invocations=sizes[0] // tile * (sizes[1] // tile), generated=generated)
-        return KernelPlan(path, (stage,), output.element_count, scalar_bits=scalar_bits, reason=reason)
+        return KernelPlan(path, (stage,), output.element_count, scalar_bits=scalar_bits, reason=reason,
+                      interface=interface)
     run_length = max(strided_run_length(adapter), elements_per_word)  # whole output words on the gather path
     invocations = None
     if path == "strided" and len(sizes) > 1:
@@ -332,7 +336,8 @@ def plan_elementwise(inputs: list[BufferTensorDesc], output: BufferTensorDesc, a
                     "STRIDES": uint_list(s[d] for d in range(len(sizes)) for s in strides)})
     stage = KernelStage("main", shader, defines, workgroup_size, run_length, invocations=invocations,
                         generated=generated)
-    return KernelPlan(path, (stage,), output.element_count, scalar_bits=scalar_bits, reason=reason)
+    return KernelPlan(path, (stage,), output.element_count, scalar_bits=scalar_bits, reason=reason,
+                      interface=interface)
 
 
 def input_period(input_strides: tuple[int, ...], output_strides: tuple[int, ...], sizes: tuple[int, ...]) -> int | None:
@@ -402,127 +407,3 @@ def broadcast_dims(slope: BufferTensorDesc) -> tuple[bool, ...]:
     return tuple(size > 1 and stride == 0 for size, stride in zip(slope.sizes, slope.element_strides))
 
 
-# Elements one invocation of a reduction stage takes: a power of two, so that chunks are
-# subtrees of the row's pairwise tree and the bits do not depend on it. Large enough that
-# most rows are one chunk (no combining stage), small enough to spread long rows out.
-MAX_REDUCTION_CHUNK = 4096
-
-
-def reduction_chunk(reduced_count: int) -> int:
-    return min(MAX_REDUCTION_CHUNK, 1 << max(0, reduced_count - 1).bit_length())
-MAX_REDUCTION_INPUTS, MAX_REDUCTION_OUTPUTS = 3, 2  # what shaders/reduce.comp declares
-
-
-@dataclass(frozen=True)
-class ReducedOutput:
-    """An output of a reduction plan: `value` for each element (per_row False), or one value
-    per row, stored where the row's reduced indices are 0 (per_row True)."""
-
-    desc: BufferTensorDesc
-    value: e.Expr
-    per_row: bool = False
-
-
-def _reduction_body(lines_element: list[str], lines_row: list[str]) -> tuple[str, ...]:
-    return ("void element_math(uint bits[INPUT_COUNT], uint totals[TOTAL_SLOTS], uint element,",
-            "                  out REDUCE_VALUE reduce_value, out uint output_bits[OUTPUT_COUNT]) {",
-            *(f"    {line}" for line in lines_element), "}",
-            "void row_math(uint totals[TOTAL_SLOTS], out uint output_bits[OUTPUT_COUNT]) {",
-            *(f"    {line}" for line in lines_row), "}")
-
-
-def plan_reduction(inputs: list[BufferTensorDesc], outputs: list[ReducedOutput], reduced: tuple[bool, ...],
-                   adapter: AdapterInfo, scalars: tuple[float, ...] = ()) -> KernelPlan:
-    """Plan outputs that depend on reductions over rows (shaders/reduce.comp): `reduced`
-    marks the dims of the first input's sizes a row spans. Each reduce node in the outputs'
-    expressions becomes a stage (and a stage combining chunk partials where rows are long);
-    an element output is written by the first stage that knows the totals it reads."""
-    if not 1 <= len(inputs) <= MAX_REDUCTION_INPUTS or not 1 <= len(outputs) <= MAX_REDUCTION_OUTPUTS:
-        raise UnsupportedError(f"{len(inputs)} inputs and {len(outputs)} outputs: the reduction kernel takes 1 to "
-                               f"{MAX_REDUCTION_INPUTS} inputs and 1 to {MAX_REDUCTION_OUTPUTS} outputs")
-    sizes = inputs[0].sizes
-    tensors = [*inputs, *(o.desc for o in outputs)]
-    per_row = [False] * len(inputs) + [o.per_row for o in outputs]
-    kept_dims = [d for d, r in enumerate(reduced) if not r]
-    reduced_dims = [d for d, r in enumerate(reduced) if r]
-    kept_sizes, kept_strides = merge_dims(
-        tuple(sizes[d] for d in kept_dims), [tuple(t.element_strides[d] for d in kept_dims) for t in tensors])
-    reduced_sizes, reduced_strides = merge_dims(
-        tuple(sizes[d] for d in reduced_dims),
-        [tuple(0 if row else t.element_strides[d] for d in reduced_dims) for t, row in zip(tensors, per_row)])
-    row_count, reduced_count = math.prod(kept_sizes), math.prod(reduced_sizes)
-    chunk = reduction_chunk(reduced_count)
-    chunk_count = math.ceil(reduced_count / chunk)
-    nodes = e.reductions(*(o.value for o in outputs))
-    slot = {node.serial: k for k, node in enumerate(nodes)}
-    written_by = [len(nodes) if o.per_row else max((slot[n] + 1 for n in e.needed_reductions(o.value)), default=0)
-                  for o in outputs]
-    totals_words = len(nodes) * row_count
-    partials_words = row_count * chunk_count if chunk_count > 1 else 0
-    workgroup_size = workgroup_size_for(adapter)
-    check_binding_count(len(inputs) + len(outputs) + 1, adapter)  # and the scratch words
-    info = data_type_info(inputs[0].data_type)
-    common = {
-        f"DTYPE_{inputs[0].data_type.name}": "",
-        "ELEMENT_BITS": info.bits,
-        "WORKGROUP_SIZE": workgroup_size,
-        "INPUT_COUNT": len(inputs),
-        "OUTPUT_COUNT": len(outputs),
-        "SCALAR_COUNT": len(scalars),
-        "REDUCTION_COUNT": len(nodes),
-        "ROW_COUNT": f"{row_count}u",
-        "CHUNK": f"{chunk}u",
-        "CHUNK_COUNT": f"{chunk_count}u",
-        **float_controls_defines(adapter),
-        "REDUCED_COUNT": f"{reduced_count}u",
-        "KEPT_RANK": len(kept_sizes),
-        "KEPT_SIZES": uint_list(kept_sizes),
-        "KEPT_STRIDES": uint_list(s[d] for d in range(len(kept_sizes)) for s in kept_strides),
-        "REDUCED_RANK": len(reduced_sizes),
-        "REDUCED_SIZES": uint_list(reduced_sizes),
-        "REDUCED_STRIDES": uint_list(s[d] for d in range(len(reduced_sizes)) for s in reduced_strides),
-    }
-    if any(e.uses_transcendentals(o.value) for o in outputs):
-        common["USES_TRANSCENDENTALS"] = ""
-
-    final_elements = any(at == len(nodes) and not o.per_row for at, o in zip(written_by, outputs))
-    # Row outputs come from the stage that completes the last total: the final stage where
-    # element outputs need one anyway, else the last reduction's own (partial or total) stage.
-    rows_at = "final" if final_elements or not nodes else f"{'total' if chunk_count > 1 else 'reduce'}{len(nodes) - 1}"
-
-    def stage(name: str, kind: str, known: int, invocations: int, reduction: e.Expr | None = None):
-        element_outputs = [o for o, at in enumerate(written_by) if at == known and not outputs[o].per_row
-                           and kind != "total"]
-        row_outputs = [o for o, out in enumerate(outputs) if out.per_row and name == rows_at]
-        assignments = [(f"output_bits[{o}]", outputs[o].value, e.STORED) for o in element_outputs]
-        defines = {**common, f"STAGE_{kind.upper()}": "", "TOTALS_KNOWN": f"{known}u",
-                   "ELEMENT_OUTPUTS": sum(1 << o for o in element_outputs),
-                   "ROW_OUTPUTS": sum(1 << o for o in row_outputs)}
-        if reduction is not None:
-            defines.update({f"REDUCE_{e.REDUCTIONS[reduction.op]}": "", "REDUCTION": f"{known}u",
-                            "PARTIALS_AT": f"{totals_words + known * partials_words}u"})
-            if kind == "partial":
-                kind_of_value = e.BOOL if reduction.op == "first_where" else e.FLOAT
-                assignments.append(("reduce_value", reduction.args[0], kind_of_value))
-        if kind == "final" and element_outputs:
-            defines["FINAL_ELEMENTS"] = ""
-        completed = known + (1 if row_outputs and reduction is not None else 0)  # this stage's own total too
-        row_totals = {node.serial: k for k, node in enumerate(nodes[:completed])}
-        body = _reduction_body(
-            e.render_assignments(assignments, {node.serial: k for k, node in enumerate(nodes[:known])}),
-            e.render_assignments([(f"output_bits[{o}]", outputs[o].value, e.STORED) for o in row_outputs],
-                                 row_totals))
-        return KernelStage(name, "reduce.comp", defines, workgroup_size, invocations=invocations,
-                           generated=(("operator_body.glsl", body),))
-
-    stages = []
-    for k, node in enumerate(nodes):
-        stages.append(stage(f"reduce{k}", "partial", k, row_count * chunk_count, node))
-        if chunk_count > 1:
-            stages.append(stage(f"total{k}", "total", k, row_count, node))
-    if rows_at == "final" and any(at == len(nodes) for at in written_by):
-        stages.append(stage("final", "final", len(nodes), row_count * (chunk_count if final_elements else 1)))
-    scalar_bits = tuple(int(np.float32(s).view(np.uint32)) for s in scalars)
-    temporary_words = max(1, totals_words + len(nodes) * partials_words)
-    return KernelPlan("reduce", tuple(stages), inputs[0].element_count, temporary_size=4 * temporary_words,
-                      scalar_bits=scalar_bits)

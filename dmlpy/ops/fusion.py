@@ -7,7 +7,7 @@ element-wise too and its output has no other reader (no other edge, no graph out
 fused kernel computes its nodes' expressions in one SSA body: an intermediate becomes the
 stored bits the unfused operator would have written (expr.stored: a number rounded to the
 data type once, an integer saturated), so the fused kernel gives the same bits as the nodes
-run one by one. A kernel takes at most MAX_FUSED_NODES nodes, codegen.MAX_ELEMENTWISE_INPUTS
+run one by one. A kernel takes at most MAX_FUSED_NODES nodes, interface.MAX_ELEMENTWISE_INPUTS
 distinct tensors from outside, and the scalars its push constants hold; past that, a new
 kernel starts. Reductions (the softmax family, PReLU's gradient) run as their own kernels.
 
@@ -29,7 +29,8 @@ from dataclasses import dataclass, field
 from ..base.adapter import AdapterInfo
 from ..base.errors import UnsupportedError
 from ..ir import expr as e
-from ..kernels.codegen import MAX_ELEMENTWISE_INPUTS, KernelPlan, KernelTensor, plan_elementwise
+from ..kernels.codegen import KernelPlan, KernelTensor, plan_elementwise
+from ..kernels.interface import elementwise_limits
 from .graph import GraphDesc, NodeInputSource
 
 MAX_FUSED_NODES = 16  # keeps a fused body (and glslang's time on it) bounded
@@ -87,9 +88,7 @@ def plan_graph(graph: GraphDesc, adapter: AdapterInfo, segment_size: int | None 
         readers[key] = readers.get(key, 0) + 1
     graph_outputs = {(edge.from_node, edge.from_node_output_index): edge.graph_output_index
                      for edge in graph.output_edges}
-    # Push constants: a base offset per tensor (at most the inputs and one output), the element count, scalars.
-    scalar_room = adapter.max_push_constants_size // 4 - (MAX_ELEMENTWISE_INPUTS + 2)
-    max_inputs = min(MAX_ELEMENTWISE_INPUTS, adapter.max_per_stage_descriptor_storage_buffers - 1)
+    max_inputs, scalar_room = elementwise_limits(adapter)
 
     def fits(nodes: list[int]) -> bool:
         return (len(nodes) <= MAX_FUSED_NODES and len(_external_sources(graph, nodes)) <= max_inputs
@@ -160,8 +159,7 @@ def plan_graph(graph: GraphDesc, adapter: AdapterInfo, segment_size: int | None 
             external = _external_sources(graph, group.nodes)
             result, scalars = _fused_math(graph, group.nodes, math, external)
             output = location[root, 0]
-            plan = plan_elementwise([read(s).desc for s in external], output.desc, adapter, e.render(result), scalars,
-                                    e.uses_transcendentals(result))
+            plan = plan_elementwise([read(s).desc for s in external], output.desc, adapter, result, scalars)
             tensors = [*(read(s) for s in external), output]
         if not plan.windowable:
             _check_bindable(group, descs[root], plan, tensors, segment_size)

@@ -1,0 +1,115 @@
+"""A kernel's interface, described once: the tensors it binds (inputs, outputs, optional
+scratch), each with its own data type, and its push constants. From this one description
+come the GLSL bindings and `Params` block (the generated header `kernel_interface.glsl`, which
+every kernel family includes instead of writing its own), the push-constant values in that
+block's order, and the device limits a kernel must fit.
+
+Bindings: input k at binding k, output o at binding INPUT_COUNT + o, the scratch after the
+outputs. Params: `base[]`, each binding's first element of this dispatch (the scratch's
+first word last), then the element count, then the operator's FP32 scalars as bits.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..base.adapter import AdapterInfo
+from ..base.errors import UnsupportedError
+from ..base.types import TensorDataType, data_type_info
+
+# The most tensors each kernel family takes: its loops over them are unrolled, so every
+# tensor costs registers in every invocation.
+MAX_ELEMENTWISE_INPUTS = 4
+MAX_REDUCTION_INPUTS, MAX_REDUCTION_OUTPUTS = 3, 2
+
+
+@dataclass(frozen=True)
+class KernelInterface:
+    inputs: tuple[TensorDataType, ...]
+    outputs: tuple[TensorDataType, ...]
+    scratch: bool = False  # a raw word buffer after the outputs (the temporary resource)
+    scalar_count: int = 0
+    vector_views: bool = False  # each tensor also seen as 16-byte vectors (`NAME_vec4[]`)
+
+    @property
+    def tensors(self) -> tuple[TensorDataType, ...]:
+        return (*self.inputs, *self.outputs)
+
+    @property
+    def storage_buffers(self) -> int:
+        return len(self.tensors) + self.scratch
+
+    @property
+    def push_constant_words(self) -> int:
+        return self.storage_buffers + 1 + self.scalar_count  # base[], element_count, scalar_bits[]
+
+    def check(self, adapter: AdapterInfo) -> None:
+        """Raise UnsupportedError where the device cannot bind this interface."""
+        if self.storage_buffers > adapter.max_per_stage_descriptor_storage_buffers:
+            raise UnsupportedError(f"the kernel binds {self.storage_buffers} storage buffers; the device allows "
+                                   f"{adapter.max_per_stage_descriptor_storage_buffers} "
+                                   "(maxPerStageDescriptorStorageBuffers)")
+        if 4 * self.push_constant_words > adapter.max_push_constants_size:
+            raise UnsupportedError(f"the kernel pushes {4 * self.push_constant_words} bytes of constants; the device "
+                                   f"allows {adapter.max_push_constants_size} (maxPushConstantsSize)")
+
+    def push_constants(self, base_elements: tuple[int, ...], element_count: int,
+                       scalar_bits: tuple[int, ...]) -> np.ndarray:
+        """The Params block's words: base[] (one per binding), element_count, scalar_bits[]."""
+        if len(base_elements) != self.storage_buffers or len(scalar_bits) != self.scalar_count:
+            raise ValueError(f"{len(base_elements)} bases and {len(scalar_bits)} scalars for a kernel binding "
+                             f"{self.storage_buffers} buffers with {self.scalar_count} scalars")
+        return np.array([*base_elements, element_count, *scalar_bits], dtype=np.uint32)
+
+    def header(self) -> tuple[str, ...]:
+        """The GLSL of the bindings, their accessors and the Params block (kernel_interface.glsl).
+        Needs tensor_storage.glsl's TENSOR_* macros before it."""
+        names = [f"input{k}" for k in range(len(self.inputs))] + [f"output{o}" for o in range(len(self.outputs))]
+        bits = [data_type_info(t).bits for t in self.tensors]
+        lines = [f"#define INPUT_COUNT {len(self.inputs)}", f"#define OUTPUT_COUNT {len(self.outputs)}",
+                 f"#define TENSOR_COUNT {len(self.tensors)}", f"#define SCALAR_COUNT {self.scalar_count}"]
+        for binding, (name, width) in enumerate(zip(names, bits)):
+            kind = "INPUT" if binding < len(self.inputs) else "OUTPUT"
+            lines.append(f"TENSOR_{kind}({binding}, {name}, {width}u)")
+        if self.vector_views:
+            for binding, name in enumerate(names):
+                access = "readonly" if binding < len(self.inputs) else "writeonly"
+                lines.append(f"TENSOR_VECTORS({binding}, {name}, {access})")
+        if self.scratch:
+            lines.append(f"layout(set = 0, binding = {len(names)}) buffer Scratch {{ uint scratch[]; }};")
+        lines += ["layout(push_constant) uniform Params {",
+                  "    // Where each binding's first element of this dispatch lies in it, in elements (inputs,",
+                  "    // outputs, then the scratch's first word).",
+                  f"    uint base[{self.storage_buffers}];",
+                  "    uint element_count;"]
+        if self.scalar_count:
+            lines += ["    // The operator's FP32 scalars, as bits. Push constants, never #defines: a driver may fold",
+                      "    // arithmetic on a constant without IEEE care (x * 0.0 -> +0 where IEEE says -0 or NaN).",
+                      "    uint scalar_bits[SCALAR_COUNT];"]
+        lines.append("} params;")
+        # Input t's words, elements and vectors by index (a constant once loops are unrolled).
+        inputs = names[:len(self.inputs)]
+        lines += _dispatcher("uint input_word(uint t, uint w)", "t", [f"return {n}[w];" for n in inputs])
+        lines += _dispatcher("uint input_load(uint t, uint e)", "t", [f"return {n}_load(e);" for n in inputs])
+        if self.vector_views:
+            lines += _dispatcher("uvec4 input_vector(uint t, uint v)", "t", [f"return {n}_vec4[v];" for n in inputs])
+        lines += _dispatcher("void output_store(uint o, uint e, uint bits)", "o",
+                             [f"{n}_store(e, bits);" for n in names[len(self.inputs):]])
+        return tuple(lines)
+
+
+def _dispatcher(signature: str, index: str, statements: list[str]) -> list[str]:
+    """A function running the statement `index` names; the first is the fallback."""
+    def alone(statement: str) -> str:
+        return statement if statement.startswith("return") else f"{statement} return;"
+    return [f"{signature} {{", *(f"    if ({index} == {k}u) {{ {alone(s)} }}" for k, s in enumerate(statements) if k),
+            f"    {statements[0]}", "}"]
+
+
+def elementwise_limits(adapter: AdapterInfo) -> tuple[int, int]:
+    """The most inputs and FP32 scalars any element-wise kernel may take on `adapter`."""
+    widest = KernelInterface((TensorDataType.FLOAT32,) * MAX_ELEMENTWISE_INPUTS, (TensorDataType.FLOAT32,))
+    max_inputs = min(MAX_ELEMENTWISE_INPUTS, adapter.max_per_stage_descriptor_storage_buffers - 1)
+    return max_inputs, adapter.max_push_constants_size // 4 - widest.push_constant_words

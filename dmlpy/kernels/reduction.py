@@ -1,0 +1,152 @@
+"""The reduction planner: outputs that depend on reductions over rows (the softmax family,
+PReLU's slope gradient), as a sequence of stages of shaders/reduce.comp."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from ..base.adapter import AdapterInfo
+from ..base.errors import UnsupportedError
+from ..base.tensor_desc import BufferTensorDesc
+from ..base.types import data_type_info
+from ..ir import expr as e
+from .codegen import (
+    KernelPlan,
+    KernelStage,
+    float_controls_defines,
+    fp32_bits,
+    merge_dims,
+    uint_list,
+    workgroup_size_for,
+)
+from .interface import MAX_REDUCTION_INPUTS, MAX_REDUCTION_OUTPUTS, KernelInterface
+
+# Elements one invocation of a reduction stage takes: a power of two, so that chunks are
+# subtrees of the row's pairwise tree and the bits do not depend on it. Large enough that
+# most rows are one chunk (no combining stage), small enough to spread long rows out.
+MAX_REDUCTION_CHUNK = 4096
+
+
+def reduction_chunk(reduced_count: int) -> int:
+    return min(MAX_REDUCTION_CHUNK, 1 << max(0, reduced_count - 1).bit_length())
+
+
+@dataclass(frozen=True)
+class ReducedOutput:
+    """An output of a reduction plan: `value` for each element (per_row False), or one value
+    per row, stored where the row's reduced indices are 0 (per_row True)."""
+
+    desc: BufferTensorDesc
+    value: e.Expr
+    per_row: bool = False
+
+
+def _reduction_body(lines_element: list[str], lines_row: list[str]) -> tuple[str, ...]:
+    return ("void element_math(uint bits[INPUT_COUNT], uint totals[TOTAL_SLOTS], uint element,",
+            "                  out REDUCE_VALUE reduce_value, out uint output_bits[OUTPUT_COUNT]) {",
+            *(f"    {line}" for line in lines_element), "}",
+            "void row_math(uint totals[TOTAL_SLOTS], out uint output_bits[OUTPUT_COUNT]) {",
+            *(f"    {line}" for line in lines_row), "}")
+
+
+def plan_reduction(inputs: list[BufferTensorDesc], outputs: list[ReducedOutput], reduced: tuple[bool, ...],
+                   adapter: AdapterInfo, scalars: tuple[float, ...] = ()) -> KernelPlan:
+    """Plan outputs that depend on reductions over rows (shaders/reduce.comp): `reduced`
+    marks the dims of the first input's sizes a row spans. Each reduce node in the outputs'
+    expressions becomes a stage (and a stage combining chunk partials where rows are long);
+    an element output is written by the first stage that knows the totals it reads."""
+    if not 1 <= len(inputs) <= MAX_REDUCTION_INPUTS or not 1 <= len(outputs) <= MAX_REDUCTION_OUTPUTS:
+        raise UnsupportedError(f"{len(inputs)} inputs and {len(outputs)} outputs: the reduction kernel takes 1 to "
+                               f"{MAX_REDUCTION_INPUTS} inputs and 1 to {MAX_REDUCTION_OUTPUTS} outputs")
+    sizes = inputs[0].sizes
+    tensors = [*inputs, *(o.desc for o in outputs)]
+    per_row = [False] * len(inputs) + [o.per_row for o in outputs]
+    kept_dims = [d for d, r in enumerate(reduced) if not r]
+    reduced_dims = [d for d, r in enumerate(reduced) if r]
+    kept_sizes, kept_strides = merge_dims(
+        tuple(sizes[d] for d in kept_dims), [tuple(t.element_strides[d] for d in kept_dims) for t in tensors])
+    reduced_sizes, reduced_strides = merge_dims(
+        tuple(sizes[d] for d in reduced_dims),
+        [tuple(0 if row else t.element_strides[d] for d in reduced_dims) for t, row in zip(tensors, per_row)])
+    row_count, reduced_count = math.prod(kept_sizes), math.prod(reduced_sizes)
+    chunk = reduction_chunk(reduced_count)
+    chunk_count = math.ceil(reduced_count / chunk)
+    nodes = e.reductions(*(o.value for o in outputs))
+    slot = {node.serial: k for k, node in enumerate(nodes)}
+    written_by = [len(nodes) if o.per_row else max((slot[n] + 1 for n in e.needed_reductions(o.value)), default=0)
+                  for o in outputs]
+    totals_words = len(nodes) * row_count
+    partials_words = row_count * chunk_count if chunk_count > 1 else 0
+    workgroup_size = workgroup_size_for(adapter)
+    input_types = tuple(t.data_type for t in inputs)
+    output_type = outputs[0].desc.data_type  # what numbers round to, and integer math saturates to
+    if any(o.desc.data_type != output_type for o in outputs):
+        raise UnsupportedError("the reduction kernel writes its outputs in one data type")
+    interface = KernelInterface(input_types, tuple(o.desc.data_type for o in outputs), scratch=True,
+                                scalar_count=len(scalars))
+    interface.check(adapter)
+    info = data_type_info(output_type)
+    common = {
+        f"DTYPE_{output_type.name}": "",
+        "ELEMENT_BITS": info.bits,
+        "WORKGROUP_SIZE": workgroup_size,
+        "REDUCTION_COUNT": len(nodes),
+        "ROW_COUNT": f"{row_count}u",
+        "CHUNK": f"{chunk}u",
+        "CHUNK_COUNT": f"{chunk_count}u",
+        **float_controls_defines(adapter),
+        "REDUCED_COUNT": f"{reduced_count}u",
+        "KEPT_RANK": len(kept_sizes),
+        "KEPT_SIZES": uint_list(kept_sizes),
+        "KEPT_STRIDES": uint_list(s[d] for d in range(len(kept_sizes)) for s in kept_strides),
+        "REDUCED_RANK": len(reduced_sizes),
+        "REDUCED_SIZES": uint_list(reduced_sizes),
+        "REDUCED_STRIDES": uint_list(s[d] for d in range(len(reduced_sizes)) for s in reduced_strides),
+    }
+    if any(e.uses_transcendentals(o.value) for o in outputs):
+        common["USES_TRANSCENDENTALS"] = ""
+
+    final_elements = any(at == len(nodes) and not o.per_row for at, o in zip(written_by, outputs))
+    # Row outputs come from the stage that completes the last total: the final stage where
+    # element outputs need one anyway, else the last reduction's own (partial or total) stage.
+    rows_at = "final" if final_elements or not nodes else f"{'total' if chunk_count > 1 else 'reduce'}{len(nodes) - 1}"
+
+    header = interface.header()
+
+    def stage(name: str, kind: str, known: int, invocations: int, reduction: e.Expr | None = None):
+        element_outputs = [o for o, at in enumerate(written_by) if at == known and not outputs[o].per_row
+                           and kind != "total"]
+        row_outputs = [o for o, out in enumerate(outputs) if out.per_row and name == rows_at]
+        assignments = [(f"output_bits[{o}]", outputs[o].value, e.STORED) for o in element_outputs]
+        defines = {**common, f"STAGE_{kind.upper()}": "", "TOTALS_KNOWN": f"{known}u",
+                   "ELEMENT_OUTPUTS": sum(1 << o for o in element_outputs),
+                   "ROW_OUTPUTS": sum(1 << o for o in row_outputs)}
+        if reduction is not None:
+            defines.update({f"REDUCE_{e.REDUCTIONS[reduction.op]}": "", "REDUCTION": f"{known}u",
+                            "PARTIALS_AT": f"{totals_words + known * partials_words}u"})
+            if kind == "partial":
+                kind_of_value = e.BOOL if reduction.op == "first_where" else e.FLOAT
+                assignments.append(("reduce_value", reduction.args[0], kind_of_value))
+        if kind == "final" and element_outputs:
+            defines["FINAL_ELEMENTS"] = ""
+        completed = known + (1 if row_outputs and reduction is not None else 0)  # this stage's own total too
+        row_totals = {node.serial: k for k, node in enumerate(nodes[:completed])}
+        body = _reduction_body(
+            e.render_assignments(assignments, input_types, output_type,
+                                 {node.serial: k for k, node in enumerate(nodes[:known])}),
+            e.render_assignments([(f"output_bits[{o}]", outputs[o].value, e.STORED) for o in row_outputs],
+                                 input_types, output_type, row_totals))
+        return KernelStage(name, "reduce.comp", defines, workgroup_size, invocations=invocations,
+                           generated=(("kernel_interface.glsl", header), ("operator_body.glsl", body)))
+
+    stages = []
+    for k, node in enumerate(nodes):
+        stages.append(stage(f"reduce{k}", "partial", k, row_count * chunk_count, node))
+        if chunk_count > 1:
+            stages.append(stage(f"total{k}", "total", k, row_count, node))
+    if rows_at == "final" and any(at == len(nodes) for at in written_by):
+        stages.append(stage("final", "final", len(nodes), row_count * (chunk_count if final_elements else 1)))
+    temporary_words = max(1, totals_words + len(nodes) * partials_words)
+    return KernelPlan("reduce", tuple(stages), inputs[0].element_count, temporary_size=4 * temporary_words,
+                      scalar_bits=fp32_bits(scalars), interface=interface)
