@@ -20,6 +20,8 @@ from .frontends.graph_builder import GraphBuilder, GraphValue
 from .frontends.numpy_api import FRONT_ENDS as _FRONT_ENDS
 from .frontends.prelu import prelu_grad
 from .ops.activations import DESCS as _ACTIVATION_DESCS
+from .ops.enums import AxisDirection, MatrixTransform, ReduceFunction
+from .ops.fields import ScaleBias
 from .ops.graph import GraphDesc, GraphInputEdge, GraphIntermediateEdge, GraphOutputEdge
 from .ops.prelu_grad import ActivationParameterizedReluGradOperatorDesc
 from .ops.schema import OPERATORS
@@ -46,6 +48,7 @@ __all__ = [
     "ActivationParameterizedReluGradOperatorDesc",
     "AdapterInfo",
     "AdapterType",
+    "AxisDirection",
     "BindingProperties",
     "BindingTable",
     "Buffer",
@@ -74,7 +77,10 @@ __all__ = [
     "GuardViolationError",
     "InstallationError",
     "InvalidArgumentError",
+    "MatrixTransform",
     "Operator",
+    "ReduceFunction",
+    "ScaleBias",
     "ShaderCompilationError",
     "TensorDataType",
     "TensorFlags",

@@ -27,6 +27,10 @@ from .frontends.device_array import DeviceArray as DeviceArray
 from .frontends.graph_builder import GraphBuilder as GraphBuilder
 from .frontends.graph_builder import GraphValue as GraphValue
 from .frontends.prelu import prelu_grad as prelu_grad
+from .ops.enums import AxisDirection as AxisDirection
+from .ops.enums import MatrixTransform as MatrixTransform
+from .ops.enums import ReduceFunction as ReduceFunction
+from .ops.fields import ScaleBias as ScaleBias
 from .ops.graph import GraphDesc as GraphDesc
 from .ops.graph import GraphInputEdge as GraphInputEdge
 from .ops.graph import GraphIntermediateEdge as GraphIntermediateEdge
@@ -118,12 +122,14 @@ class ActivationReluGradOperatorDesc(OperatorDesc):
     input_tensor: BufferTensorDesc
     input_gradient_tensor: BufferTensorDesc
     output_gradient_tensor: BufferTensorDesc
+    use_dst: bool
 
     def __init__(
         self,
         input_tensor: BufferTensorDesc,
         input_gradient_tensor: BufferTensorDesc,
         output_gradient_tensor: BufferTensorDesc,
+        use_dst: bool = ...,
     ) -> None: ...
 
 @dataclass(frozen=True)
@@ -954,7 +960,7 @@ def relu_grad(
 ) -> DeviceArray:
     """ACTIVATION_RELU_GRAD on NumPy arrays: OutputGradientTensor = InputTensor > 0 ? InputGradientTensor : 0.
 
-    use_dst=True: x is the forward's output Y instead of its input X (oneDNN's use_dst).
+    use_dst=True: input_tensor holds the forward's output Y instead of X (oneDNN's use_dst).
     """
 @overload
 def relu_grad(
@@ -1592,7 +1598,7 @@ def elu_grad(
     """ACTIVATION_ELU_GRAD on NumPy arrays: OutputGradientTensor = InputTensor > 0 ? InputGradientTensor :
         InputGradientTensor * Alpha * exp(InputTensor).
 
-    use_dst=True: x is the forward's output Y instead of its input X (oneDNN's use_dst).
+    use_dst=True: input_tensor holds the forward's output Y instead of X (oneDNN's use_dst).
     """
 @overload
 def elu_grad(
@@ -1823,7 +1829,7 @@ def sigmoid_grad(
 ) -> DeviceArray:
     """ACTIVATION_SIGMOID_GRAD on NumPy arrays: OutputGradientTensor = InputGradientTensor * sigmoid'(InputTensor).
 
-    use_dst=True: x is the forward's output Y instead of its input X (oneDNN's use_dst).
+    use_dst=True: input_tensor holds the forward's output Y instead of X (oneDNN's use_dst).
     """
 @overload
 def sigmoid_grad(
@@ -1883,7 +1889,7 @@ def tanh_grad(
 ) -> DeviceArray:
     """ACTIVATION_TANH_GRAD on NumPy arrays: OutputGradientTensor = InputGradientTensor * (1 - tanh(InputTensor)^2).
 
-    use_dst=True: x is the forward's output Y instead of its input X (oneDNN's use_dst).
+    use_dst=True: input_tensor holds the forward's output Y instead of X (oneDNN's use_dst).
     """
 @overload
 def tanh_grad(
@@ -2395,7 +2401,7 @@ def softmax_grad(
 
     axes=None: over the last axis (ACTIVATION_SOFTMAX_GRAD); a tuple of axes: over those (ACTIVATION_SOFTMAX1_GRAD).
 
-    use_dst=True: x is the forward's output Y instead of its input X (oneDNN's use_dst).
+    use_dst=True: input_tensor holds the forward's output Y instead of X (oneDNN's use_dst).
     """
 @overload
 def softmax_grad(
@@ -2491,7 +2497,7 @@ def log_softmax_grad(
     axes=None: over the last axis (ACTIVATION_LOG_SOFTMAX_GRAD); a tuple of axes: over those
         (ACTIVATION_LOG_SOFTMAX1_GRAD).
 
-    use_dst=True: x is the forward's output Y instead of its input X (oneDNN's use_dst).
+    use_dst=True: input_tensor holds the forward's output Y instead of X (oneDNN's use_dst).
     """
 @overload
 def log_softmax_grad(

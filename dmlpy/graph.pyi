@@ -15,7 +15,7 @@ def identity_grad(x: GraphValue, dy: GraphValue) -> GraphValue:
 def relu(x: GraphValue) -> GraphValue:
     """Add an ACTIVATION_RELU node: OutputTensor = max(0, InputTensor)."""
 
-def relu_grad(x: GraphValue, dy: GraphValue) -> GraphValue:
+def relu_grad(x: GraphValue, dy: GraphValue, *, use_dst: bool = ...) -> GraphValue:
     """Add an ACTIVATION_RELU_GRAD node: OutputGradientTensor = InputTensor > 0 ? InputGradientTensor : 0."""
 
 def leaky_relu(x: GraphValue, *, alpha: float = ...) -> GraphValue:

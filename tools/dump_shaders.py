@@ -19,9 +19,14 @@ Without --out, the GLSL and the disassembly of every stage go to standard output
 printed. Every tensor takes --dtype and --sizes; --strides sets every tensor's strides. The
 options --<tensor>-sizes and --<tensor>-strides set one tensor's (e.g. a PReLU slope
 broadcast through zero strides and its gradient's size-1 dims), and operators with scalars
-take them as --<scalar> (e.g. --alpha, --beta). An option the operator does not have is a
-usage error. The first line says how the adapter (--adapter, --profile) treats FP32
-subnormals and which float controls the kernels carry (docs/numerics.md).
+take them as --<scalar> (e.g. --alpha, --beta). Fields of the other kinds take --<field>: a
+DirectML enum its member's name (--function SUM_SQUARE), an integer list comma-separated
+values (--window-sizes 2,2), a ScaleBias SCALE,BIAS (--scale-bias 2,0.5), a fused activation
+NAME[:FIELD=VALUE,...] (--fused-activation leaky_relu:alpha=0.1), each defaulting to the
+desc's default. An optional tensor is always given here: no device takes an absent one yet.
+An option the operator does not have is a usage error. The first line says how the adapter
+(--adapter, --profile) treats FP32 subnormals and which float controls the kernels carry
+(docs/numerics.md).
 
 Exit status: 0 done, 1 the desc was rejected (the DmlError is printed) or a file could not
 be written, 2 a usage error (an --out that is no writable directory included).
@@ -41,6 +46,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import dmlpy as dml
 from dmlpy.base.errors import shown
 from dmlpy.kernels.codegen import float_controls_defines
+from dmlpy.ops.fields import EnumField, FusedActivationField, IntListField, ScaleBiasField
 from dmlpy.ops.fusion import plan_graph
 from dmlpy.ops.graph import node_desc
 from dmlpy.runtime.shader_compiler import compile_desc, compile_glsl, find_tool
@@ -73,6 +79,25 @@ def _node(text: str) -> tuple[str, dict[str, object]]:
     return name, fields
 
 
+def _scale_bias(text: str) -> dml.ScaleBias:
+    try:
+        scale, bias = (float(part) for part in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not SCALE,BIAS (two numbers)") from None
+    return dml.ScaleBias(scale, bias)
+
+
+def _value_option(field) -> tuple[object, str]:
+    """The argparse type and help of a fields.py kind's option."""
+    if isinstance(field, EnumField):
+        return str, f"{field.dml_name}: one of {', '.join(field.enum_type.__members__)}"
+    if isinstance(field, IntListField):
+        return _dims, f"{field.dml_name}: comma-separated integers"
+    if isinstance(field, ScaleBiasField):
+        return _scale_bias, f"{field.dml_name}: SCALE,BIAS"
+    return _node, f"{field.dml_name}: NAME[:FIELD=VALUE,...], an activation DirectML fuses"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("operator", choices=sorted(dml.OPERATORS), metavar="OPERATOR",
@@ -95,6 +120,15 @@ def build_parser() -> argparse.ArgumentParser:
         spellings = dict.fromkeys([f"--{name.replace('_', '-')}", f"--{name}"])  # --sigmoid-input-scale, and _
         parser.add_argument(*spellings, dest=name, type=float, help=f"{dml_name}, where the operator has it (default: "
                             "DirectML's default; required where DirectML has none)")
+    values = {v.name: v for schema in dml.OPERATORS.values() for v in schema.values}
+    for name, field in sorted(values.items()):
+        option = f"--{name.replace('_', '-')}"
+        if option in parser._option_string_actions:  # argparse would raise a bare conflict error
+            raise SystemExit(f"dump_shaders: {field.dml_name}'s option {option} is one the tool already has: "
+                             "teach tools/dump_shaders.py another name for it")
+        kind, help_text = _value_option(field)
+        parser.add_argument(option, dest=name, type=kind, help=f"{help_text}, where the operator has it (default: "
+                            "the desc's; required where it has none)")
     parser.add_argument("--axes", type=_dims, help="Axes, where the operator has them (the *1 forms), e.g. 0,2")
     parser.add_argument("--use-dst", action="store_true", help="the gradient from the forward's output, "
                         "where the operator has that form")
@@ -113,6 +147,7 @@ def operator_options(schema) -> set[str]:
     options = {f"{f.name}_{part}" for f in schema.tensors for part in ("sizes", "strides")}
     options |= {s.name for s in schema.scalars}
     options |= {"axes"} if schema.axes else set()
+    options |= {v.name for v in schema.values}
     return options | ({"use_dst"} if any(f.name == "use_dst" for f in schema.flags) else set())
 
 
@@ -148,7 +183,8 @@ def check_out(parser: argparse.ArgumentParser, out: Path) -> None:
         parser.error(f"argument --out: {where} is not writable")
 
 
-def dump(args) -> list[Path]:
+def build_desc(args):
+    """The desc the options describe."""
     schema = dml.OPERATORS[args.operator]
     tensors = {}
     for field in schema.tensors:
@@ -169,7 +205,23 @@ def dump(args) -> list[Path]:
         if args.axes is None:
             raise dml.InvalidArgumentError(f"{schema.name} needs --{field.name} ({field.dml_name})")
         axes[field.name] = args.axes
-    desc = schema.desc_class(**tensors, **scalars, **flags, **axes)
+    values = {}
+    for field in schema.values:
+        value = getattr(args, field.name)
+        if value is None and defaults[field.name] is dataclasses.MISSING:
+            raise dml.InvalidArgumentError(f"{schema.name} needs --{field.name.replace('_', '-')} ({field.dml_name})")
+        if isinstance(field, FusedActivationField) and value is not None:  # its unbound form: every tensor None
+            name, fields = value
+            nested = dml.OPERATORS[name]
+            value = nested.desc_class(**dict.fromkeys((t.name for t in nested.tensors), None), **fields)
+        if value is not None:
+            values[field.name] = value
+    return schema.desc_class(**tensors, **scalars, **flags, **axes, **values)
+
+
+def dump(args) -> list[Path]:
+    schema = dml.OPERATORS[args.operator]
+    desc = build_desc(args)
     adapter = args.planned_adapter
     controls = ", ".join(float_controls_defines(adapter)) or "none (the hardware keeps subnormals)"
     print(f"// adapter {adapter.name}{f' planned as {adapter.profile}' if adapter.profile else ''}: FP32 "

@@ -27,6 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import dmlpy
 import dmlpy.graph
+from dmlpy.ops.fields import EnumField, FusedActivationField, IntListField, ScaleBiasField, ValueField
 from dmlpy.ops.schema import OperatorDesc, OperatorSchema
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -131,8 +132,10 @@ def source_of(name: str, value, module) -> str | None:
 
 def field_type(stub: Stub, schema: OperatorSchema, name: str, argument: bool) -> str:
     """The type of a desc's field; `argument`: of the value its __init__ (or a graph function) takes."""
-    if name in {t.name for t in schema.tensors}:
-        return stub.use_type(dmlpy.BufferTensorDesc)
+    for tensor in schema.tensors:
+        if name == tensor.name:
+            tensor_type = stub.use_type(dmlpy.BufferTensorDesc)
+            return f"{tensor_type} | None" if tensor.optional else tensor_type
     if name in {s.name for s in schema.scalars}:
         return "float"
     if name in {f.name for f in schema.flags}:
@@ -142,8 +145,27 @@ def field_type(stub: Stub, schema: OperatorSchema, name: str, argument: bool) ->
             return f"{stub.use('typing', 'Literal')}[{', '.join(json.dumps(c) for c in choice.choices)}]"
     if name in {a.name for a in schema.axes}:
         return DESC_AXES_ARGUMENT if argument else DESC_AXES
+    for value in schema.values:
+        if name == value.name:
+            return value_type(stub, value, argument)
     raise SystemExit(f"gen_stubs: {schema.desc_class.__name__}.{name} is none of the schema's kinds of field: "
                      "teach tools/gen_stubs.py its type")
+
+
+def value_type(stub: Stub, field: ValueField, argument: bool) -> str:
+    """The type of a field of a fields.py kind; `argument`: of what a desc's __init__ takes."""
+    if isinstance(field, EnumField):  # __post_init__ takes a member's name as the member
+        member = stub.use_type(field.enum_type)
+        names = ", ".join(json.dumps(n) for n in field.enum_type.__members__)
+        return f"{member} | {stub.use('typing', 'Literal')}[{names}]" if argument else member
+    if isinstance(field, IntListField):
+        return DESC_AXES_ARGUMENT if argument else DESC_AXES  # a list taken as its tuple, as axes are
+    if isinstance(field, ScaleBiasField):
+        return f"{stub.use_type(dmlpy.ScaleBias)} | None"
+    if isinstance(field, FusedActivationField):
+        return f"{stub.use_type(OperatorDesc)} | None"
+    raise SystemExit(f"gen_stubs: {type(field).__name__} {field.name} is a kind of field tools/gen_stubs.py cannot "
+                     "type: teach it")
 
 
 def _parameters(signature: inspect.Signature, types: dict[str, str]) -> list[str]:

@@ -10,13 +10,14 @@ import inspect
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from ..base.errors import InvalidArgumentError, shown
+from ..base.errors import InvalidArgumentError, UnsupportedError, shown
 from ..base.tensor_desc import BufferTensorDesc
 from ..base.types import ExecutionFlags
 from ..ops.catalogue import OPERATORS
 from ..ops.graph import GraphDesc, GraphInputEdge, GraphIntermediateEdge, GraphOutputEdge
 from ..ops.schema import OperatorDesc, OperatorSchema, schema_of
 from ..runtime.device import Device
+from .result_types import output_data_type
 
 
 @dataclass(frozen=True, eq=False)
@@ -79,6 +80,7 @@ class GraphBuilder:
                                        f"{schema.dml_name}, not {shown(sources)}")
         for k, source in enumerate(sources):
             self._check_own(source, f"sources[{k}]")
+        schema.check_bound(desc, "a graph")
         return self._append(schema.copy(desc), list(sources))
 
     def _append(self, desc: OperatorDesc, sources: list[GraphValue]) -> tuple[GraphValue, ...]:
@@ -167,8 +169,9 @@ def chain(value: GraphValue, steps: Sequence[tuple[str, dict]], others: GraphVal
 
 def builder_function(schema: OperatorSchema):
     """The graph function of an operator: its inputs as GraphValues of one builder, its
-    scalars, flags, choices and axes as keywords with the desc's defaults; it returns the
-    node's output (a tuple of them for several)."""
+    other fields (scalars, flags, choices, axes, enums, integer lists, a ScaleBias, a fused
+    activation) as keywords with the desc's defaults; it returns the node's output (a tuple
+    of them for several)."""
     arguments = [field.argument for field in schema.inputs]
     positional = inspect.Parameter.POSITIONAL_OR_KEYWORD
     parameters = [inspect.Parameter(name, positional) for name in arguments]
@@ -190,14 +193,19 @@ def builder_function(schema: OperatorSchema):
         if not isinstance(first, GraphValue):
             raise InvalidArgumentError(f"{arguments[0]} must be a GraphValue, not {type(first).__name__}")
         builder = first.builder
-        for name, source in zip(arguments, sources):
-            builder._check_own(source, name)
+        for field, source in zip(schema.inputs, sources):
+            if source is None and field.optional:  # the node's desc would leave it None: no graph binds that yet
+                raise UnsupportedError(f"dmlpy.graph.{schema.name}: {field.argument} is None (DirectML's null "
+                                       f"{field.dml_name}): a graph binds every tensor of a node and does not take an "
+                                       "absent one yet", field.name)
+            builder._check_own(source, field.argument)
         fields = {f.name: values[f.name] for f in others}
         tensors = {field.name: source.desc for field, source in zip(schema.inputs, sources)}
         sizes = {field.name: first.desc.sizes for field in schema.outputs}
         if schema.output_sizes is not None:  # outputs shaped otherwise (PReLU's slope gradient)
             sizes.update(schema.output_sizes(tensors))
-        tensors.update({name: BufferTensorDesc(first.desc.data_type, s) for name, s in sizes.items()})
+        result_type = output_data_type(schema, first.desc.data_type)
+        tensors.update({name: BufferTensorDesc(result_type, s) for name, s in sizes.items()})
         desc = schema.desc_class(**tensors, **fields)
         outputs = builder._append(desc, sources)
         return outputs[0] if len(outputs) == 1 else outputs

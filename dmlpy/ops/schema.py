@@ -1,7 +1,9 @@
 """The operator declaration: one schema per operator drives validation, codegen, the CLI and docs.
 
 An operator desc is a frozen dataclass decorated with `@operator(...)`. Its fields are
-tensors (`tensor_field`) or FP32 scalars (`scalar_field`); the decorator records the
+tensors (`tensor_field`, optional ones None where DirectML's is null), FP32 scalars
+(`scalar_field`), flags, choices, axes, and the kinds of fields.py (DirectML enums, integer
+lists, a ScaleBias, a fused activation); the decorator records the
 feature levels, data types and dimension counts documented for it, the constraints that
 tie its tensors together, and the kernel that implements it.
 """
@@ -18,6 +20,16 @@ import numpy as np
 from ..base.errors import InvalidArgumentError, UnsupportedError
 from ..base.tensor_desc import BufferTensorDesc
 from ..base.types import FeatureLevel, TensorDataType, data_type_info
+from .family import Family
+from .fields import (
+    FUSABLE_ACTIVATIONS,
+    SCHEMAS_BY_CLASS,
+    FusedActivationField,
+    ValueField,
+    check_fp32,
+    fp32_bits,
+    schema_of,
+)
 
 
 class TensorRole(enum.Enum):
@@ -31,6 +43,10 @@ class TensorField:
     dml_name: str  # DirectML's member name, e.g. "InputGradientTensor"
     role: TensorRole
     argument: str = ""  # its name in the NumPy front end and the graph function, e.g. "dy"
+    # The data types it may have whatever the others have (a comparison's output: UINT8);
+    # None: those the operator's Support rows list (and `same` may tie it to other tensors).
+    data_types: tuple[TensorDataType, ...] | None = None
+    optional: bool = False  # DirectML's _Maybenull_: None is its null
 
 
 @dataclass(frozen=True)
@@ -105,6 +121,11 @@ class OperatorSchema:
     flags: tuple[FlagField, ...] = ()
     axes: tuple[AxesField, ...] = ()
     choices: tuple[ChoiceField, ...] = ()
+    values: tuple[ValueField, ...] = ()  # the kinds of fields.py, in declaration order
+    family: Family | None = None  # the family that declares it
+    # A row-wise operator without axes: the name of its form over listed axes (SOFTMAX ->
+    # SOFTMAX1's "softmax1"), which its front end runs when given `axes`.
+    axes_form: str | None = None
 
     @property
     def introduced(self) -> FeatureLevel:
@@ -123,27 +144,44 @@ class OperatorSchema:
         names = self.same[attribute]
         return self.tensors if names is None else tuple(t for t in self.tensors if t.name in names)
 
+    def present(self, desc) -> tuple[TensorField, ...]:
+        """The tensors `desc` has: all but the optional ones it leaves None (and none of an
+        unbound activation's, the form a fused activation takes)."""
+        return tuple(t for t in self.tensors if getattr(desc, t.name) is not None)
+
+    def unbound(self, desc) -> bool:
+        """Whether `desc` is an activation DirectML fuses with every tensor None: the form a
+        fused activation field holds (DirectML's null InputTensor and OutputTensor)."""
+        return self.dml_name in FUSABLE_ACTIVATIONS and all(getattr(desc, t.name) is None for t in self.tensors)
+
+    def check_bound(self, desc, consumer: str) -> None:
+        """Raise UnsupportedError where `desc` has a tensor None: `consumer` binds every tensor
+        of an operator and cannot yet leave one out (DirectML's null binding)."""
+        owner = type(desc).__name__
+        if self.unbound(desc):
+            raise UnsupportedError(
+                f"{owner} has every tensor None: that is a fused activation's form, which runs only nested in "
+                f"another desc's fused activation field, not on its own in {consumer}", "type")
+        for field in self.tensors:
+            if getattr(desc, field.name) is None:
+                raise UnsupportedError(
+                    f"{owner}.{field.name} is None (DirectML's null {field.dml_name}): {consumer} binds every tensor "
+                    "of an operator and does not take an absent one yet", field.name)
+
     def validate(self, desc) -> None:
         """Every device-independent rule; raises InvalidArgumentError naming the field."""
         owner = type(desc).__name__
+        unbound = self.unbound(desc)
         for field in self.tensors:
             value = getattr(desc, field.name)
+            if value is None and (field.optional or unbound):
+                continue
             if not isinstance(value, BufferTensorDesc):
                 raise InvalidArgumentError(
                     f"{owner}.{field.name} must be a BufferTensorDesc, not {type(value).__name__}", field.name)
+        present = self.present(desc)
         for scalar in self.scalars:
-            value = getattr(desc, scalar.name)
-            if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)):
-                raise InvalidArgumentError(f"{owner}.{scalar.name} {value!r} must be a number", scalar.name)
-            try:
-                with np.errstate(over="ignore"):
-                    as_fp32 = np.float32(float(value))
-            except OverflowError:  # an int beyond any float
-                as_fp32 = np.float32(np.inf)
-            if not np.isfinite(as_fp32):
-                raise InvalidArgumentError(
-                    f"{owner}.{scalar.name} {value!r} is not a finite FP32 value: {scalar.dml_name} must be finite",
-                    scalar.name)
+            check_fp32(f"{owner}.{scalar.name}", getattr(desc, scalar.name), scalar.dml_name, scalar.name)
         for flag in self.flags:
             value = getattr(desc, flag.name)
             if not isinstance(value, (bool, np.bool_)):
@@ -154,10 +192,16 @@ class OperatorSchema:
                 raise InvalidArgumentError(
                     f"{owner}.{choice.name} {value!r} must be one of {', '.join(map(repr, choice.choices))}",
                     choice.name)
+        for field in self.values:
+            field.check(f"{owner}.{field.name}", getattr(desc, field.name))
         for field in self.axes:
-            _check_axes(owner, field, getattr(desc, field.name), getattr(desc, self.tensors[0].name).dimension_count)
+            first = getattr(desc, self.tensors[0].name)
+            _check_axes(owner, field, getattr(desc, field.name), None if unbound else first.dimension_count)
         for attribute in self.same:
-            first, *others = self.sharing(attribute)
+            sharing = [t for t in self.sharing(attribute) if t in present]
+            if not sharing:
+                continue
+            first, *others = sharing
             expected = getattr(getattr(desc, first.name), attribute)
             for field in others:
                 actual = getattr(getattr(desc, field.name), attribute)
@@ -165,10 +209,14 @@ class OperatorSchema:
                     raise InvalidArgumentError(
                         f"{owner}.{field.name}.{attribute} {_show(actual)} != {first.name}.{attribute} "
                         f"{_show(expected)}: {self.same_rule(attribute)}", attribute)
-        for field in self.tensors:
+        for field in present:
             tensor = getattr(desc, field.name)
             where = f"{owner}.{field.name}"
-            if not any(tensor.data_type in row.data_types for row in self.support):
+            if field.data_types is not None and tensor.data_type not in field.data_types:
+                raise InvalidArgumentError(
+                    f"{where}.data_type {tensor.data_type.name} is not supported: {self.dml_name}'s "
+                    f"{field.dml_name} must be {_listed([t.name for t in field.data_types], 'or')}", "data_type")
+            if field.data_types is None and not any(tensor.data_type in row.data_types for row in self.support):
                 raise InvalidArgumentError(
                     f"{where}.data_type {tensor.data_type.name} is not supported: {self.dml_name} "
                     f"accepts {self.describe_data_types()}", "data_type")
@@ -176,7 +224,7 @@ class OperatorSchema:
                 raise InvalidArgumentError(
                     f"{where} has {tensor.dimension_count} dimensions: {self.dml_name} accepts "
                     f"{self.describe_dimension_counts()}", "dimension_count")
-            if self.required_level(tensor) is None:
+            if self.required_level(field, tensor) is None:
                 raise InvalidArgumentError(
                     f"{where}: {tensor.data_type.name} with {tensor.dimension_count} dimensions is not "
                     f"a supported combination for {self.dml_name}", "data_type")
@@ -196,11 +244,14 @@ class OperatorSchema:
         values = {}
         try:
             for field in self.tensors:
-                values[field.name] = BufferTensorDesc.copy_of(getattr(desc, field.name), f"{owner}.{field.name}")
+                tensor, where = getattr(desc, field.name), f"{owner}.{field.name}"
+                values[field.name] = None if tensor is None else BufferTensorDesc.copy_of(tensor, where)
             for other in (*self.scalars, *self.flags, *self.choices):
                 values[other.name] = getattr(desc, other.name)
             for field in self.axes:
                 values[field.name] = tuple(getattr(desc, field.name))
+            for field in self.values:  # a nested desc, a list: the copy shares nothing the caller can change
+                values[field.name] = field.copied(getattr(desc, field.name))
         except InvalidArgumentError:
             raise
         except Exception as error:  # a subclass may do anything in a property
@@ -208,21 +259,31 @@ class OperatorSchema:
         return self.desc_class(**values)
 
     def key(self, desc) -> tuple:
-        """What identifies the computation: the tensors and the FP32 bits of each scalar
-        (0.0 and -0.0 compare equal as floats but give different results)."""
+        """What identifies the computation: the tensors (None where absent), the FP32 bits of
+        each scalar and ScaleBias (0.0 and -0.0 compare equal as floats but give different
+        results), and a fused activation's own key."""
         return (self.name, *(getattr(desc, t.name) for t in self.tensors),
                 *(fp32_bits(getattr(desc, s.name)) for s in self.scalars),
                 *(bool(getattr(desc, f.name)) for f in self.flags), *(getattr(desc, a.name) for a in self.axes),
-                *(str(getattr(desc, c.name)) for c in self.choices))
+                *(str(getattr(desc, c.name)) for c in self.choices),
+                *(field.key_of(getattr(desc, field.name)) for field in self.values))
 
-    def required_level(self, tensor: BufferTensorDesc) -> FeatureLevel | None:
-        """The lowest feature level that accepts this tensor's data type and dimension count."""
-        levels = [row.level for row in self.support
-                  if tensor.data_type in row.data_types and tensor.dimension_count in row.dimension_counts]
+    def required_level(self, field: TensorField, tensor: BufferTensorDesc) -> FeatureLevel | None:
+        """The lowest feature level that accepts `tensor` as `field`: its dimension count,
+        and its data type where the Support rows decide that (not a fixed set's)."""
+        levels = [row.level for row in self.support if tensor.dimension_count in row.dimension_counts
+                  and (field.data_types is not None or tensor.data_type in row.data_types)]
         return min(levels) if levels else None
 
     def check_device(self, desc, device_level: FeatureLevel, strict_directml: bool) -> None:
-        """Raise UnsupportedError when the desc needs more than the device offers."""
+        """Raise UnsupportedError when the desc needs more than the device offers, or leaves a
+        tensor None (a device binds every tensor)."""
+        self.check_bound(desc, "a device")
+        self.check_level(desc, device_level, strict_directml)
+
+    def check_level(self, desc, device_level: FeatureLevel, strict_directml: bool) -> None:
+        """The device's rules on the desc's present tensors and its fused activation's:
+        feature level, and DirectML's alone where `strict_directml`."""
         owner = type(desc).__name__
         if strict_directml and self.extension:
             raise UnsupportedError(
@@ -235,7 +296,7 @@ class OperatorSchema:
                     raise UnsupportedError(
                         f"{owner}.{choice.name} {value!r} is a dmlpy extension: a device created with "
                         f"strict_directml=True accepts only {choice.choices[0]!r}", choice.name)
-            for field in self.tensors:
+            for field in self.present(desc):
                 data_type = getattr(desc, field.name).data_type
                 if data_type_info(data_type).extension:
                     raise UnsupportedError(
@@ -246,27 +307,47 @@ class OperatorSchema:
                 f"{self.dml_name} needs {self.introduced} but the device is capped at {device_level}")
         if self.level_check is not None:
             self.level_check(desc, device_level)
-        for field in self.tensors:
+        for field in self.present(desc):
             tensor = getattr(desc, field.name)
-            level = self.required_level(tensor)
+            level = self.required_level(field, tensor)
             if level > device_level:
                 raise UnsupportedError(
                     f"{owner}.{field.name}: {tensor.data_type.name} with {tensor.dimension_count} "
                     f"dimensions needs {level} but the device is capped at {device_level}", "data_type")
+        for field in self.values:
+            nested = getattr(desc, field.name)
+            if isinstance(field, FusedActivationField) and nested is not None:
+                try:
+                    schema_of(nested).check_level(nested, device_level, strict_directml)
+                except UnsupportedError as error:
+                    raise UnsupportedError(f"{owner}.{field.name}: {error.message}", field.name) from None
 
     def same_rule(self, attribute: str) -> str:
         names = [t.dml_name for t in self.sharing(attribute)]
         return f"{_listed(names)} must have the same {SAME_ATTRIBUTES[attribute]}"
 
     def describe_data_types(self) -> str:
+        """The data types the Support rows list, by feature level."""
         return "; ".join(f"{', '.join(t.name for t in row.data_types)} from {row.level}" for row in self.support)
+
+    def describe_tensor_data_types(self, field: TensorField) -> str:
+        """The data types `field` may have, for the docs: its fixed set, or the Support rows'
+        (tied to the tensors `same` names)."""
+        if field.data_types is not None:
+            return _listed([t.name for t in field.data_types], "or")
+        if "data_type" in self.same and field in self.sharing("data_type"):
+            others = [t.dml_name for t in self.sharing("data_type") if t is not field]
+            if others:
+                return f"{self.describe_data_types()} (the same as {_listed(others)})"
+        return self.describe_data_types()
 
     def describe_dimension_counts(self) -> str:
         return "; ".join(f"{row.dimension_counts.start} to {row.dimension_counts.stop - 1} dimensions "
                          f"from {row.level}" for row in self.support)
 
 
-def _check_axes(owner: str, field: AxesField, axes, dimension_count: int) -> None:
+def _check_axes(owner: str, field: AxesField, axes, dimension_count: int | None) -> None:
+    """`dimension_count` None: an unbound desc, whose axes have no tensor to lie in."""
     where = f"{owner}.{field.name}"
     if not isinstance(axes, tuple) or not all(isinstance(a, (int, np.integer)) and not isinstance(a, bool)
                                               for a in axes):
@@ -276,39 +357,31 @@ def _check_axes(owner: str, field: AxesField, axes, dimension_count: int) -> Non
     if len(set(axes)) != len(axes):
         raise InvalidArgumentError(f"{where} {axes} repeats an axis: {field.dml_name} must be distinct", field.name)
     for axis in axes:
-        if not 0 <= axis < dimension_count:
+        if dimension_count is not None and not 0 <= axis < dimension_count:
             raise InvalidArgumentError(
                 f"{where} {axes} has axis {axis}: {field.dml_name} must lie in [0, {dimension_count - 1}] "
                 f"(InputTensor.DimensionCount - 1)", field.name)
 
 
-def fp32_bits(value) -> int:
-    """The bits of a finite number rounded to FP32."""
-    return int(np.float32(float(value)).view(np.uint32))
-
-
-def schema_of(desc) -> OperatorSchema | None:
-    """The schema of the operator class `desc` is (or derives from), found by class, never
-    by an attribute the object could override."""
-    for cls in type(desc).__mro__:
-        schema = _SCHEMAS_BY_CLASS.get(cls)
-        if schema is not None:
-            return schema
-    return None
-
-
-def _listed(names: list[str]) -> str:
-    return ", ".join(names[:-1]) + f", and {names[-1]}" if len(names) > 2 else " and ".join(names)
+def _listed(names: list[str], conjunction: str = "and") -> str:
+    return ", ".join(names[:-1]) + f", {conjunction} {names[-1]}" if len(names) > 2 \
+        else f" {conjunction} ".join(names)
 
 
 def _show(value) -> str:
+    if isinstance(value, enum.Enum):
+        return value.name
     return "None" if value is None else str(tuple(value)) if isinstance(value, tuple) else str(value)
 
 
-def tensor_field(role: TensorRole, dml_name: str, argument: str | None = None):
+def tensor_field(role: TensorRole, dml_name: str, argument: str | None = None,
+                 data_types: tuple[TensorDataType, ...] | None = None, optional: bool = False):
     """A tensor desc; `argument` names it in the front ends (default: the field's name
-    without `_tensor`, so `a_tensor` is `a`)."""
-    return dataclasses.field(metadata={"tensor": TensorField("", dml_name, role, argument or "")})
+    without `_tensor`, so `a_tensor` is `a`); `data_types`, where given, the only data types
+    it may have (else those of the operator's Support rows); `optional`: it may be None,
+    DirectML's null (still passed, in DirectML's member order: it has no default)."""
+    return dataclasses.field(metadata={"tensor": TensorField("", dml_name, role, argument or "", data_types,
+                                                             optional)})
 
 
 def scalar_field(dml_name: str, default: float | None = None):
@@ -334,7 +407,6 @@ def flag_field(meaning: str):
 
 
 OPERATORS: dict[str, OperatorSchema] = {}
-_SCHEMAS_BY_CLASS: dict[type, OperatorSchema] = {}
 
 
 class OperatorDesc:
@@ -346,11 +418,15 @@ class OperatorDesc:
         for field in self.schema.axes:  # DirectML's Axes is an array: a list is taken as the tuple it means
             if isinstance(getattr(self, field.name), list):
                 object.__setattr__(self, field.name, tuple(getattr(self, field.name)))
+        for field in self.schema.values:  # an enum member's name, a list: what they mean
+            object.__setattr__(self, field.name, field.taken(getattr(self, field.name)))
         self.schema.validate(self)
 
 
-def operator(**schema_fields):
-    """Class decorator: turn an OperatorDesc subclass into a frozen dataclass with a schema."""
+def operator(register: bool = True, **schema_fields):
+    """Class decorator: turn an OperatorDesc subclass into a frozen dataclass with a schema,
+    listed in OPERATORS (what the front ends, graph functions and docs are built over)
+    unless `register` is False."""
 
     def declare(cls):
         cls = dataclass(frozen=True)(cls)
@@ -363,11 +439,15 @@ def operator(**schema_fields):
         axes = tuple(AxesField(f.name, f.metadata["axes"].dml_name) for f in fields if "axes" in f.metadata)
         choices = tuple(dataclasses.replace(f.metadata["choice"], name=f.name)
                         for f in fields if "choice" in f.metadata)
+        values = tuple(dataclasses.replace(f.metadata["value"], name=f.name) for f in fields if "value" in f.metadata)
+        if tensors and tensors[0].optional:  # its dimension count is what axes and describe() read
+            raise TypeError(f"{cls.__name__}.{tensors[0].name}: an operator's first tensor cannot be optional")
         schema = OperatorSchema(**schema_fields, desc_class=cls, tensors=tensors, scalars=scalars, flags=flags,
-                                axes=axes, choices=choices)
+                                axes=axes, choices=choices, values=values)
         cls.schema = schema
-        OPERATORS[schema.name] = schema
-        _SCHEMAS_BY_CLASS[cls] = schema
+        if register:
+            OPERATORS[schema.name] = schema
+        SCHEMAS_BY_CLASS[cls] = schema
         return cls
 
     return declare
