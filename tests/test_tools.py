@@ -159,7 +159,7 @@ def test_every_tool_has_help_with_an_example(tool):
 USAGE_ERRORS = [
     ("tools/dump_shaders.py", ["relu_grad", "--dtype", "float32", "--sizes", "4", "--alpha", "1"],
      "relu_grad (ACTIVATION_RELU_GRAD) has no --alpha"),
-    ("tools/dump_shaders.py", ["relu_grad", "--dtype", "float32", "--sizes", "4", "--use-dst", "--axes", "0"],
+    ("tools/dump_shaders.py", ["leaky_relu_grad", "--dtype", "float32", "--sizes", "4", "--use-dst", "--axes", "0"],
      "has no --axes, --use-dst"),
     ("tools/dump_shaders.py", ["elu", "--dtype", "float32", "--sizes", "4", "--slope-tensor-strides", "0"],
      "elu (ACTIVATION_ELU) has no --slope-tensor-strides"),

@@ -9,15 +9,17 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import math
+from collections.abc import Callable
 
 import numpy as np
 
 from ..base.errors import InvalidArgumentError
 from ..base.tensor_desc import MAX_DIMENSION_COUNT, BufferTensorDesc, packed_strides
-from ..base.types import data_type_for_numpy
+from ..base.types import data_type_for_numpy, data_type_info
 from ..kernels.codegen import merge_dims
-from ..ops.activations import TABLE
-from ..ops.schema import OPERATORS, OperatorSchema, fp32_bits
+from ..ops.catalogue import OPERATORS
+from ..ops.family import FrontEndShape
+from ..ops.schema import OperatorSchema, fp32_bits
 from ..runtime.binding import MINIMUM_BUFFER_TENSOR_ALIGNMENT
 from ..runtime.device import CompiledOperator, Device
 from .arrays import (
@@ -36,9 +38,10 @@ from .arrays import (
 )
 from .call_cache import run_bound
 from .device_array import DeviceArray, run_on_arrays
+from .result_types import output_data_type
 
 
-def _call_key(desc_class, data_type, sizes, strides, fields) -> tuple | None:
+def _call_key(desc_class, data_types, sizes, strides, fields) -> tuple | None:
     """What determines the desc of a front-end call, or None if a field is not a plain value
     (the slow path then builds the desc, which says what is wrong)."""
     try:
@@ -49,17 +52,18 @@ def _call_key(desc_class, data_type, sizes, strides, fields) -> tuple | None:
         return None
     if any(type(v) not in (int, bool) for _, v in values):
         return None
-    return ("front end", desc_class, data_type, sizes, tuple(strides), values)
+    return ("front end", desc_class, tuple(data_types), sizes, tuple(strides), values)
 
 
-def _compiled_for(device: Device, desc_class, data_type, sizes, strides, fields) -> CompiledOperator:
-    """The compiled operator for a call's layout; a call shaped like an earlier one reuses
-    its validated desc without building or checking it again."""
-    key = _call_key(desc_class, data_type, sizes, strides, fields)
+def _compiled_for(device: Device, desc_class, data_types, sizes, strides, fields) -> CompiledOperator:
+    """The compiled operator for a call's layout (`data_types` and `strides` per tensor); a
+    call shaped like an earlier one reuses its validated desc without building or checking
+    it again."""
+    key = _call_key(desc_class, data_types, sizes, strides, fields)
     compiled = device.compiled_operators.get(key) if key is not None else None
     if compiled is None:
-        desc_class(*[BufferTensorDesc(data_type, (1,))] * len(strides), **fields)  # the scalars' errors first
-        descs = [BufferTensorDesc(data_type, sizes, s) for s in strides]
+        desc_class(*[BufferTensorDesc(t, (1,)) for t in data_types], **fields)  # the scalars' errors first
+        descs = [BufferTensorDesc(t, sizes, s) for t, s in zip(data_types, strides)]
         compiled = device.compile_cached(desc_class(*descs, **fields))
         if key is not None:
             device.compiled_operators.put(key, compiled)
@@ -73,30 +77,34 @@ def _run_elementwise(desc_class, arrays: dict[str, np.ndarray], out, device: Dev
     arrays = broadcast(arrays)
     first = next(iter(arrays.values()))
     data_type = data_type_for_numpy(first.dtype)
+    result_type = output_data_type(desc_class.schema, data_type)
+    data_types = [data_type] * len(arrays) + [result_type]
+    result_dtype = data_type_info(result_type).numpy_dtype
     device = as_device(device)
     if out is not None:
-        check_out(out, first.shape, first.dtype)
-    result = out if out is not None else np.empty(first.shape, first.dtype)
+        check_out(out, first.shape, result_dtype)
+    result = out if out is not None else np.empty(first.shape, result_dtype)
     if first.size == 0:  # nothing to run, but the call must still be one the operator accepts
-        desc_class(*[BufferTensorDesc(data_type, (1,))] * (len(arrays) + 1), **fields)
+        desc_class(*[BufferTensorDesc(t, (1,)) for t in data_types], **fields)
         return result
     # The result is computed in `target`: `out` itself where its strides are whole elements,
     # else a contiguous array copied into `out` at the end.
-    target = result if element_strides(result) is not None else np.empty(first.shape, first.dtype)
+    target = result if element_strides(result) is not None else np.empty(first.shape, result_dtype)
     inputs = list(arrays.values())
     # An input bound in place must be the result itself, element for element, and the
     # operator must run in place; any other sharing of memory reads the input as it was
     # before the call, as NumPy does.
-    in_place = next((i for i, a in enumerate(inputs) if a.shape == target.shape and a.strides == target.strides
+    in_place = next((i for i, a in enumerate(inputs) if a.dtype == target.dtype and a.shape == target.shape
+                     and a.strides == target.strides
                      and a.__array_interface__["data"][0] == target.__array_interface__["data"][0]
                      and desc_class.schema.in_place), None)
     inputs = [a.copy() if i != in_place and np.shares_memory(a, target) else a for i, a in enumerate(inputs)]
     views, sizes, strides = bindable_views([*inputs, target], len(inputs))
-    compiled = _compiled_for(device, desc_class, data_type, sizes, strides, fields)
+    compiled = _compiled_for(device, desc_class, data_types, sizes, strides, fields)
     descs = [getattr(compiled.desc, f.name) for f in compiled.desc.schema.tensors]
     if not compiled.plan.windowable and max(d.total_tensor_size_in_bytes for d in descs) > device.segment_size:
         # A layout that cannot be split across buffer segments: run on packed copies instead.
-        packed = np.empty(first.shape, first.dtype)
+        packed = np.empty(first.shape, result_dtype)
         _run_elementwise(desc_class, {name: np.ascontiguousarray(a) for name, a in arrays.items()}, packed,
                          device, **fields)
         result[...] = packed
@@ -106,7 +114,7 @@ def _run_elementwise(desc_class, arrays: dict[str, np.ndarray], out, device: Dev
     # the input, otherwise the shader leaves them and only the elements are copied back.
     gaps = in_place is None and spans[-1].size > target.size
     raw = run_bound(device, compiled, in_place, lambda binding: binding.run(spans if gaps else spans[:-1], gaps))
-    computed = raw[:spans[-1].nbytes].view(first.dtype)
+    computed = raw[:spans[-1].nbytes].view(result_dtype)
     if gaps:  # only the elements, never the gaps another writer may own
         elements(spans[-1], sizes, strides[-1])[...] = elements(computed, sizes, strides[-1])
     else:
@@ -133,15 +141,18 @@ def _run_fast(schema: OperatorSchema, arrays: tuple, values: dict) -> np.ndarray
     device = values["device"]
     if data_type is None or not isinstance(device, (Device, type(None))) or \
             any(s.name not in values for s in schema.scalars) or \
-            not isinstance(values.get("use_dst", False), (bool, np.bool_)):
+            not all(isinstance(values[f.name], (bool, np.bool_)) for f in schema.flags):
         return None
     device = as_device(device)
     fields = {s.name: values[s.name] for s in schema.scalars}
     fields.update({f.name: bool(values[f.name]) for f in schema.flags})
     fields.update({c.name: values[c.name] for c in schema.choices})
-    compiled = _compiled_for(device, schema.desc_class, data_type, (first.size,), [(1,)] * (len(arrays) + 1), fields)
+    result_type = output_data_type(schema, data_type)
+    compiled = _compiled_for(device, schema.desc_class, [data_type] * len(arrays) + [result_type], (first.size,),
+                             [(1,)] * (len(arrays) + 1), fields)
     raw = run_bound(device, compiled, None, lambda binding: binding.run([a.reshape(-1) for a in arrays], False))
-    return raw[:first.nbytes].view(first.dtype).reshape(first.shape)
+    result_dtype = data_type_info(result_type).numpy_dtype
+    return raw[:first.size * result_dtype.itemsize].view(result_dtype).reshape(first.shape)
 
 
 def _resident(values: dict[str, object], out) -> bool:
@@ -182,16 +193,18 @@ def _run_resident(schema: OperatorSchema, values: dict[str, object], out, device
     except ValueError:
         shapes = ", ".join(f"{name} {a.shape}" for name, a in arrays.items())
         raise InvalidArgumentError(f"the shapes do not broadcast: {shapes}", "sizes") from None
+    result_type = output_data_type(schema, first.data_type)
+    result_dtype = data_type_info(result_type).numpy_dtype
     if rowwise and any(a.shape != shape for a in arrays.values()):
         raise InvalidArgumentError(f"{schema.name} on device arrays takes arrays of one shape (no broadcasting)",
                                    "sizes")
     if out is not None and not isinstance(out, DeviceArray):
-        check_out(out, shape, first.dtype)
+        check_out(out, shape, result_dtype)
         out[...] = _run_resident(schema, arrays, None, None, fields, rowwise, axes, host_run).numpy()
         return out
-    if out is not None and (out.device is not owner or out.shape != shape or out.dtype != first.dtype):
+    if out is not None and (out.device is not owner or out.shape != shape or out.dtype != result_dtype):
         raise InvalidArgumentError(f"out is a DeviceArray of shape {out.shape} and dtype {out.dtype} on "
-                                   f"{out.device.adapter_name!r}; the result has {shape} and {first.dtype} on "
+                                   f"{out.device.adapter_name!r}; the result has {shape} and {result_dtype} on "
                                    f"{owner.adapter_name!r}", "out")
     oversized = max(math.prod(shape), 1) * first.dtype.itemsize > owner.segment_size - 16
     if oversized and rowwise:
@@ -217,22 +230,22 @@ def _run_resident(schema: OperatorSchema, values: dict[str, object], out, device
                                    f"{MAX_DIMENSION_COUNT} (DirectML's limit)", "dimension_count")
     extra = {"axes": normalized_axes(axes, len(sizes))} if rowwise and axes is not None else {}
     if math.prod(shape) == 0:  # nothing to run, but the call must still be one the operator accepts
-        schema.desc_class(*[BufferTensorDesc(first.data_type, (1,) * len(sizes))] * len(schema.tensors), **fields,
-                          **extra)
-        return out if out is not None else DeviceArray(owner, shape, first.dtype)
+        schema.desc_class(*[BufferTensorDesc(a.data_type, (1,) * len(sizes)) for a in arrays.values()],
+                          BufferTensorDesc(result_type, (1,) * len(sizes)), **fields, **extra)
+        return out if out is not None else DeviceArray(owner, shape, result_dtype)
     descs = [a.strided_desc(sizes, s) for a, s in zip(arrays.values(), strides)]
-    desc = schema.desc_class(*descs, BufferTensorDesc(first.data_type, sizes), **fields, **extra)
+    desc = schema.desc_class(*descs, BufferTensorDesc(result_type, sizes), **fields, **extra)
     if out is None and not rowwise and len(schema.outputs) == 1 and schema.elementwise is not None:
         # An element-wise result is computed when first read, with the chain that leads to it
         # as one fused graph (device_array.py); the operator is accepted (or refused) now.
         own = owner.create_operator(desc).desc
         if schema.elementwise(own) is not None:
-            return DeviceArray.deferred(owner, shape, first.dtype, own, tuple(arrays.values()))
+            return DeviceArray.deferred(owner, shape, result_dtype, own, tuple(arrays.values()))
     # An output over one of its inputs runs in place where it may: the same elements, and an
     # operator that allows it; otherwise into a new array, copied to `out` bit for bit.
     aliased = out is not None and any(a is out for a in arrays.values())
     in_place = aliased and schema.in_place and all(a.shape == shape for a in arrays.values() if a is out)
-    result = out if out is not None and (in_place or not aliased) else DeviceArray(owner, shape, first.dtype)
+    result = out if out is not None and (in_place or not aliased) else DeviceArray(owner, shape, result_dtype)
     run_on_arrays(owner.compile_cached(desc), list(arrays.values()), result)
     if result is not out and out is not None:
         return _run_resident(OPERATORS["identity"], {"x": result}, out, None, {})
@@ -242,51 +255,6 @@ def _run_resident(schema: OperatorSchema, values: dict[str, object], out, device
 def _scalar_default(schema: OperatorSchema, name: str):
     default = next(f.default for f in dataclasses.fields(schema.desc_class) if f.name == name)
     return inspect.Parameter.empty if default is dataclasses.MISSING else default
-
-
-def front_end(schema: OperatorSchema, use_dst: bool):
-    """The NumPy function of an element-wise operator: its inputs as arrays (broadcast as
-    NumPy broadcasts), its scalars with DirectML's defaults, `out=` and `device=`."""
-    arguments = [field.argument for field in schema.inputs]
-    parameters = [inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD) for name in arguments]
-    parameters += [inspect.Parameter(s.name, inspect.Parameter.POSITIONAL_OR_KEYWORD,
-                                     default=_scalar_default(schema, s.name)) for s in schema.scalars]
-    keyword = inspect.Parameter.KEYWORD_ONLY
-    if use_dst:
-        parameters.append(inspect.Parameter("use_dst", keyword, default=False))
-    parameters += [inspect.Parameter(c.name, keyword, default=c.choices[0]) for c in schema.choices]
-    parameters += [inspect.Parameter("out", keyword, default=None), inspect.Parameter("device", keyword, default=None)]
-    signature = inspect.Signature(parameters)
-    flags = {f.name for f in schema.flags}
-    defaults = {p.name: p.default for p in parameters if p.default is not inspect.Parameter.empty}
-    fast_keywords = {*defaults} - {"out"}
-
-    def run(*args, **kwargs):
-        if len(args) == len(arguments) and kwargs.keys() <= fast_keywords:
-            result = _run_fast(schema, args, {**defaults, **kwargs})
-            if result is not None:
-                return result
-        bound = signature.bind(*args, **kwargs)
-        bound.apply_defaults()
-        values = bound.arguments
-        if use_dst and not isinstance(values["use_dst"], (bool, np.bool_)):
-            raise InvalidArgumentError(f"use_dst {values['use_dst']!r} must be a bool", "use_dst")
-        fields = {s.name: values[s.name] for s in schema.scalars}
-        fields.update({name: bool(values[name]) for name in flags})
-        fields.update({c.name: values[c.name] for c in schema.choices})
-        inputs = {name: values[name] for name in arguments}
-        if _resident(inputs, values["out"]):
-            return _run_resident(schema, inputs, values["out"], values["device"], fields)
-        return _run_elementwise(schema.desc_class, as_arrays({name: values[name] for name in arguments}),
-                                values["out"], values["device"], **fields)
-
-    run.__name__ = run.__qualname__ = schema.name
-    run.__signature__ = signature
-    run.__doc__ = (f"{schema.dml_name} on NumPy arrays: {schema.formula}."
-                   + ("\n\nuse_dst=True: x is the forward's output Y instead of its input X (oneDNN's use_dst)."
-                      if use_dst else ""))
-    run.__module__ = __name__
-    return run
 
 
 def _run_rowwise(schemas: tuple[OperatorSchema, OperatorSchema], arrays: dict[str, np.ndarray], axes, out,
@@ -334,61 +302,70 @@ def _run_rowwise(schemas: tuple[OperatorSchema, OperatorSchema], arrays: dict[st
     return result
 
 
-def rowwise_front_end(schemas: tuple[OperatorSchema, OperatorSchema], use_dst: bool):
-    """The NumPy function of a row-wise operator: `axes=None` is DirectML's last-axis form,
-    a tuple (or an int; negative counts from the end, as in NumPy) its *1 form."""
-    schema = schemas[0]
+def front_end(schema: OperatorSchema):
+    """The NumPy function of an operator whose inputs broadcast together into one output (as
+    NumPy broadcasts): its inputs by their fields' argument names, its scalars with DirectML's
+    defaults, positional too; where it has a form over listed axes (the softmax family),
+    `axes`: None is DirectML's last-axis form, an int or a tuple (negative counts from the
+    end, as in NumPy) the *1 form; its flags and choices as keywords; `out=` and `device=`."""
+    axes_form = OPERATORS[schema.axes_form] if schema.axes_form is not None else None
     arguments = [field.argument for field in schema.inputs]
-    positional = inspect.Parameter.POSITIONAL_OR_KEYWORD
+    positional, keyword = inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY
     parameters = [inspect.Parameter(name, positional) for name in arguments]
     parameters += [inspect.Parameter(s.name, positional, default=_scalar_default(schema, s.name))
                    for s in schema.scalars]
-    parameters.append(inspect.Parameter("axes", positional, default=None))
-    keyword = inspect.Parameter.KEYWORD_ONLY
-    if use_dst:
-        parameters.append(inspect.Parameter("use_dst", keyword, default=False))
+    if axes_form is not None:
+        parameters.append(inspect.Parameter("axes", positional, default=None))
+    parameters += [inspect.Parameter(f.name, keyword, default=False) for f in schema.flags]
     parameters += [inspect.Parameter(c.name, keyword, default=c.choices[0]) for c in schema.choices]
     parameters += [inspect.Parameter("out", keyword, default=None), inspect.Parameter("device", keyword, default=None)]
     signature = inspect.Signature(parameters)
+    defaults = {p.name: p.default for p in parameters if p.default is not inspect.Parameter.empty}
+    # Row-wise calls always take the general path: their kernels read whole rows.
+    fast_keywords = {*defaults} - {"out"} if axes_form is None else set()
 
     def run(*args, **kwargs):
+        if fast_keywords and len(args) == len(arguments) and kwargs.keys() <= fast_keywords:
+            result = _run_fast(schema, args, {**defaults, **kwargs})
+            if result is not None:
+                return result
         bound = signature.bind(*args, **kwargs)
         bound.apply_defaults()
         values = bound.arguments
-        if use_dst and not isinstance(values["use_dst"], (bool, np.bool_)):
-            raise InvalidArgumentError(f"use_dst {values['use_dst']!r} must be a bool", "use_dst")
+        for flag in schema.flags:
+            if not isinstance(values[flag.name], (bool, np.bool_)):
+                raise InvalidArgumentError(f"{flag.name} {values[flag.name]!r} must be a bool", flag.name)
         fields = {s.name: values[s.name] for s in schema.scalars}
         fields.update({f.name: bool(values[f.name]) for f in schema.flags})
         fields.update({c.name: values[c.name] for c in schema.choices})
         inputs = {name: values[name] for name in arguments}
-        if _resident(inputs, values["out"]):
-            axes = values["axes"]
-            form = schemas[0] if axes is None else schemas[1]
-            return _run_resident(form, inputs, values["out"], values["device"], fields, rowwise=True, axes=axes,
-                                 host_run=lambda arrays, device: _run_rowwise(schemas, arrays, axes, None, device,
+        out, device = values["out"], values["device"]
+        if axes_form is None:
+            if _resident(inputs, out):
+                return _run_resident(schema, inputs, out, device, fields)
+            return _run_elementwise(schema.desc_class, as_arrays(inputs), out, device, **fields)
+        axes, forms = values["axes"], (schema, axes_form)
+        if _resident(inputs, out):
+            return _run_resident(forms[axes is not None], inputs, out, device, fields, rowwise=True, axes=axes,
+                                 host_run=lambda arrays, device: _run_rowwise(forms, arrays, axes, None, device,
                                                                               **fields))
-        return _run_rowwise(schemas, as_arrays({name: values[name] for name in arguments}), values["axes"],
-                            values["out"], values["device"], **fields)
+        return _run_rowwise(forms, as_arrays(inputs), axes, out, device, **fields)
 
     run.__name__ = run.__qualname__ = schema.name
     run.__signature__ = signature
-    run.__doc__ = (f"{schema.dml_name} on NumPy arrays: {schema.formula}.\n\naxes=None: over the last axis "
-                   f"({schema.dml_name}); a tuple of axes: over those ({schemas[1].dml_name})."
-                   + ("\n\nuse_dst=True: x is the forward's output Y instead of its input X (oneDNN's use_dst)."
-                      if use_dst else ""))
+    run.__doc__ = "\n\n".join([
+        f"{schema.dml_name} on NumPy arrays: {schema.formula}.",
+        *([f"axes=None: over the last axis ({schema.dml_name}); a tuple of axes: over those "
+           f"({axes_form.dml_name})."] if axes_form is not None else []),
+        *(f"{f.name}=True: {f.meaning}." for f in schema.flags)])
     run.__module__ = __name__
     return run
 
 
-def _front_end_for(row, suffix: str, use_dst: bool):
-    if row.axes_form is None:
-        return front_end(OPERATORS[row.name + suffix], use_dst)
-    return rowwise_front_end((OPERATORS[row.name + suffix], OPERATORS[row.name + "1" + suffix]), use_dst)
-
-
-FRONT_ENDS: dict[str, object] = {}
-for _row in TABLE:
-    FRONT_ENDS[_row.name] = _front_end_for(_row, "", use_dst=False)
-    if _row.gradient is not None:
-        FRONT_ENDS[f"{_row.name}_grad"] = _front_end_for(_row, "_grad", use_dst=_row.use_dst is not None)
+# A front end per operator, but for the forms over listed axes (their axis-less forms' front
+# ends run them) and families with a front end of their own (PReLU's gradient: frontends/prelu.py).
+_AXES_FORMS = {schema.axes_form for schema in OPERATORS.values()}
+FRONT_ENDS: dict[str, Callable] = {
+    schema.name: front_end(schema) for schema in OPERATORS.values()
+    if schema.name not in _AXES_FORMS and schema.family.front_end is not FrontEndShape.OWN}
 globals().update(FRONT_ENDS)

@@ -21,7 +21,9 @@ from ..base.tensor_desc import BufferTensorDesc
 from ..base.types import FeatureLevel as FL
 from ..base.types import TensorDataType as T
 from ..ir import expr as e
-from ..kernels.codegen import ElementwiseMath, ReducedOutput, plan_elementwise, plan_reduction
+from ..kernels.codegen import ElementwiseMath, plan_elementwise
+from ..kernels.reduction import ReducedOutput, plan_reduction
+from .family import Family, FrontEndShape, KernelKind
 from .schema import (
     OperatorDesc,
     Support,
@@ -35,6 +37,10 @@ from .schema import (
 )
 
 FLOATS = (T.FLOAT32, T.FLOAT16)
+FAMILY = Family(
+    "activations", KernelKind.ELEMENTWISE, FrontEndShape.BROADCAST, "dmlpy/ops/activations.py",
+    "DirectML's activations and a gradient for each: element-wise, or row-wise over the last axis or "
+    "listed axes (the softmax family, whose front ends take `axes`)")
 # The activations' tensors in the front ends: x and dy, as in oneDNN and PyTorch.
 ARGUMENTS = {"input_tensor": "x", "input_gradient_tensor": "dy"}
 INTEGERS = (T.INT32, T.INT16, T.INT8)
@@ -164,8 +170,7 @@ def _kernel(row: Activation, expression: Callable, input_fields: tuple[str, ...]
             reduced = tuple(d in axes for d in range(output.dimension_count))
             return plan_reduction(inputs, [ReducedOutput(output, result)], reduced, adapter,
                                   _scalar_values(row, desc))
-        return plan_elementwise(inputs, output, adapter, e.render(result), _scalar_values(row, desc),
-                                e.uses_transcendentals(result))
+        return plan_elementwise(inputs, output, adapter, result, _scalar_values(row, desc))
     return plan
 
 
@@ -261,7 +266,8 @@ def _declare_form(row: Activation, suffix: str, introduced: FL, axes_of: Callabl
          *[(field, dml, TensorRole.INPUT) for field, dml in row.extra_inputs],
          ("output_tensor", "OutputTensor", TensorRole.OUTPUT)], row, with_flag=False, with_axes=with_axes)
     forward_class = operator(
-        dml_name=f"ACTIVATION_{dml_name}", name=name, formula=f"OutputTensor = {row.formula}",
+        dml_name=f"ACTIVATION_{dml_name}", name=name, formula=f"OutputTensor = {row.formula}", family=FAMILY,
+        axes_form=f"{row.name}1" if row.axes_form is not None and not with_axes else None,
         support=forward_support(form), same={"data_type": None, "dimension_count": None, "sizes": None},
         shader=_shader(forward_result), in_place=row.in_place, notes=row.notes,
         kernel=_kernel(row, forward_of, forward_inputs, "output_tensor", axes_of),
@@ -272,13 +278,14 @@ def _declare_form(row: Activation, suffix: str, introduced: FL, axes_of: Callabl
         return [forward_class]
     dy = e.tensor(1)
     from_x = row.gradient(x, dy, *scalars)
-    from_y = row.use_dst(x, dy, *scalars) if callable(row.use_dst) else from_x
     from_x_by_form = {"none": from_x, **{a.name: a.gradient(x, dy, *scalars) for a in row.approximations}}
     from_x_of = _by_data_type(from_x_by_form, _integer_form(row, row.gradient, 2, scalars))
-    has_flag = callable(row.use_dst)
+    # A row whose gradient from X is also right for Y ("same") takes the flag and ignores it.
+    has_flag = row.use_dst is not None
+    from_y = row.use_dst(x, dy, *scalars) if callable(row.use_dst) else None
 
     def gradient_of(desc) -> e.Expr:
-        return from_y if getattr(desc, "use_dst", False) else from_x_of(desc)
+        return from_y if from_y is not None and getattr(desc, "use_dst", False) else from_x_of(desc)
 
     gradient_class = _make_class(
         f"Activation{stem}GradOperatorDesc",
@@ -288,7 +295,8 @@ def _declare_form(row: Activation, suffix: str, introduced: FL, axes_of: Callabl
          ("output_gradient_tensor", "OutputGradientTensor", TensorRole.OUTPUT)], row, with_flag=has_flag,
         with_axes=with_axes)
     gradient_class = operator(
-        dml_name=f"ACTIVATION_{dml_name}_GRAD", name=f"{name}_grad",
+        dml_name=f"ACTIVATION_{dml_name}_GRAD", name=f"{name}_grad", family=FAMILY,
+        axes_form=f"{row.name}1_grad" if row.axes_form is not None and not with_axes else None,
         formula=f"OutputGradientTensor = {row.gradient_formula}",
         support=gradient_support(form), same={"data_type": None, "dimension_count": None, "sizes": None},
         shader=_shader(from_x), extension=not row.gradient_in_directml, notes=row.notes, in_place=row.gradient_in_place,

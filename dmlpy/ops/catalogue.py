@@ -1,9 +1,9 @@
 """Every operator dmlpy declares, by family: importing this module declares them all, so
 that what is built over OPERATORS (front ends, graph functions, docs) sees each one."""
 
-from . import activations, prelu_grad
+from . import activation_family, activations, prelu_grad  # noqa: F401  (activations declares its table)
 from .schema import OPERATORS
 
-FAMILIES = (activations, prelu_grad)
+FAMILIES = (activation_family.FAMILY, prelu_grad.FAMILY)
 
 __all__ = ["FAMILIES", "OPERATORS"]

@@ -13,7 +13,9 @@ from ..base.tensor_desc import BufferTensorDesc
 from ..base.types import FeatureLevel
 from ..base.types import TensorDataType as T
 from ..ir import expr as e
-from ..kernels.codegen import ReducedOutput, broadcast_dims, plan_reduction
+from ..kernels.codegen import broadcast_dims
+from ..kernels.reduction import ReducedOutput, plan_reduction
+from .family import Family, FrontEndShape, KernelKind
 from .schema import OperatorDesc, Support, TensorRole, operator, tensor_field
 
 ALL = None  # a `same` constraint over every tensor
@@ -49,8 +51,14 @@ def _plan_prelu_grad(desc, adapter):
                           broadcast_dims(desc.slope_tensor), adapter)
 
 
+FAMILY = Family(
+    "prelu_grad", KernelKind.REDUCTION, FrontEndShape.OWN, "dmlpy/ops/prelu_grad.py",
+    "oneDNN's PReLUBackward: dX element by element and the slope's gradient reduced over the dims it "
+    "broadcasts along; its front end (frontends/prelu.py) shapes the slope by a data format")
+
+
 @operator(
-    dml_name="ACTIVATION_PARAMETERIZED_RELU_GRAD",
+    dml_name="ACTIVATION_PARAMETERIZED_RELU_GRAD", family=FAMILY,
     name="prelu_grad",
     formula=("OutputGradientTensor = InputTensor > 0 ? InputGradientTensor : SlopeTensor * InputGradientTensor\n"
              "OutputSlopeGradientTensor = sum over the slope's broadcast dims of "
