@@ -233,3 +233,24 @@ def test_bench_replot_of_a_fifo_is_a_usage_error_not_a_hang(tmp_path):
     result = subprocess.run([sys.executable, str(ROOT / "tools" / "bench.py"), "--replot", str(fifo), "--plot",
                              str(tmp_path / "bench.png")], capture_output=True, text=True, timeout=120)
     assert result.returncode == 2 and "is a FIFO" in result.stderr.splitlines()[-1], result.stderr
+
+
+class UnprintableNumber:
+    """A value whose repr() raises: the message about it must still be an InvalidArgumentError."""
+
+    def __repr__(self):
+        raise RuntimeError("repr refused")
+
+
+@pytest.mark.parametrize("alpha, message", [
+    (10 ** 5000, r"alpha <a 16610-bit integer> is not a finite FP32 value: Alpha must be finite"),
+    (-(10 ** 5000), r"alpha <a negative 16610-bit integer> is not a finite FP32 value"),
+    (UnprintableNumber(), r"alpha <UnprintableNumber instance at 0x[0-9a-f]+> must be a number"),
+], ids=["huge", "huge negative", "unprintable"])
+def test_a_scalar_too_big_or_unprintable_is_refused_by_name(alpha, message):
+    tensor = dml.BufferTensorDesc(dml.TensorDataType.FLOAT32, (4,))
+    with pytest.raises(dml.InvalidArgumentError, match=message) as raised:
+        dml.ActivationEluOperatorDesc(tensor, tensor, alpha=alpha)
+    assert raised.value.field == "alpha"
+    with pytest.raises(dml.InvalidArgumentError, match=message):
+        dml.elu(np.ones(4, np.float32), alpha)

@@ -62,7 +62,11 @@ _REPR.maxother = 80
 
 def shown(value) -> str:
     """repr(value) for an error message, cut in the middle when huge. An integer too long for
-    str() (Python refuses past 4,300 digits) is shown by its size in bits."""
+    str() (Python refuses past 4,300 digits) is shown by its size in bits, and an object whose
+    repr() fails by its type: a message about a bad value must not fail in its turn."""
     if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 128:
         return f"<a {'negative ' if value < 0 else ''}{value.bit_length()}-bit integer>"
-    return _REPR.repr(value)
+    try:
+        return _REPR.repr(value)
+    except Exception:  # a caller's __repr__ may raise anything
+        return f"<a {type(value).__name__} whose repr() failed>"

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..base.errors import InvalidArgumentError
+from ..base.errors import InvalidArgumentError, shown
 
 # The activations DirectML fuses into another operator ("Using fused operators to improve
 # performance": any other is refused there).
@@ -49,14 +49,15 @@ def fp32_bits(value) -> int:
 def check_fp32(where: str, value, dml_name: str, field: str) -> None:
     """A number (not a bool) whose FP32 rounding is finite, as DirectML's FLOAT members must be."""
     if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)):
-        raise InvalidArgumentError(f"{where} {value!r} must be a number", field)
+        raise InvalidArgumentError(f"{where} {shown(value)} must be a number", field)
     try:
         with np.errstate(over="ignore"):
             as_fp32 = np.float32(float(value))
     except OverflowError:  # an int beyond any float
         as_fp32 = np.float32(np.inf)
     if not np.isfinite(as_fp32):
-        raise InvalidArgumentError(f"{where} {value!r} is not a finite FP32 value: {dml_name} must be finite", field)
+        raise InvalidArgumentError(
+            f"{where} {shown(value)} is not a finite FP32 value: {dml_name} must be finite", field)
 
 
 @dataclass(frozen=True)
@@ -92,7 +93,8 @@ class EnumField:
         if not isinstance(value, self.enum_type):
             kind = self.enum_type.__name__
             raise InvalidArgumentError(
-                f"{where} {value!r} must be a {kind} or one of its names ({', '.join(self.enum_type.__members__)}): "
+                f"{where} {shown(value)} must be a {kind} or one of its names "
+                f"({', '.join(self.enum_type.__members__)}): "
                 f"{self.dml_name} is a DML_{_snake(kind)}", self.name)
 
     def copied(self, value):
@@ -129,7 +131,7 @@ class IntListField:
     def check(self, where: str, value) -> None:
         if not isinstance(value, tuple) or not all(
                 isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) for v in value):
-            raise InvalidArgumentError(f"{where} {value!r} must be a tuple of ints ({self.dml_name})", self.name)
+            raise InvalidArgumentError(f"{where} {shown(value)} must be a tuple of ints ({self.dml_name})", self.name)
         if self.length is not None and len(value) != self.length:
             raise InvalidArgumentError(
                 f"{where} {value} has {len(value)} values: {self.dml_name} has exactly {self.length}", self.name)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..base.errors import InvalidArgumentError, UnsupportedError
+from ..base.errors import InvalidArgumentError, UnsupportedError, shown
 from ..base.tensor_desc import BufferTensorDesc
 from ..base.types import FeatureLevel, TensorDataType, data_type_info
 from .family import Family
@@ -185,12 +185,12 @@ class OperatorSchema:
         for flag in self.flags:
             value = getattr(desc, flag.name)
             if not isinstance(value, (bool, np.bool_)):
-                raise InvalidArgumentError(f"{owner}.{flag.name} {value!r} must be a bool", flag.name)
+                raise InvalidArgumentError(f"{owner}.{flag.name} {shown(value)} must be a bool", flag.name)
         for choice in self.choices:
             value = getattr(desc, choice.name)
             if not isinstance(value, str) or value not in choice.choices:
                 raise InvalidArgumentError(
-                    f"{owner}.{choice.name} {value!r} must be one of {', '.join(map(repr, choice.choices))}",
+                    f"{owner}.{choice.name} {shown(value)} must be one of {', '.join(map(repr, choice.choices))}",
                     choice.name)
         for field in self.values:
             field.check(f"{owner}.{field.name}", getattr(desc, field.name))
@@ -294,7 +294,7 @@ class OperatorSchema:
                 value = getattr(desc, choice.name)
                 if value != choice.choices[0]:
                     raise UnsupportedError(
-                        f"{owner}.{choice.name} {value!r} is a dmlpy extension: a device created with "
+                        f"{owner}.{choice.name} {shown(value)} is a dmlpy extension: a device created with "
                         f"strict_directml=True accepts only {choice.choices[0]!r}", choice.name)
             for field in self.present(desc):
                 data_type = getattr(desc, field.name).data_type
@@ -351,7 +351,7 @@ def _check_axes(owner: str, field: AxesField, axes, dimension_count: int | None)
     where = f"{owner}.{field.name}"
     if not isinstance(axes, tuple) or not all(isinstance(a, (int, np.integer)) and not isinstance(a, bool)
                                               for a in axes):
-        raise InvalidArgumentError(f"{where} {axes!r} must be a tuple of ints ({field.dml_name})", field.name)
+        raise InvalidArgumentError(f"{where} {shown(axes)} must be a tuple of ints ({field.dml_name})", field.name)
     if not axes:
         raise InvalidArgumentError(f"{where} is empty: AxisCount must be at least 1", field.name)
     if len(set(axes)) != len(axes):
