@@ -78,12 +78,29 @@ def _snake(name: str) -> str:
 
 
 @dataclass(frozen=True)
-class EnumField:
-    """A DirectML enum (dmlpy/ops/enums.py): a member of `enum_type`, or its name as DirectML
-    writes it ("SUM_SQUARE"), taken as the member. Every member is DirectML's."""
+class ValueField:
+    """What the field kinds of this module share: the desc's field `name`, DirectML's member
+    `dml_name`, and how a value is taken (normalised), copied and keyed: as it is, unless a
+    kind says otherwise. Each kind adds `check` and `describe`."""
 
     name: str  # e.g. "function"
     dml_name: str  # e.g. "Function"
+
+    def taken(self, value):
+        return value
+
+    def copied(self, value):
+        return value
+
+    def key_of(self, value):
+        return value
+
+
+@dataclass(frozen=True)
+class EnumField(ValueField):
+    """A DirectML enum (dmlpy/ops/enums.py): a member of `enum_type`, or its name as DirectML
+    writes it ("SUM_SQUARE"), taken as the member. Every member is DirectML's."""
+
     enum_type: type[enum.Enum]  # e.g. ReduceFunction
 
     def taken(self, value):
@@ -97,25 +114,17 @@ class EnumField:
                 f"({', '.join(self.enum_type.__members__)}): "
                 f"{self.dml_name} is a DML_{_snake(kind)}", self.name)
 
-    def copied(self, value):
-        return value
-
-    def key_of(self, value):
-        return value
-
     def describe(self, default) -> str:
         return (f"{self.enum_type.__name__} (DML_{_snake(self.enum_type.__name__)}), or its name: "
                 f"{', '.join(self.enum_type.__members__)}; {_default(default, lambda d: d.name)}")
 
 
 @dataclass(frozen=True)
-class IntListField:
+class IntListField(ValueField):
     """A UINT or INT array of DirectML's (strides, window sizes, paddings): a tuple of ints (a
     list is taken as the tuple), `length` of them where given, each at least `minimum` where
     given and within 32 bits (UINT32 where `minimum` is 0 or more, else INT32)."""
 
-    name: str
-    dml_name: str
     length: int | None = None
     minimum: int | None = None
 
@@ -154,14 +163,8 @@ class IntListField:
 
 
 @dataclass(frozen=True)
-class ScaleBiasField:
+class ScaleBiasField(ValueField):
     """DirectML's optional `const DML_SCALE_BIAS*`: a ScaleBias, or None (null, the default)."""
-
-    name: str
-    dml_name: str
-
-    def taken(self, value):
-        return value
 
     def check(self, where: str, value) -> None:
         if value is None:
@@ -182,16 +185,10 @@ class ScaleBiasField:
 
 
 @dataclass(frozen=True)
-class FusedActivationField:
+class FusedActivationField(ValueField):
     """DirectML's optional `const DML_OPERATOR_DESC* FusedActivation`: None (null, the default)
     or the unbound form of an activation DirectML fuses (FUSABLE_ACTIVATIONS): its desc with
     every tensor None, as DirectML requires its InputTensor and OutputTensor to be null."""
-
-    name: str
-    dml_name: str
-
-    def taken(self, value):
-        return value
 
     def check(self, where: str, value) -> None:
         if value is None:
