@@ -172,3 +172,21 @@ def test_the_fast_path_gives_the_general_paths_bits_and_errors(device):
         dml.elu_grad(x, dy, use_dst=1, device=device)
     with pytest.raises(dml.InvalidArgumentError, match="device"):
         dml.relu_grad(x, dy, device="gpu")
+
+
+def test_front_end_calls_that_upload_what_their_kernel_writes_give_the_reference_bits(device):
+    """An output with gaps is uploaded so its gaps survive, and an output bound in place is an
+    uploaded input: the kernel then writes a buffer the call copied into, which needs the copy
+    ordered before the shader's writes (make validate's synchronization checks see this)."""
+    from reference import REFERENCES
+
+    rng = np.random.default_rng(8)
+    x, dy = rng.standard_normal(300).astype(np.float32), rng.standard_normal(300).astype(np.float32)
+    backing = np.full(600, 7, np.float32)
+    out = backing[::2]
+    dml.hard_sigmoid_grad(x, dy, out=out, device=device)
+    assert np.array_equal(out.view(np.uint32), REFERENCES["hard_sigmoid_grad"](x, dy, alpha=0.2, beta=0.5).view(np.uint32))
+    assert np.all(backing[1::2] == 7)  # the gaps keep their bytes
+    y = x.copy()
+    dml.hard_sigmoid(y, out=y, device=device)
+    assert np.array_equal(y.view(np.uint32), REFERENCES["hard_sigmoid"](x, alpha=0.2, beta=0.5).view(np.uint32))

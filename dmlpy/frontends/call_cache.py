@@ -39,11 +39,15 @@ class CallBinding:
     def run(self, spans: list[np.ndarray], upload_output: bool) -> np.ndarray:
         """Upload the input spans (and the output's, where its gaps must survive), run, and
         return the output buffer's bytes. An operator whose buffers are single segments takes
-        one submission: the uploads, its stages and the download recorded together once."""
+        one submission: the uploads, its stages and the download recorded together once,
+        unless the kernel writes a buffer it uploads (the output's gaps, or an output bound
+        in place): kp's barrier after an upload orders shader reads only, and a shader write
+        racing the copy could land before it on a GPU, so those take a submission each."""
         device, table = self.device, self.table
         inputs, output = self.buffers[:-1], self.buffers[-1]
         uploaded = [*inputs, output] if upload_output else inputs
-        single = not device.guarded and all(len(b.segments) == 1 for b in self.buffers)
+        single = not device.guarded and all(len(b.segments) == 1 for b in self.buffers) \
+            and all(b is not output for b in uploaded)
         if not single:
             for buffer, span in zip(uploaded, spans):
                 buffer.write(span)

@@ -360,10 +360,14 @@ class BindingTable:
         self.bound = [*self.inputs, *self.outputs, *scratch]
         # One step per stage of each kernel, in order: its launches (one per window) need no
         # barrier among themselves; every step needs the ones before it to have finished,
-        # except a stage that runs beside the one before it (a packed kernel's tail).
+        # except a stage that runs beside the one before it (a packed kernel's tail), unless
+        # the kernel binds one buffer twice (in place): the tail's elements are not the main
+        # stage's, but a binding is seen whole, and the Vulkan synchronization rules (and the
+        # validation layer) ask for a barrier between a write and a read of one binding.
         self.windows, self.steps = [], []
         for kernel in compiled.kernels:
             tensors = [self._locate(t) for t in kernel.tensors]
+            shares_a_buffer = len({id(t.buffer) for t in tensors}) < len(tensors)
             plan = kernel.plan
             if not plan.windowable:
                 self._check_temporaries_inside_segments(kernel.tensors, tensors)
@@ -377,7 +381,7 @@ class BindingTable:
                 if not launches:
                     continue
                 algorithms = device.context.create_algorithms(spirv, launches)
-                if stage.independent and self.steps:
+                if stage.independent and self.steps and not shares_a_buffer:
                     self.steps[-1] = [*self.steps[-1], *algorithms]
                 else:
                     self.steps.append(algorithms)
