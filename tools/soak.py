@@ -8,7 +8,7 @@ graphs compiled and run.
     python tools/soak.py [--seconds 600] [--threads 4]
 
 Every dispatch's result is compared with the NumPy reference (a wrong result counts as an
-error); the run fails (exit 1) on any error or when resident memory at the end is more than
+error). Resident memory is printed every tenth of the run, so a slow climb shows; the run fails (exit 1) on any error or when resident memory at the end is more than
 --max-growth-percent above what it was after the warm-up, a third of the run (the device's
 caches are full by then: they are bounded, so nothing may grow after it).
 
@@ -190,6 +190,7 @@ def main(argv=None) -> int:
     # third of the way in.
     warm_up = time.monotonic() + args.seconds / 3
     baseline = {}
+    samples = [args.seconds * k / 10 for k in range(1, 10)]  # when to print resident memory
 
     def worker(seed: int) -> None:
         rng = np.random.default_rng(seed)
@@ -202,8 +203,12 @@ def main(argv=None) -> int:
             with lock:
                 counts["dispatches"] += 1
                 counts["errors"] += not correct
-                if "rss" not in baseline and time.monotonic() > warm_up:
+                now = time.monotonic()
+                if "rss" not in baseline and now > warm_up:
                     baseline["rss"] = resident_mib()
+                if samples and now - started > samples[0]:
+                    print(f"{samples.pop(0):.0f} s: {counts['dispatches']} dispatches, resident {resident_mib():.0f} MiB",
+                          flush=True)
 
     start_rss = resident_mib()
     started = time.monotonic()

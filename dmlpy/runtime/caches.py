@@ -29,7 +29,9 @@ class CacheLimits:
     size) and by the device memory their buffers hold. free_array_bytes: device memory of
     freed device arrays kept for the next arrays of the same size (BufferPool).
     device_array_tables: binding tables of front-end calls on device arrays, kept for a call
-    on the same buffers (a new table builds a pipeline: milliseconds on some drivers).
+    on the same buffers. pipelines: compiled Vulkan pipelines kept per SPIR-V for binding
+    tables to come (each table runs its shader's one pipeline over its own descriptor set; a
+    pipeline costs milliseconds to build and, on lavapipe, a few MiB of host memory).
     """
 
     compiled_operators: int = 256
@@ -38,12 +40,13 @@ class CacheLimits:
     front_end_bytes: int = 256 << 20
     free_array_bytes: int = 256 << 20
     device_array_tables: int = 64
+    pipelines: int = 64
 
     def __post_init__(self):
         from ..base.errors import InvalidArgumentError
 
         for name in ("compiled_operators", "shaders", "front_end_bindings", "front_end_bytes", "free_array_bytes",
-                     "device_array_tables"):
+                     "device_array_tables", "pipelines"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise InvalidArgumentError(f"CacheLimits.{name} {value!r} must be an integer >= 0", name)

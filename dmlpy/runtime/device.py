@@ -206,7 +206,8 @@ class Device:
         float_controls = adapter.denorm_preserve_float32 or adapter.signed_zero_inf_nan_preserve_float32
         self.context = GpuContext(adapter.index, adapter.timestamp_period_ns,
                                   ("VK_KHR_shader_float_controls",) if float_controls else (),
-                                  spin_ns=0 if adapter.adapter_type == AdapterType.CPU else FENCE_SPIN_NS)
+                                  spin_ns=0 if adapter.adapter_type == AdapterType.CPU else FENCE_SPIN_NS,
+                                  pipeline_limit=self.cache_limits.pipelines)
         self.segment_size = adapter.segment_size  # tests shrink it to exercise windows
         self.compiled_operators: LruCache[CompiledOperator] = LruCache(self.cache_limits.compiled_operators)
         self.shaders: LruCache[CompiledShader] = LruCache(self.cache_limits.shaders)

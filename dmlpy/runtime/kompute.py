@@ -15,19 +15,21 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..base.errors import DeviceRemovedError, InstallationError
+from .caches import LruCache
 
 # dmlpy imports without kp: descs, validation and shader generation need no Vulkan, and
 # creating a device says how to install it. The kp tools/setup.sh builds carries dmlpy's patch
 # (kp.dmlpy_patch): Manager.clear, no validation layer unless the environment names one (stock
 # kp turns it on whenever it is installed, which slows every submission), the GIL released while
 # a submission runs, a truly asynchronous eval_async, Sequence.is_complete, OpComputeBarrier
-# (dependent dispatches in one command buffer) and Sequence.eval_spin.
+# (dependent dispatches in one command buffer), Sequence.eval_spin and
+# Manager.algorithm_sharing (an algorithm running another's pipeline over its own buffers).
 try:
     import kp
 except ImportError as error:
     kp = None
     _KP_IMPORT_ERROR = str(error)
-KP_PATCH_LEVEL = 4
+KP_PATCH_LEVEL = 5
 KP_INSTALL_HINT = ("build it with dmlpy's patch into this Python's environment: `make setup` in a dmlpy checkout "
                    "for its .venv, or `tools/setup.sh --venv PATH` for any venv (README, Installing)")
 
@@ -94,7 +96,7 @@ class GpuContext:
     """
 
     def __init__(self, adapter_index: int, timestamp_period_ns: float, extensions: tuple[str, ...] = (),
-                 spin_ns: int = 0):
+                 spin_ns: int = 0, pipeline_limit: int = 64):
         check_kp()
         # Device extensions dmlpy's shaders need (VK_KHR_shader_float_controls where they ask
         # for float controls: kp's instance is Vulkan 1.1, where it is not core).
@@ -112,6 +114,14 @@ class GpuContext:
         self._made_since_clear = 0
         # Submissions of execute(wait=False) not awaited yet, oldest first (see ready()).
         self._in_flight: list[Dispatch] = []
+        # The pipeline of each (SPIR-V, binding count, push-constant words) lately used: a kp
+        # Algorithm over a placeholder buffer, whose pipeline the algorithms of binding tables
+        # run (Manager.algorithm_sharing). Binding a compiled operator to new buffers then
+        # builds a descriptor set, not a pipeline (on lavapipe an LLVM compile: tens of
+        # milliseconds and megabytes). An algorithm keeps the pipeline it runs alive, so
+        # eviction only stops new tables from finding it.
+        self._pipelines: LruCache = LruCache(pipeline_limit)
+        self._placeholder = None  # one word: what the pipelines' own descriptor sets bind
 
     def using(self) -> threading.RLock:
         """The lock itself, so that `with context.using():` takes it in C: a Python __enter__
@@ -170,6 +180,7 @@ class GpuContext:
                     self._in_flight.pop(0).sequence.eval_await()
                 self.closed = True
                 self.manager.destroy()
+                self._pipelines.clear()
         finally:
             self.lock.release()
         return True
@@ -179,7 +190,8 @@ class GpuContext:
         self.closed = True
         self._in_flight = []  # the parent's work: never awaited here
         self.lock = threading.RLock()  # the parent's may have been held at fork time
-        _KEPT_FOREVER.append([self.manager, *self._owners])
+        # The pipeline cache whole, entries and all: its lock may have been held at fork time.
+        _KEPT_FOREVER.append([self.manager, *self._owners, self._pipelines, self._placeholder])
 
     def _own(self, wrapper):
         """Track a new wrapper (called holding the lock). The Manager keeps a weak record of
@@ -229,13 +241,30 @@ class GpuContext:
 
     def create_algorithms(self, spirv: bytes, launches: list[Launch]) -> list:
         """A kp Algorithm per launch of `spirv` (an Algorithm is tied to the buffers it was
-        created with); the launches of one stage touch disjoint elements."""
+        created with), each running the one pipeline of `spirv`; the launches of one stage
+        touch disjoint elements."""
         with self.using():
             self.ready()
-            return [self.manager.algorithm([w.tensor for w in launch.buffers], spirv, list(launch.workgroups),
-                                           _NO_SPECIALIZATION,
-                                           np.ascontiguousarray(launch.push_constants, dtype=np.uint32))
-                    for launch in launches]
+            algorithms = []
+            for launch in launches:
+                push_constants = np.ascontiguousarray(launch.push_constants, dtype=np.uint32)
+                source = self._pipeline(spirv, len(launch.buffers), push_constants.size)
+                algorithms.append(self.manager.algorithm_sharing(source, [w.tensor for w in launch.buffers],
+                                                                 list(launch.workgroups), push_constants))
+            return algorithms
+
+    def _pipeline(self, spirv: bytes, binding_count: int, push_constant_words: int):
+        """The algorithm owning the pipeline of `spirv` with this many bindings and push
+        constants (called holding the lock)."""
+        key = (spirv, binding_count, push_constant_words)
+        source = self._pipelines.get(key)
+        if source is None:
+            if self._placeholder is None:
+                self._placeholder = self.create_words(1)
+            source = self.manager.algorithm([self._placeholder.tensor] * binding_count, spirv, [1, 1, 1],
+                                            _NO_SPECIALIZATION, np.zeros(push_constant_words, dtype=np.uint32))
+            source = self._pipelines.put(key, source)
+        return source
 
     def create_dispatch(self, spirv: bytes, launches: list[Launch]) -> Dispatch:
         """Every launch of `spirv` recorded into one command buffer, with no barrier between them."""
