@@ -351,8 +351,11 @@ for _name in ("softmax", "log_softmax", "hardmax"):  # the *1 forms: the same ma
 # FP32 ULP bounds of the row-wise operators (docs/numerics.md), at max(|result|, floor): the
 # floor is 2^-24 for softmax, 1 for log_softmax (whose values near 0 come from cancellation)
 # and max |dY| for the gradients. FP16 and BF16 results are within 1 ULP.
-ROWWISE_BOUNDS = {"softmax": 3, "log_softmax": 2, "hardmax": 0, "softmax_grad": 6, "log_softmax_grad": 12,
+# FP32 bounds for rows up to 1,200 elements (docs/numerics.md); log_softmax_grad's grows with
+# the row (LONG_ROW_BOUNDS up to 5,000), the others' did not in the measurements.
+ROWWISE_BOUNDS = {"softmax": 7, "log_softmax": 3.5, "hardmax": 0, "softmax_grad": 6, "log_softmax_grad": 12,
                   "hardmax_grad": 0}
+LONG_ROW_BOUNDS = {**ROWWISE_BOUNDS, "log_softmax_grad": 24}
 ROWWISE_FLOORS = {"softmax": 2.0**-24, "log_softmax": 1.0, "hardmax": 1.0}
 
 
