@@ -183,6 +183,8 @@ USAGE_ERRORS = [
     ("tools/gen_docs.py", ["--chek"], "unrecognized arguments: --chek"),
     ("tools/fit_gauss_tail.py", ["extra"], "unrecognized arguments: extra"),
     ("tools/soak.py", ["--seconds", "soon"], "argument --seconds"),
+    ("tools/soak.py", ["--seconds", "-1"], "argument --seconds: -1.0 must be more than 0"),
+    ("tools/soak.py", ["--threads", "0"], "argument --threads: 0 must be at least 1"),
 ]
 
 
@@ -190,6 +192,12 @@ USAGE_ERRORS = [
 def test_usage_errors_exit_2_with_the_reason(tool, args, message):
     result = run_tool(tool, *args)
     assert result.returncode == 2 and message in result.stderr and "Traceback" not in result.stderr, result.stderr
+
+
+def test_a_short_soak_checks_results_and_says_it_does_not_judge_memory():
+    result = run_tool("tools/soak.py", "--seconds", "2", "--threads", "1")
+    assert result.returncode == 0, result.stderr
+    assert "errors 0" in result.stdout and "memory growth not judged: a run under 600 s" in result.stdout
 
 
 def test_dump_without_out_prints_the_glsl_and_the_disassembly_and_writes_nothing(tmp_path):

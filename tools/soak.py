@@ -8,9 +8,12 @@ graphs compiled and run.
     python tools/soak.py [--seconds 600] [--threads 4]
 
 Every dispatch's result is compared with the NumPy reference (a wrong result counts as an
-error). Resident memory is printed every tenth of the run, so a slow climb shows; the run fails (exit 1) on any error or when resident memory at the end is more than
---max-growth-percent above what it was after the warm-up, a third of the run (the device's
-caches are full by then: they are bounded, so nothing may grow after it).
+error). Resident memory is printed every tenth of the run, so a slow climb shows. The run
+fails (exit 1) on any error, or, in a run of at least 600 s, when resident memory at the end
+is more than --max-growth-percent above what it was after the warm-up, a third of the run.
+The device's caches are bounded, but on a CPU device their memory settles only after
+several minutes of this load (docs/benchmarks.md), so a shorter run judges results alone
+and says so.
 
 Exit status: 0 no error and flat memory, 1 an error or growth, 2 a usage error.
 """
@@ -43,6 +46,7 @@ import dmlpy as dml  # noqa: E402
 from dmlpy.frontends.numpy_api import FRONT_ENDS  # noqa: E402
 
 DTYPES = [np.float32, np.float16, ml_dtypes.bfloat16]
+MEMORY_VERDICT_SECONDS = 600  # the shortest run whose memory growth is judged
 SHAPES = [(7,), (256,), (3, 77), (64, 65), (8, 9, 10), (1000, 3)]
 
 
@@ -181,6 +185,10 @@ def main(argv=None) -> int:
     parser.add_argument("--max-growth-percent", type=float, default=10.0,
                         help="allowed resident memory growth after the warm-up (default 10)")
     args = parser.parse_args(argv)
+    if not args.seconds > 0:
+        parser.error(f"argument --seconds: {args.seconds} must be more than 0")
+    if args.threads < 1:
+        parser.error(f"argument --threads: {args.threads} must be at least 1")
     device = dml.create_device()
     counts = {"dispatches": 0, "errors": 0}
     lock = threading.Lock()
@@ -225,8 +233,12 @@ def main(argv=None) -> int:
     print(f"dispatches {counts['dispatches']} ({counts['dispatches'] / elapsed:.0f}/s), errors {counts['errors']}")
     print(f"resident memory: start {start_rss:.0f} MiB, after warm-up {warmed:.0f} MiB, end {end_rss:.0f} MiB "
           f"(growth {growth:+.1f}%, allowed {args.max_growth_percent:.0f}%)")
+    judged = args.seconds >= MEMORY_VERDICT_SECONDS
+    if not judged:
+        print(f"memory growth not judged: a run under {MEMORY_VERDICT_SECONDS} s ends before the caches' memory "
+              "settles; results were checked")
     device.close()
-    return 0 if counts["errors"] == 0 and growth <= args.max_growth_percent else 1
+    return 0 if counts["errors"] == 0 and (not judged or growth <= args.max_growth_percent) else 1
 
 
 if __name__ == "__main__":
