@@ -215,8 +215,8 @@ def main(argv=None) -> int:
                 if "rss" not in baseline and now > warm_up:
                     baseline["rss"] = resident_mib()
                 if samples and now - started > samples[0]:
-                    print(f"{samples.pop(0):.0f} s: {counts['dispatches']} dispatches, resident {resident_mib():.0f} MiB",
-                          flush=True)
+                    print(f"{samples.pop(0):.0f} s: {counts['dispatches']} dispatches, "
+                          f"resident {resident_mib():.0f} MiB", flush=True)
 
     start_rss = resident_mib()
     started = time.monotonic()
