@@ -1,5 +1,6 @@
 """dmlpy: DirectML's operator-descriptor model on any Vulkan device."""
 
+import logging as _logging
 from importlib import metadata as _metadata
 
 from . import graph
@@ -103,3 +104,7 @@ except _metadata.PackageNotFoundError:  # a checkout imported without being inst
 globals().update(_ACTIVATION_DESCS)
 globals().update(_FRONT_ENDS)
 __all__ += [*_ACTIVATION_DESCS, *_FRONT_ENDS]
+
+# dmlpy logs to the "dmlpy" logger (compiles, cache use, device choice, fallbacks) and, as a
+# library, prints nothing unless the application configures logging.
+_logging.getLogger(__name__).addHandler(_logging.NullHandler())

@@ -129,7 +129,7 @@ def test_inputs_from_the_support_rows():
     tensor = dml.BufferTensorDesc(T.INT8, (4,))
     with pytest.raises(dml.InvalidArgumentError,
                        match=r"LessOperatorDesc\.a_tensor\.data_type INT8 is not supported: TEST_LESS_UINT8 accepts "
-                             r"FLOAT32, FLOAT16 from"):
+                             r"FLOAT32 and FLOAT16 from"):
         LessOperatorDesc(tensor, tensor, dml.BufferTensorDesc(T.UINT8, (4,)))
 
 
@@ -138,7 +138,7 @@ def test_describes_each_tensor():
     a, b, output = schema.tensors
     assert schema.describe_tensor_data_types(output) == "UINT8"
     assert schema.describe_tensor_data_types(a).endswith("(the same as BTensor)")
-    assert schema.describe_data_types().startswith("FLOAT32, FLOAT16")
+    assert schema.describe_data_types().startswith("FLOAT32 and FLOAT16 from FEATURE_LEVEL_")
 
 
 @operator(

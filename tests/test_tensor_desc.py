@@ -2,6 +2,8 @@
 
 import math
 
+import ml_dtypes
+import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -69,9 +71,11 @@ def test_desc_normalises_and_is_hashable():
     (dict(sizes=(2**32,)), "sizes[0]", "out of range"),
     (dict(sizes=(2**16, 2**16)), "sizes", "at most 4294967295"),
     (dict(sizes=(2, 3), strides=(1,)), "strides", "one stride per dimension"),
-    (dict(sizes=(2,), strides=(-1,)), "strides[0]", "out of range"),
+    (dict(sizes=(2,), strides=(-1,)), "strides[0]", "is negative: DirectML's strides are unsigned counts of elements"),
     (dict(data_type=T.UNKNOWN), "data_type", "never a valid data type"),
     (dict(data_type=99), "data_type", "not a TensorDataType"),
+    (dict(data_type=np.complex64), "data_type", "NumPy's complex64, which no TensorDataType stores: use one of"),
+    (dict(data_type="float128"), "data_type", "which no TensorDataType stores"),
     (dict(flags=4), "flags", "not TensorFlags"),
     (dict(total_tensor_size_in_bytes=20), "total_tensor_size_in_bytes", "smaller than the 24 bytes"),
     (dict(total_tensor_size_in_bytes=-4), "total_tensor_size_in_bytes", "out of range"),
@@ -85,6 +89,15 @@ def test_invalid_desc_names_the_field_and_rule(kwargs, field, rule):
     assert f"BufferTensorDesc.{field}" in str(error.value) and rule in str(error.value)
     assert error.value.hresult == 0x80070057 and isinstance(error.value, ValueError)
     assert "0x80070057" in str(error.value)
+
+
+@pytest.mark.parametrize("dtype, data_type", [
+    (np.float16, T.FLOAT16), (np.dtype(np.int8), T.INT8), ("float32", T.FLOAT32), (ml_dtypes.bfloat16, T.BFLOAT16),
+    (np.uint64, T.UINT64)])
+def test_a_numpy_dtype_names_the_data_type_stored_the_same_way(dtype, data_type):
+    desc = dml.BufferTensorDesc(dtype, (2, 3))
+    assert desc.data_type is data_type and desc == dml.BufferTensorDesc(data_type, (2, 3))
+    assert dml.calc_buffer_tensor_size(dtype, (2, 3)) == desc.total_tensor_size_in_bytes
 
 
 def test_valid_edges_are_accepted():

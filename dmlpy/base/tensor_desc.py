@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .errors import InvalidArgumentError
-from .types import TensorDataType, TensorFlags, data_type_info
+from .types import DATA_TYPES, TensorDataType, TensorFlags, data_type_for_numpy, data_type_info
 
 MAX_DIMENSION_COUNT = 8
 UINT32_MAX = 2**32 - 1
@@ -22,22 +22,31 @@ def _field(what: str) -> str:
     return what.rsplit(".", 1)[-1].split("[")[0]
 
 
-def _as_uint(value, what: str, maximum: int) -> int:
-    """`value` as a Python int in [0, maximum]; bools and floats are not integers here."""
+def _as_uint(value, what: str, maximum: int, negative_rule: str = "") -> int:
+    """`value` as a Python int in [0, maximum]; bools and floats are not integers here.
+    `negative_rule` says why a negative value is wrong, where that needs saying."""
     if isinstance(value, bool):
         raise InvalidArgumentError(f"{what} {value!r} must be an integer, not a bool", _field(what))
     try:
         number = operator.index(value)
     except TypeError:
         raise InvalidArgumentError(f"{what} {value!r} must be an integer", _field(what)) from None
+    if number < 0 and negative_rule:
+        raise InvalidArgumentError(f"{what} {number} is negative: {negative_rule}", _field(what))
     if not 0 <= number <= maximum:
         raise InvalidArgumentError(f"{what} {number} is out of range: it must be in [0, {maximum}]", _field(what))
     return number
 
 
+NEGATIVE_STRIDE_RULE = ("DirectML's strides are unsigned counts of elements, so a tensor cannot be read backwards "
+                        "(reverse the data itself first, e.g. np.ascontiguousarray(a[::-1]))")
+
+
 def _as_data_type(value, what: str) -> TensorDataType:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+    if isinstance(value, bool):
         raise InvalidArgumentError(f"{what} {value!r} is not a TensorDataType", "data_type")
+    if not isinstance(value, (int, np.integer)):
+        return _numpy_data_type(value, what)
     try:
         data_type = TensorDataType(int(value))
     except (ValueError, TypeError):
@@ -47,10 +56,28 @@ def _as_data_type(value, what: str) -> TensorDataType:
     return data_type
 
 
-def _as_dims(values, what: str, minimum: int) -> tuple[int, ...]:
+def _numpy_data_type(value, what: str) -> TensorDataType:
+    """A NumPy dtype (np.float16, np.dtype("int8"), "float32", ml_dtypes.bfloat16) as the
+    TensorDataType stored the same way."""
+    try:
+        if isinstance(value, np.generic):  # a value (np.float32(1)), not a type, though np.dtype takes it
+            raise TypeError
+        dtype = np.dtype(value)
+    except (TypeError, ValueError):
+        raise InvalidArgumentError(
+            f"{what} {value!r} is not a TensorDataType (nor a NumPy dtype that names one)", "data_type") from None
+    data_type = data_type_for_numpy(dtype)
+    if data_type is None:
+        raise InvalidArgumentError(
+            f"{what} {value!r} is NumPy's {dtype}, which no TensorDataType stores: use one of "
+            f"{', '.join(t.name for t in DATA_TYPES)}", "data_type")
+    return data_type
+
+
+def _as_dims(values, what: str, minimum: int, negative_rule: str = "") -> tuple[int, ...]:
     if isinstance(values, (str, bytes)) or not isinstance(values, Sequence):
         raise InvalidArgumentError(f"{what} {values!r} must be a sequence of integers", _field(what))
-    dims = tuple(_as_uint(v, f"{what}[{i}]", UINT32_MAX) for i, v in enumerate(values))
+    dims = tuple(_as_uint(v, f"{what}[{i}]", UINT32_MAX, negative_rule) for i, v in enumerate(values))
     if not 1 <= len(dims) <= MAX_DIMENSION_COUNT:
         raise InvalidArgumentError(
             f"{what} has {len(dims)} dimensions: DimensionCount must be 1 to {MAX_DIMENSION_COUNT}", _field(what))
@@ -64,7 +91,7 @@ def _check_sizes_and_strides(data_type, sizes, strides, what: str):
     data_type = _as_data_type(data_type, f"{what}.data_type")
     sizes = _as_dims(sizes, f"{what}.sizes", 1)
     if strides is not None:
-        strides = _as_dims(strides, f"{what}.strides", 0)
+        strides = _as_dims(strides, f"{what}.strides", 0, NEGATIVE_STRIDE_RULE)
         if len(strides) != len(sizes):
             raise InvalidArgumentError(
                 f"{what}.strides has {len(strides)} entries but sizes has {len(sizes)}: "

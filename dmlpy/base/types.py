@@ -120,3 +120,8 @@ def data_type_for_numpy(dtype: np.dtype) -> TensorDataType | None:
         if info.numpy_dtype == dtype:
             return data_type
     return None
+
+
+def numpy_name(dtype: np.dtype) -> str:
+    """How Python code names `dtype`: np.float16, or ml_dtypes.bfloat16 for the types NumPy lacks."""
+    return f"np.{dtype.name}" if getattr(np, dtype.name, None) is dtype.type else f"ml_dtypes.{dtype.name}"

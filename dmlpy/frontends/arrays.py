@@ -12,8 +12,9 @@ import threading
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
+from numpy.typing import ArrayLike, DTypeLike
 
-from ..base.errors import InvalidArgumentError, UnsupportedError
+from ..base.errors import InvalidArgumentError, UnsupportedError, shown
 from ..base.tensor_desc import MAX_DIMENSION_COUNT
 from ..base.types import data_type_for_numpy
 from ..kernels.codegen import merge_dims
@@ -190,14 +191,21 @@ def as_arrays(values: dict[str, object]) -> dict[str, np.ndarray]:
     return {name: arrays[name] for name in values}
 
 
-def normalized_axes(axes, ndim: int):
+def normalized_axes(axes, ndim: int, argument: str):
     """NumPy's axis conventions (an int, a sequence, negative from the end) as DirectML's
-    tuple of non-negative axes; anything else goes to the desc, which says what is wrong."""
+    tuple of non-negative axes; an axis outside [-ndim, ndim - 1] is refused in those terms
+    (`argument` names the array the axes index). Anything else goes to the desc, which says
+    what is wrong."""
     if isinstance(axes, (int, np.integer)) and not isinstance(axes, bool):
         axes = (axes,)
     if isinstance(axes, (tuple, list)) and all(isinstance(a, (int, np.integer)) and not isinstance(a, bool)
                                                for a in axes):
-        return tuple(int(a) + ndim if -ndim <= a < 0 else int(a) for a in axes)
+        for axis in axes:
+            if not -ndim <= axis < ndim:
+                raise InvalidArgumentError(
+                    f"axes {shown(axes)} has axis {axis}: {argument} has {ndim} dims, so each axis must lie in "
+                    f"[{-ndim}, {ndim - 1}] (negative axes count from the end)", "axes")
+        return tuple(int(a) + ndim if a < 0 else int(a) for a in axes)
     return axes
 
 
@@ -229,7 +237,7 @@ def whole_row_pieces(shape: tuple[int, ...], reduced: set[int], itemsize: int, l
 
 
 
-def asarray(values, device=None, dtype=None) -> DeviceArray:
+def asarray(values: ArrayLike | DeviceArray, device: Device | None = None, dtype: DTypeLike = None) -> DeviceArray:
     """`values` (an array, anything NumPy or DLPack can read, a list, a number) in device
     memory. A DeviceArray of `device` is returned as it is; one of another device is copied
     through the host. dtype: the data type to convert to (default: the values' own, with

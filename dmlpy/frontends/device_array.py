@@ -29,12 +29,15 @@ import math
 import weakref
 
 import numpy as np
+from numpy.typing import ArrayLike
 
-from ..base.errors import InvalidArgumentError
+from ..base.errors import DmlError, InvalidArgumentError
 from ..base.tensor_desc import MAX_DIMENSION_COUNT, BufferTensorDesc, calc_buffer_tensor_size, packed_strides
 from ..base.types import data_type_for_numpy
 from ..ops.fusion import MAX_FUSED_NODES
 from ..ops.schema import OperatorDesc
+from ..runtime.binding import Buffer
+from ..runtime.device import Device
 
 DLPACK_CPU = 1  # kDLCPU: the host copy __dlpack__ exports
 
@@ -50,7 +53,7 @@ def _return_to_pool(device, size: int, buffer) -> None:
 class DeviceArray:
     """A packed array in device memory (see module doc). Create with `dmlpy.asarray`."""
 
-    def __init__(self, device, shape: tuple[int, ...], dtype: np.dtype):
+    def __init__(self, device: Device, shape: tuple[int, ...], dtype: np.dtype):
         self._describe(device, shape, dtype)
         self._allocate()
 
@@ -92,7 +95,7 @@ class DeviceArray:
         self._release.atexit = False
 
     @property
-    def buffer(self):
+    def buffer(self) -> Buffer:
         """The array's buffer, its value computed first where it was deferred. The buffer is
         then the caller's too: it never returns to the pool, and since the caller may write
         to it, the deferred results that read this array are computed now."""
@@ -191,7 +194,16 @@ class DeviceArray:
         return self.shape[0]
 
     def __repr__(self) -> str:
-        return f"<dmlpy.DeviceArray shape {self.shape} {self.dtype} on {self.device.adapter_name!r}>"
+        """The values, as NumPy prints them (reading them computes a deferred array, as
+        CuPy's and PyTorch's reprs do); the shape alone where they cannot be read."""
+        try:
+            values = self.numpy()
+        except DmlError as error:
+            return (f"<dmlpy.DeviceArray shape {self.shape} {self.dtype} on {self.device.adapter_name!r}: "
+                    f"values unreadable ({type(error).__name__})>")
+        prefix = "dmlpy.DeviceArray("
+        body = np.array2string(values, separator=", ", prefix=prefix)
+        return f"{prefix}{body}, dtype={self.dtype}, shape={self.shape}, device={self.device.adapter_name!r})"
 
     def desc(self, sizes: tuple[int, ...] | None = None) -> BufferTensorDesc:
         """The array as a tensor desc: packed (an array of more than DirectML's 8 dims as its
@@ -217,7 +229,7 @@ class DeviceArray:
         return BufferTensorDesc(self.data_type, sizes, strides,
                                 total_tensor_size_in_bytes=calc_buffer_tensor_size(self.data_type, (self.size,)))
 
-    def write(self, values) -> None:
+    def write(self, values: ArrayLike) -> None:
         """Copy `values` in, as NumPy's `array[...] = values` would: converted to this array's
         dtype and broadcast to its shape (a scalar fills it)."""
         host = np.empty(self.shape, self.dtype)

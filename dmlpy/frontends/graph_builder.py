@@ -16,7 +16,7 @@ from ..base.types import ExecutionFlags
 from ..ops.catalogue import OPERATORS
 from ..ops.graph import GraphDesc, GraphInputEdge, GraphIntermediateEdge, GraphOutputEdge
 from ..ops.schema import OperatorDesc, OperatorSchema, schema_of
-from ..runtime.device import Device
+from ..runtime.device import CompiledGraph, Device
 from .result_types import output_data_type
 
 
@@ -46,7 +46,7 @@ class GraphBuilder:
     Graph inputs bind in the order `input()` was called; outputs in the order given to
     `build`. A node's outputs are packed, with its first input's data type and sizes."""
 
-    def __init__(self, device=None):
+    def __init__(self, device: Device | None = None):
         if device is not None and not isinstance(device, Device):
             raise InvalidArgumentError(f"device must be a dmlpy Device (or None: graph_desc only), not "
                                        f"{type(device).__name__}")
@@ -128,7 +128,7 @@ class GraphBuilder:
         return GraphDesc(len(self.inputs), len(outputs), [self.nodes[n] for n in kept], input_edges, output_edges,
                          intermediate_edges)
 
-    def build(self, outputs: Sequence[GraphValue], flags=None):
+    def build(self, outputs: Sequence[GraphValue], flags: ExecutionFlags | None = None) -> CompiledGraph:
         """Compile the graph on the builder's device (device.compile_graph)."""
         if self.device is None:
             raise InvalidArgumentError("this GraphBuilder has no device: use graph_desc(), or GraphBuilder(device)")

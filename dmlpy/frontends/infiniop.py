@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import enum
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..base.errors import DeviceRemovedError, DmlError, UnsupportedError
@@ -30,7 +31,11 @@ from ..runtime.device import CompiledOperator, Device, create_device
 
 
 class InfiniStatus(enum.IntEnum):
-    """infiniStatus_t, with InfiniCore's names and values."""
+    """infiniStatus_t, with InfiniCore's names and values. Printed by name
+    (`InfiniStatus.SUCCESS`), not as the bare number IntEnum prints from Python 3.11."""
+
+    def __str__(self) -> str:
+        return f"{type(self).__name__}.{self.name}"
 
     SUCCESS = 0
     INTERNAL_ERROR = 1
@@ -140,7 +145,7 @@ class Handle:
         self.destroyed = False
 
 
-def infiniopCreateHandle(device: Device | None = None):
+def infiniopCreateHandle(device: Device | None = None) -> tuple[InfiniStatus, Handle | None]:
     """(status, handle) on `device`, or on a new default device the handle owns."""
 
     def body():
@@ -151,7 +156,7 @@ def infiniopCreateHandle(device: Device | None = None):
     return _call(body, has_out=True)
 
 
-def infiniopDestroyHandle(handle) -> InfiniStatus:
+def infiniopDestroyHandle(handle: Handle) -> InfiniStatus:
     def body():
         _live(handle, Handle, "handle").destroyed = True
         if handle.owns_device:
@@ -176,7 +181,8 @@ class TensorDescriptor:
     destroyed: bool = False
 
 
-def infiniopCreateTensorDescriptor(shape, strides, dtype):
+def infiniopCreateTensorDescriptor(shape: Sequence[int], strides: Sequence[int] | None,
+                                   dtype: InfiniDtype) -> tuple[InfiniStatus, TensorDescriptor | None]:
     """(status, descriptor): strides in elements (None: contiguous), dtype an InfiniDtype."""
 
     def body():
@@ -195,7 +201,7 @@ def infiniopCreateTensorDescriptor(shape, strides, dtype):
     return _call(body, has_out=True)
 
 
-def infiniopDestroyTensorDescriptor(descriptor) -> InfiniStatus:
+def infiniopDestroyTensorDescriptor(descriptor: TensorDescriptor) -> InfiniStatus:
     def body():
         _live(descriptor, TensorDescriptor, "desc").destroyed = True
         return InfiniStatus.SUCCESS
@@ -225,7 +231,8 @@ def _lifecycle(desc_class, arguments: tuple[tuple[str, str], ...], scalars: tupl
     argument_names = tuple(name for name, _ in arguments)
     fields = tuple(field for _, field in arguments)
 
-    def create(handle, *tensor_descriptors_and_scalars, **choice_values):
+    def create(handle: Handle, *tensor_descriptors_and_scalars: TensorDescriptor | float,
+               **choice_values: str) -> tuple[InfiniStatus, OperatorDescriptor | None]:
         def body():
             unknown = set(choice_values) - {field for field, _ in choices}
             if unknown:
@@ -245,14 +252,15 @@ def _lifecycle(desc_class, arguments: tuple[tuple[str, str], ...], scalars: tupl
 
         return _call(body, has_out=True)
 
-    def workspace_size(descriptor):
+    def workspace_size(descriptor: OperatorDescriptor) -> tuple[InfiniStatus, int | None]:
         def body():
             compiled = _live(descriptor, OperatorDescriptor, "desc").compiled
             return InfiniStatus.SUCCESS, compiled.binding_properties.temporary_resource_size
 
         return _call(body, has_out=True)
 
-    def compute(descriptor, workspace, workspace_size, *data_and_stream):
+    def compute(descriptor: OperatorDescriptor, workspace: Buffer | BufferBinding | None, workspace_size: int | None,
+                *data_and_stream: Buffer | BufferBinding | None) -> InfiniStatus:
         def body():
             live = _live(descriptor, OperatorDescriptor, "desc")
             if len(data_and_stream) not in (len(arguments), len(arguments) + 1):
@@ -292,7 +300,7 @@ def _lifecycle(desc_class, arguments: tuple[tuple[str, str], ...], scalars: tupl
 
         return _call(body)
 
-    def destroy(descriptor) -> InfiniStatus:
+    def destroy(descriptor: OperatorDescriptor) -> InfiniStatus:
         def body():
             _live(descriptor, OperatorDescriptor, "desc").destroyed = True
             return InfiniStatus.SUCCESS

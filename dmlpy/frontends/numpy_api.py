@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import logging
 import math
 from collections.abc import Callable
 
@@ -15,7 +16,8 @@ import numpy as np
 
 from ..base.errors import InvalidArgumentError
 from ..base.tensor_desc import MAX_DIMENSION_COUNT, BufferTensorDesc, packed_strides
-from ..base.types import data_type_for_numpy, data_type_info
+from ..base.types import TensorDataType as T
+from ..base.types import data_type_for_numpy, data_type_info, numpy_name
 from ..kernels.codegen import merge_dims
 from ..ops.catalogue import OPERATORS
 from ..ops.family import FrontEndShape
@@ -40,6 +42,8 @@ from .call_cache import run_bound
 from .device_array import DeviceArray, run_on_arrays
 from .result_types import output_data_type
 
+LOG = logging.getLogger(__name__)
+
 
 def _call_key(desc_class, data_types, sizes, strides, fields) -> tuple | None:
     """What determines the desc of a front-end call, or None if a field is not a plain value
@@ -55,6 +59,28 @@ def _call_key(desc_class, data_types, sizes, strides, fields) -> tuple | None:
     return ("front end", desc_class, tuple(data_types), sizes, tuple(strides), values)
 
 
+# What a host array of a type no activation takes converts to: NumPy's and PyTorch's default
+# float and int types are 64-bit.
+NARROWER = {T.FLOAT64: np.float32, T.INT64: np.int32, T.UINT64: np.uint32}
+
+
+def refuse_untaken_data_type(schema: OperatorSchema, data_type: T | None) -> None:
+    """An argument of a data type the operator takes at no feature level is refused in the
+    front end's terms: which argument, which dtypes the operator takes, and how to convert."""
+    taken = [t for row in schema.support for t in row.data_types]
+    if data_type in taken:
+        return
+    argument = schema.inputs[0].argument
+    names = list(dict.fromkeys(numpy_name(np.dtype(data_type_info(t).numpy_dtype)) for t in taken))
+    narrower = NARROWER.get(data_type)
+    target = np.dtype(narrower if data_type_for_numpy(np.dtype(narrower)) in taken
+                      else data_type_info(taken[0]).numpy_dtype)
+    shown = np.dtype(data_type_info(data_type).numpy_dtype) if data_type is not None else "this dtype"
+    raise InvalidArgumentError(
+        f"{schema.name}: {argument} has dtype {shown}, which {schema.dml_name} does not take (it takes "
+        f"{', '.join(names)}); convert it first, e.g. {argument}.astype({numpy_name(target)})", "data_type")
+
+
 def _compiled_for(device: Device, desc_class, data_types, sizes, strides, fields) -> CompiledOperator:
     """The compiled operator for a call's layout (`data_types` and `strides` per tensor); a
     call shaped like an earlier one reuses its validated desc without building or checking
@@ -62,6 +88,7 @@ def _compiled_for(device: Device, desc_class, data_types, sizes, strides, fields
     key = _call_key(desc_class, data_types, sizes, strides, fields)
     compiled = device.compiled_operators.get(key) if key is not None else None
     if compiled is None:
+        refuse_untaken_data_type(desc_class.schema, data_types[0])
         desc_class(*[BufferTensorDesc(t, (1,)) for t in data_types], **fields)  # the scalars' errors first
         descs = [BufferTensorDesc(t, sizes, s) for t, s in zip(data_types, strides)]
         compiled = device.compile_cached(desc_class(*descs, **fields))
@@ -104,6 +131,8 @@ def _run_elementwise(desc_class, arrays: dict[str, np.ndarray], out, device: Dev
     descs = [getattr(compiled.desc, f.name) for f in compiled.desc.schema.tensors]
     if not compiled.plan.windowable and max(d.total_tensor_size_in_bytes for d in descs) > device.segment_size:
         # A layout that cannot be split across buffer segments: run on packed copies instead.
+        LOG.info("%s: a layout larger than a buffer segment (%d bytes) that cannot be windowed runs on packed "
+                 "host copies", desc_class.schema.name, device.segment_size)
         packed = np.empty(first.shape, result_dtype)
         _run_elementwise(desc_class, {name: np.ascontiguousarray(a) for name, a in arrays.items()}, packed,
                          device, **fields)
@@ -208,12 +237,17 @@ def _run_resident(schema: OperatorSchema, values: dict[str, object], out, device
                                    f"{owner.adapter_name!r}", "out")
     oversized = max(math.prod(shape), 1) * first.dtype.itemsize > owner.segment_size - 16
     if oversized and rowwise:
+        LOG.info("%s: device arrays larger than a buffer segment (%d bytes) run row-wise through host copies",
+                 schema.name, owner.segment_size)
         computed = host_run({name: a.numpy() for name, a in arrays.items()}, owner)
         if out is None:
             return asarray(computed, owner)
         out.write(computed)
         return out
     if oversized:  # a broadcast input cannot be windowed across segments: it is read packed
+        if any(a.shape != shape for a in arrays.values()):
+            LOG.info("%s: broadcast device arrays are expanded through the host (the result is larger than a buffer "
+                     "segment, %d bytes)", schema.name, owner.segment_size)
         arrays = {name: a if a.shape == shape else asarray(np.broadcast_to(a.numpy(), shape), owner)
                   for name, a in arrays.items()}
     sizes = shape or (1,)
@@ -228,7 +262,8 @@ def _run_resident(schema: OperatorSchema, values: dict[str, object], out, device
     if len(sizes) > MAX_DIMENSION_COUNT:
         raise InvalidArgumentError(f"the result has {len(sizes)} dims that do not merge: {schema.name} takes 1 to "
                                    f"{MAX_DIMENSION_COUNT} (DirectML's limit)", "dimension_count")
-    extra = {"axes": normalized_axes(axes, len(sizes))} if rowwise and axes is not None else {}
+    extra = {"axes": normalized_axes(axes, len(sizes), schema.inputs[0].argument)} \
+        if rowwise and axes is not None else {}
     if math.prod(shape) == 0:  # nothing to run, but the call must still be one the operator accepts
         schema.desc_class(*[BufferTensorDesc(a.data_type, (1,) * len(sizes)) for a in arrays.values()],
                           BufferTensorDesc(result_type, (1,) * len(sizes)), **fields, **extra)
@@ -273,11 +308,12 @@ def _run_rowwise(schemas: tuple[OperatorSchema, OperatorSchema], arrays: dict[st
         schema, extra = schemas[0], {}
         sizes = shape if len(shape) == 1 else (math.prod(shape[:-1]), shape[-1])
     else:
-        schema, extra = schemas[1], {"axes": normalized_axes(axes, len(shape))}
+        schema, extra = schemas[1], {"axes": normalized_axes(axes, len(shape), schemas[1].inputs[0].argument)}
         sizes = shape
         if len(sizes) > MAX_DIMENSION_COUNT:
             raise InvalidArgumentError(f"x has {len(sizes)} dims: {schema.name} takes 1 to {MAX_DIMENSION_COUNT}")
     data_type = data_type_for_numpy(first.dtype)
+    refuse_untaken_data_type(schemas[0], data_type)  # named by the function the caller called
     if first.size == 0:  # nothing to run, but the call must still be one the operator accepts
         schema.desc_class(*[BufferTensorDesc(data_type, (1,) * len(sizes))] * len(schema.tensors), **fields, **extra)
         return result
@@ -285,6 +321,8 @@ def _run_rowwise(schemas: tuple[OperatorSchema, OperatorSchema], arrays: dict[st
         schema.desc_class(*[BufferTensorDesc(data_type, sizes)] * len(schema.tensors), **fields, **extra))
     limit = device.segment_size - MINIMUM_BUFFER_TENSOR_ALIGNMENT
     if first.nbytes > limit:
+        LOG.info("%s: %d bytes run in pieces of whole rows of at most %d bytes (a buffer segment)", schema.name,
+                 first.nbytes, limit)
         reduced = {len(shape) - 1} if axes is None else set(extra["axes"])
         for piece in whole_row_pieces(first.shape, reduced, first.itemsize, limit, schema.name):
             _run_rowwise(schemas, {name: a[piece] for name, a in arrays.items()}, axes, result[piece], device,
@@ -329,7 +367,10 @@ def front_end(schema: OperatorSchema):
             result = _run_fast(schema, args, {**defaults, **kwargs})
             if result is not None:
                 return result
-        bound = signature.bind(*args, **kwargs)
+        try:
+            bound = signature.bind(*args, **kwargs)
+        except TypeError as error:  # Signature.bind's message names no function
+            raise TypeError(f"{schema.name}() {error}") from None
         bound.apply_defaults()
         values = bound.arguments
         for flag in schema.flags:

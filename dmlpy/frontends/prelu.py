@@ -4,6 +4,7 @@ format's rule rather than NumPy's, and it has two outputs."""
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..base.errors import InvalidArgumentError
 from ..base.tensor_desc import MAX_DIMENSION_COUNT, BufferTensorDesc
@@ -22,6 +23,7 @@ from .arrays import (
     whole_row_pieces,
 )
 from .call_cache import run_bound
+from .device_array import DeviceArray
 
 PRELU_RULES = (
     "slope must follow oneDNN's PReLU broadcasting rules: a 1-D slope as long as x's channel dim "
@@ -66,7 +68,8 @@ def _prelu_outputs(out, x: np.ndarray, slope: np.ndarray) -> tuple[np.ndarray, n
     return out
 
 
-def prelu_grad(x, slope, dy, *, data_format: str = "NXC", out: tuple[np.ndarray, np.ndarray] | None = None,
+def prelu_grad(x: ArrayLike | DeviceArray, slope: ArrayLike | DeviceArray, dy: ArrayLike | DeviceArray, *,
+               data_format: str = "NXC", out: tuple[np.ndarray, np.ndarray] | None = None,
                device: Device | None = None) -> tuple[np.ndarray, np.ndarray]:
     """oneDNN's PReLUBackward: (dx, dslope), dslope shaped like slope.
 

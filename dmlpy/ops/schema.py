@@ -327,8 +327,15 @@ class OperatorSchema:
         return f"{_listed(names)} must have the same {SAME_ATTRIBUTES[attribute]}"
 
     def describe_data_types(self) -> str:
-        """The data types the Support rows list, by feature level."""
-        return "; ".join(f"{', '.join(t.name for t in row.data_types)} from {row.level}" for row in self.support)
+        """The data types the Support rows list, each at the first level that has it, grouped by
+        that level ("FLOAT32 and FLOAT16 from FEATURE_LEVEL_1_0; INT32 from FEATURE_LEVEL_5_1")."""
+        first: dict = {}
+        for row in sorted(self.support, key=lambda row: row.level):
+            for data_type in row.data_types:
+                first.setdefault(data_type, row.level)
+        levels = sorted(set(first.values()))
+        return "; ".join(f"{_listed([t.name for t, at in first.items() if at == level])} from {level}"
+                         for level in levels)
 
     def describe_tensor_data_types(self, field: TensorField) -> str:
         """The data types `field` may have, for the docs: its fixed set, or the Support rows'
@@ -463,7 +470,7 @@ class Operator:
     """IDMLOperator: the device's own validated copy of a desc, accepted by its feature level
     (`device.create_operator`; `device` is the device that accepted it)."""
 
-    def __init__(self, device, desc: OperatorDesc):
+    def __init__(self, device: object, desc: OperatorDesc):
         self.device = device
         self.desc = desc
 

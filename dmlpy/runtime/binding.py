@@ -9,11 +9,12 @@ from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
+from numpy.typing import DTypeLike
 
 from ..base.adapter import AdapterInfo
 from ..base.errors import DeviceRemovedError, InvalidArgumentError, UnsupportedError, shown
-from ..base.tensor_desc import BufferTensorDesc
-from ..base.types import TensorDataType, data_type_info
+from ..base.tensor_desc import BufferTensorDesc, packed_strides
+from ..base.types import TensorDataType, data_type_info, numpy_name
 from ..kernels.codegen import CompiledKernel, KernelTensor
 from ..kernels.windows import plan_windows
 from .kompute import GpuContext, Launch
@@ -118,6 +119,22 @@ def _check_memory(device: Device, size: int) -> None:
             f"copy), and {available} bytes are available")
 
 
+def _numpy_dtype(dtype) -> np.dtype:
+    """A NumPy dtype, or a TensorDataType's, that holds plain data."""
+    if isinstance(dtype, TensorDataType):
+        numpy_dtype = data_type_info(dtype).numpy_dtype
+        if numpy_dtype is None:
+            raise InvalidArgumentError(f"dtype {dtype.name} has no NumPy equivalent")
+    else:
+        try:
+            numpy_dtype = np.dtype(dtype)
+        except Exception:  # NumPy raises TypeError, ValueError and others for non-dtypes
+            raise InvalidArgumentError(f"dtype {dtype!r} is not a NumPy dtype") from None
+    if numpy_dtype.hasobject or numpy_dtype.itemsize == 0:
+        raise InvalidArgumentError(f"dtype {numpy_dtype} holds no plain data: a buffer holds raw bytes")
+    return np.dtype(numpy_dtype)
+
+
 class Buffer:
     """A range of device memory (an ID3D12Resource buffer in DirectML).
 
@@ -125,12 +142,27 @@ class Buffer:
     segments of `segment_size` bytes, each its own kp tensor (see windows.py).
     """
 
-    def __init__(self, device: Device, size_in_bytes: int):
-        size = _as_count(size_in_bytes, "size_in_bytes")
+    def __init__(self, device: Device, size_in_bytes: int | None, tensor: BufferTensorDesc | None = None):
+        if tensor is not None and not isinstance(tensor, BufferTensorDesc):
+            raise InvalidArgumentError(f"tensor must be a BufferTensorDesc, not {type(tensor).__name__}")
+        if tensor is not None and data_type_info(tensor.data_type).numpy_dtype is None:
+            raise InvalidArgumentError(f"tensor.data_type {tensor.data_type.name} has no NumPy dtype to read and "
+                                       "write it with: make the buffer by size_in_bytes", "data_type")
+        if size_in_bytes is None and tensor is None:
+            raise InvalidArgumentError("size_in_bytes None: give the buffer's size, or the tensor it holds")
+        size = tensor.total_tensor_size_in_bytes if size_in_bytes is None else _as_count(size_in_bytes,
+                                                                                          "size_in_bytes")
         if size == 0:
             raise InvalidArgumentError("size_in_bytes 0: a buffer must hold at least one byte")
+        if tensor is not None and size < tensor.total_tensor_size_in_bytes:
+            raise InvalidArgumentError(
+                f"size_in_bytes {size} is smaller than tensor.total_tensor_size_in_bytes "
+                f"{tensor.total_tensor_size_in_bytes}: the buffer must hold the tensor it is made for")
         _check_memory(device, size)
         self.device = device
+        # The tensor the buffer was made for, if any: read() and write() then check dtypes
+        # against it and read() returns its elements in its shape. Bindings are not tied to it.
+        self.tensor = tensor
         self.size_in_bytes = size
         self.segment_size = device.segment_size
         starts = range(0, size, self.segment_size)
@@ -142,7 +174,8 @@ class Buffer:
 
     def __repr__(self) -> str:
         state = " destroyed" if self.segments is None else ""
-        return f"<dmlpy.Buffer {self.size_in_bytes} bytes{state}>"
+        holds = f" for {self.tensor}" if self.tensor is not None else ""
+        return f"<dmlpy.Buffer {self.size_in_bytes} bytes{holds}{state}>"
 
     @property
     def destroyed(self) -> bool:
@@ -173,11 +206,17 @@ class Buffer:
                 f"{self.size_in_bytes} bytes")
         return offset
 
-    def write(self, array, offset: int = 0) -> None:
+    def write(self, array: np.ndarray | bytes | bytearray | memoryview, offset: int = 0) -> None:
         """Copy the bytes of `array` (a NumPy array or a bytes-like object) to `offset`.
 
-        A buffer has no data type, so lists and Python scalars are refused: pass a NumPy
-        array of the intended dtype."""
+        A buffer made by size has no data type, so lists and Python scalars are refused: pass
+        a NumPy array of the intended dtype. A buffer made for a tensor refuses an array of
+        another dtype (bytes-like objects are written as they are)."""
+        if self.tensor is not None and isinstance(array, np.ndarray) and array.dtype != self._tensor_dtype:
+            raise InvalidArgumentError(
+                f"array.dtype {array.dtype} != {self._tensor_dtype}: this buffer holds a {self.tensor.data_type.name} "
+                f"tensor; convert first, e.g. array.astype({numpy_name(self._tensor_dtype)})",
+                "dtype")
         raw = _raw_bytes(array)
         with self.device.using():
             self.device.check_open()
@@ -186,19 +225,28 @@ class Buffer:
             for segment, start, position, length in self._pieces(offset, raw.nbytes):
                 self.device.context.write(segment, start, raw[position:position + length])
 
-    def read(self, dtype, count: int, offset: int = 0) -> np.ndarray:
-        """`count` elements of `dtype` (a NumPy dtype or a TensorDataType) from `offset`."""
-        if isinstance(dtype, TensorDataType):
-            numpy_dtype = data_type_info(dtype).numpy_dtype
-            if numpy_dtype is None:
-                raise InvalidArgumentError(f"dtype {dtype.name} has no NumPy equivalent")
-        else:
-            try:
-                numpy_dtype = np.dtype(dtype)
-            except Exception:  # NumPy raises TypeError, ValueError and others for non-dtypes
-                raise InvalidArgumentError(f"dtype {dtype!r} is not a NumPy dtype") from None
-        if numpy_dtype.hasobject or numpy_dtype.itemsize == 0:
-            raise InvalidArgumentError(f"dtype {numpy_dtype} holds no plain data: a buffer holds raw bytes")
+    @property
+    def _tensor_dtype(self) -> np.dtype:
+        return np.dtype(data_type_info(self.tensor.data_type).numpy_dtype)
+
+    def read(self, dtype: DTypeLike | TensorDataType = None, count: int | None = None,
+             offset: int = 0) -> np.ndarray:
+        """`count` elements of `dtype` (a NumPy dtype or a TensorDataType) from `offset`.
+
+        A buffer made for a tensor reads its elements, in its shape and through its strides,
+        when called with no arguments; a `dtype` other than the tensor's is refused."""
+        if self.tensor is not None:
+            if dtype is not None and _numpy_dtype(dtype) != self._tensor_dtype:
+                raise InvalidArgumentError(
+                    f"dtype {_numpy_dtype(dtype)} != {self._tensor_dtype}: this buffer holds a "
+                    f"{self.tensor.data_type.name} tensor", "dtype")
+            if count is None and offset == 0:
+                return self._read_tensor()
+            dtype = self._tensor_dtype
+        if dtype is None or count is None:
+            raise InvalidArgumentError("read() needs dtype and count: this buffer was made by size, so it has no "
+                                       "tensor to take them from (create_buffer(tensor=desc) makes one that does)")
+        numpy_dtype = _numpy_dtype(dtype)
         byte_count = _as_count(count, "count") * numpy_dtype.itemsize
         with self.device.using():
             self.device.check_open()
@@ -208,6 +256,15 @@ class Buffer:
             for segment, start, position, length in self._pieces(offset, raw.nbytes):
                 raw[position:position + length] = self.device.context.read(segment, start, length)
         return raw.view(numpy_dtype)
+
+    def _read_tensor(self) -> np.ndarray:
+        """The tensor's elements, a new array of its sizes, read through its strides."""
+        tensor, dtype = self.tensor, self._tensor_dtype
+        strides = tensor.strides or packed_strides(tensor.sizes)
+        span = sum((size - 1) * stride for size, stride in zip(tensor.sizes, strides)) + 1
+        flat = self.read(dtype, span)
+        return np.lib.stride_tricks.as_strided(flat, tensor.sizes, [s * dtype.itemsize for s in strides]).copy()
+
 
     def destroy(self) -> None:
         """Free the memory now (after the call in flight on another thread); later use
@@ -229,6 +286,9 @@ class BufferBinding:
     buffer: Buffer
     offset: int = 0
     size_in_bytes: int | None = None
+
+
+Bound = Buffer | BufferBinding | None  # what a binding table takes for one tensor (None: an optional one unbound)
 
 
 @dataclass(frozen=True)
@@ -328,8 +388,8 @@ class BindingTable:
     """The buffers a compiled operator (or graph) reads and writes, validated and recorded
     for dispatch."""
 
-    def __init__(self, device: Device, compiled: Bindable, inputs, outputs, temporary,
-                 persistent):
+    def __init__(self, device: Device, compiled: Bindable, inputs: Sequence[Bound], outputs: Sequence[Bound],
+                 temporary: Bound, persistent: Bound):
         bound = []
         for role, tensors, items in (("inputs", compiled.input_tensors, inputs),
                                      ("outputs", compiled.output_tensors, outputs)):

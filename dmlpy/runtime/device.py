@@ -5,11 +5,13 @@ from __future__ import annotations
 import atexit
 import dataclasses
 import functools
-import operator
+import logging
 import os
 import threading
+import time
 import weakref
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 
 import numpy as np
@@ -23,14 +25,16 @@ from ..kernels.glsl import shader_source
 from ..ops.fusion import plan_graph
 from ..ops.graph import GraphDesc
 from ..ops.schema import Operator, OperatorDesc, describe, schema_of
-from .binding import BindingProperties, BindingTable, Buffer
+from .binding import BindingProperties, BindingTable, Bound, Buffer
 from .caches import BufferPool, CacheLimits, LruCache
 from .command_list import CommandList
 from .device_profiles import load_profile
 from .guard import Guard
 from .kompute import GpuContext, Launch
 from .shader_compiler import CompiledShader, compile_desc, compile_glsl
-from .vulkan_info import NO_DRIVER_HINT, default_adapter, list_adapters
+from .vulkan_info import NO_DRIVER_HINT, default_adapter, find_adapter, list_adapters
+
+LOG = logging.getLogger(__name__)
 
 # How long a synchronous submission on a GPU polls its fence before sleeping on it: work
 # shorter than a sleep-and-wake-up (hundreds of microseconds on a virtualised GPU) returns as
@@ -171,7 +175,7 @@ def _binding_properties(compiled) -> BindingProperties:
 class Execution:
     """What `device.execute` returns: work that is running or has finished."""
 
-    def __init__(self, device: Device, submission):
+    def __init__(self, device: Device, submission: object):
         self.device = device
         self._submission = submission  # None: finished when execute returned
 
@@ -269,7 +273,7 @@ class Device:
         state = " closed" if self.closed else ""
         return f"<dmlpy.Device {self.adapter_name!r} {self.feature_level}{state}>"
 
-    def using(self):
+    def using(self) -> AbstractContextManager:
         """The device lock: everything that touches the GPU runs under it, and its first
         statement is check_open(). `with` takes the lock in C, so no interrupt can leave it
         held."""
@@ -280,14 +284,15 @@ class Device:
         with self.context.using():
             self.context.check_open()
 
-    def check_owned(self, obj, kind: type, what: str) -> None:
+    def check_owned(self, obj: object, kind: type, what: str) -> None:
         if not isinstance(obj, kind):
             article = "an" if kind.__name__[0] in "AEIOU" else "a"
             raise InvalidArgumentError(f"{what} must be {article} {kind.__name__}, not {type(obj).__name__}")
         if obj.device is not self:
             raise InvalidArgumentError(f"{what} belongs to another device")
 
-    def check_feature_support(self, feature: Feature, query):
+    def check_feature_support(self, feature: Feature, query: TensorDataType | Sequence[FeatureLevel]
+                              ) -> FeatureDataTensorDataTypeSupport | FeatureDataFeatureLevels:
         """DirectML's CheckFeatureSupport for TENSOR_DATA_TYPE_SUPPORT and FEATURE_LEVELS."""
         self.check_open()
         if feature == Feature.TENSOR_DATA_TYPE_SUPPORT:
@@ -328,9 +333,16 @@ class Device:
         self.check_open()
         self.check_owned(op, Operator, "op")
         flags = _as_flags(flags)
+        started = time.perf_counter()
         plan, shaders = compile_desc(op.desc, self.adapter, self._compile_glsl)
-        return CompiledOperator(self, op.desc, flags, plan, tuple(s.source for s in shaders),
-                                tuple(s.spirv for s in shaders), all(s.cache_hit for s in shaders))
+        compiled = CompiledOperator(self, op.desc, flags, plan, tuple(s.source for s in shaders),
+                                    tuple(s.spirv for s in shaders), all(s.cache_hit for s in shaders))
+        # The first call on a new layout pays for this (GLSL generation, glslang unless the
+        # SPIR-V cache has it): say so, since nothing else explains the pause.
+        LOG.info("compiled %s in %.0f ms (%d shader%s, %s)", describe(op.desc), 1000 * (time.perf_counter() - started),
+                 len(shaders), "" if len(shaders) == 1 else "s",
+                 "all from the SPIR-V cache" if compiled.cache_hit else "compiled by glslang")
+        return compiled
 
     def compile_graph(self, graph_desc: GraphDesc, flags: ExecutionFlags = ExecutionFlags.NONE) -> CompiledGraph:
         """IDMLDevice1::CompileGraph: one compiled operator running the graph's nodes, element-wise
@@ -384,14 +396,20 @@ class Device:
         compiled = self.compiled_operators.get(key)
         if compiled is None:
             compiled = self.compiled_operators.put(key, self.compile_operator(op))
+        else:
+            LOG.debug("reusing the compiled %s", describe(op.desc))
         return compiled
 
-    def create_buffer(self, size_in_bytes: int) -> Buffer:
+    def create_buffer(self, size_in_bytes: int | None = None, *, tensor: BufferTensorDesc | None = None) -> Buffer:
+        """Device memory, zero-filled: `size_in_bytes` of raw bytes, or a buffer made for
+        `tensor` (sized by its TotalTensorSizeInBytes unless `size_in_bytes` says more),
+        whose read() and write() check dtypes against it."""
         self.check_open()
-        return Buffer(self, size_in_bytes)
+        return Buffer(self, size_in_bytes, tensor)
 
-    def create_binding_table(self, compiled: CompiledOperator, inputs, outputs,
-                             temporary=None, persistent=None) -> BindingTable:
+    def create_binding_table(self, compiled: CompiledOperator | CompiledGraph, inputs: Sequence[Bound],
+                             outputs: Sequence[Bound], temporary: Bound = None, persistent: Bound = None
+                             ) -> BindingTable:
         """Bind buffers to the compiled operator's tensors; every binding rule is checked here."""
         self.check_open()
         if isinstance(compiled, CompiledGraph):
@@ -560,38 +578,12 @@ def create_device(min_feature_level: FeatureLevel | None = None, max_feature_lev
     what = "adapter"
     if adapter is None and os.environ.get("DMLPY_ADAPTER"):
         adapter, what = os.environ["DMLPY_ADAPTER"], "DMLPY_ADAPTER"
-    chosen = default_adapter(adapters) if adapter is None else _find_adapter(adapters, adapter, what)
+    chosen = default_adapter(adapters) if adapter is None else find_adapter(adapters, adapter, what)
     if device_profile is not None:
         chosen = device_profile.apply(chosen)
-    return Device(chosen, ceiling, strict_directml, guarded, cache_limits)
-
-
-def _find_adapter(adapters: tuple[AdapterInfo, ...], wanted, what: str) -> AdapterInfo:
-    """The adapter `wanted` names: an index, a device UUID or a piece of one adapter's name."""
-    listing = "; ".join(f"{a.index}: {a.name} (UUID {a.device_uuid})" for a in adapters)
-    if isinstance(wanted, bool) or not isinstance(wanted, int | str) and not hasattr(wanted, "__index__"):
-        raise InvalidArgumentError(f"{what} {shown(wanted)} must be an adapter index, name or UUID; the adapters are "
-                                   f"{listing}")
-    text = wanted.strip() if isinstance(wanted, str) else ""
-    if not isinstance(wanted, str):
-        try:
-            index = operator.index(wanted)
-        except TypeError:  # an __index__ that returns no int
-            index = -1
-    elif text.isascii() and text.isdigit():
-        # ASCII only: str.isdigit() also accepts "²", which int() refuses. No adapter index has
-        # more than 10 digits, and int() refuses strings past 4,300.
-        index = int(text) if len(text) <= 10 else -1
-    else:
-        index = None  # a name or a UUID
-    if index is not None:
-        if not 0 <= index < len(adapters):
-            raise InvalidArgumentError(f"{what} {shown(wanted)} is not an adapter index; the adapters are {listing}")
-        return adapters[index]
-    key = text.lower()
-    by_uuid = [a for a in adapters if a.device_uuid and a.device_uuid == key.replace("-", "")]
-    matches = by_uuid or [a for a in adapters if key and key in a.name.lower()]
-    if len(matches) != 1:
-        problem = "matches no adapter" if not matches else f"matches {len(matches)} adapters: give an index or UUID"
-        raise InvalidArgumentError(f"{what} {shown(wanted)} {problem}; the adapters are {listing}")
-    return matches[0]
+    device = Device(chosen, ceiling, strict_directml, guarded, cache_limits)
+    LOG.info("device on adapter %d %r (%s), %s, device profile %s, FP32 subnormals %s", chosen.index, chosen.name,
+             "chosen by " + what if adapter is not None else "the default", device.feature_level,
+             f"{device_profile.name!r} (from {what_profile})" if device_profile is not None else "none",
+             device.adapter.denormals)
+    return device

@@ -7,6 +7,7 @@ kp workaround lives here with the reason for it.
 from __future__ import annotations
 
 import ctypes
+import logging
 import os
 import threading
 import weakref
@@ -24,11 +25,18 @@ from .caches import LruCache
 # a submission runs, a truly asynchronous eval_async, Sequence.is_complete, OpComputeBarrier
 # (dependent dispatches in one command buffer), Sequence.eval_spin and
 # Manager.algorithm_sharing (an algorithm running another's pipeline over its own buffers).
+# kp's module initialisation calls logging.basicConfig(), which would give the application's
+# root logger a handler behind its back (and make the application's own basicConfig a no-op):
+# whatever handlers it adds are taken off again.
+_ROOT_HANDLERS = list(logging.getLogger().handlers)
 try:
     import kp
 except ImportError as error:
     kp = None
     _KP_IMPORT_ERROR = str(error)
+finally:
+    for _handler in set(logging.getLogger().handlers) - set(_ROOT_HANDLERS):
+        logging.getLogger().removeHandler(_handler)
 KP_PATCH_LEVEL = 5
 KP_INSTALL_HINT = ("build it with dmlpy's patch into this Python's environment: `make setup` in a dmlpy checkout "
                    "for its .venv, or `tools/setup.sh --venv PATH` for any venv (README, Installing)")

@@ -9,9 +9,10 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import functools
+import operator
 
 from ..base.adapter import AdapterInfo, AdapterType
-from ..base.errors import InstallationError
+from ..base.errors import InstallationError, InvalidArgumentError, shown
 
 VK_SUCCESS = 0
 VK_STRUCTURE_TYPE_APPLICATION_INFO = 0
@@ -244,3 +245,35 @@ def default_adapter(adapters: tuple[AdapterInfo, ...]) -> AdapterInfo:
             if adapter.adapter_type in wanted:
                 return adapter
     return adapters[0]
+
+
+def find_adapter(adapters: tuple[AdapterInfo, ...], wanted, what: str) -> AdapterInfo:
+    """The adapter `wanted` names: an index, a device UUID or a piece of one adapter's name."""
+    listing = "; ".join(f"{a.index}: {a.name} (UUID {a.device_uuid})" for a in adapters)
+    if isinstance(wanted, bool) or not isinstance(wanted, int | str) and not hasattr(wanted, "__index__"):
+        raise InvalidArgumentError(f"{what} {shown(wanted)} must be an adapter index, name or UUID; the adapters are "
+                                   f"{listing}")
+    text = wanted.strip() if isinstance(wanted, str) else ""
+    if not isinstance(wanted, str):
+        try:
+            index = operator.index(wanted)
+        except TypeError:  # an __index__ that returns no int
+            index = -1
+    elif text.isascii() and text.isdigit():
+        # ASCII only: str.isdigit() also accepts "²", which int() refuses. No adapter index has
+        # more than 10 digits, and int() refuses strings past 4,300.
+        index = int(text) if len(text) <= 10 else -1
+    else:
+        index = None  # a name or a UUID
+    if index is not None:
+        if not 0 <= index < len(adapters):
+            raise InvalidArgumentError(f"{what} {shown(wanted)} is not an adapter index; the adapters are {listing}")
+        return adapters[index]
+    key = text.lower()
+    by_uuid = [a for a in adapters if a.device_uuid and a.device_uuid == key.replace("-", "")]
+    matches = by_uuid or [a for a in adapters if key and key in a.name.lower()]
+    if len(matches) != 1:
+        problem = "matches no adapter" if not matches else f"matches {len(matches)} adapters: give an index or UUID"
+        raise InvalidArgumentError(f"{what} {shown(wanted)} {problem}; the adapters are {listing}")
+    return matches[0]
+
