@@ -18,6 +18,7 @@ from ..base.errors import UnsupportedError
 from ..base.tensor_desc import BufferTensorDesc
 from ..base.types import data_type_info
 from ..ir import expr as e
+from ..ir import render
 from .interface import MAX_ELEMENTWISE_INPUTS, KernelInterface
 
 PREFERRED_WORKGROUP_SIZE = 256
@@ -278,7 +279,7 @@ def plan_elementwise(inputs: list[BufferTensorDesc], output: BufferTensorDesc, a
         "WORKGROUP_SIZE": workgroup_size,
         **float_controls_defines(adapter),
     }
-    if e.uses_transcendentals(result):
+    if render.uses_transcendentals(result):
         defines["USES_TRANSCENDENTALS"] = ""
     input_types = tuple(t.data_type for t in inputs)
     packed = path in ("packed", "broadcast")
@@ -290,7 +291,7 @@ def plan_elementwise(inputs: list[BufferTensorDesc], output: BufferTensorDesc, a
                                 vector_views=path == "tiled" or vector_words == 4)
     interface.check(adapter)
     generated = (("kernel_interface.glsl", interface.header()),
-                 ("operator_body.glsl", tuple(e.render(result, input_types, output.data_type))))
+                 ("operator_body.glsl", tuple(render.render(result, input_types, output.data_type))))
     scalar_bits = fp32_bits(scalars)
     shader = "elementwise.comp"
     if packed:

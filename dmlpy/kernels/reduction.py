@@ -11,6 +11,7 @@ from ..base.errors import UnsupportedError
 from ..base.tensor_desc import BufferTensorDesc
 from ..base.types import data_type_info
 from ..ir import expr as e
+from ..ir import render
 from .codegen import (
     KernelPlan,
     KernelStage,
@@ -104,7 +105,7 @@ def plan_reduction(inputs: list[BufferTensorDesc], outputs: list[ReducedOutput],
         "REDUCED_SIZES": uint_list(reduced_sizes),
         "REDUCED_STRIDES": uint_list(s[d] for d in range(len(reduced_sizes)) for s in reduced_strides),
     }
-    if any(e.uses_transcendentals(o.value) for o in outputs):
+    if any(render.uses_transcendentals(o.value) for o in outputs):
         common["USES_TRANSCENDENTALS"] = ""
 
     final_elements = any(at == len(nodes) and not o.per_row for at, o in zip(written_by, outputs))
@@ -133,9 +134,9 @@ def plan_reduction(inputs: list[BufferTensorDesc], outputs: list[ReducedOutput],
         completed = known + (1 if row_outputs and reduction is not None else 0)  # this stage's own total too
         row_totals = {node.serial: k for k, node in enumerate(nodes[:completed])}
         body = _reduction_body(
-            e.render_assignments(assignments, input_types, output_type,
+            render.render_assignments(assignments, input_types, output_type,
                                  {node.serial: k for k, node in enumerate(nodes[:known])}),
-            e.render_assignments([(f"output_bits[{o}]", outputs[o].value, e.STORED) for o in row_outputs],
+            render.render_assignments([(f"output_bits[{o}]", outputs[o].value, e.STORED) for o in row_outputs],
                                  input_types, output_type, row_totals))
         return KernelStage(name, "reduce.comp", defines, workgroup_size, invocations=invocations,
                            generated=(("kernel_interface.glsl", header), ("operator_body.glsl", body)))

@@ -1,0 +1,218 @@
+"""The one table that renders expressions (dmlpy/ir/expr.py) to GLSL, and how each data
+type's stored bits are read and written. Values are SSA: one statement per node."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..base.types import TensorDataType as T
+from ..base.types import data_type_info
+from .expr import BOOL, FLOAT, INTEGER, REDUCTIONS, STORED, Expr
+
+# How each primitive becomes one GLSL statement: `{out}` is the new value's name, `{0}`...
+# its operands'. Values are SSA: one statement per node. FP32 arithmetic and order go
+# through numeric.glsl's dml_add, dml_mul, dml_less...: `precise` hardware operations, or
+# exact ones that never hand the hardware a subnormal where the device may flush them.
+# The dml_* functions live in shaders/numeric.glsl and shaders/transcendental.glsl.
+RENDER: dict[str, str] = {
+    "input": "uint {out} = bits[{value}];",
+    "zero": "uint {out} = 0u;",
+    "scalar": "float {out} = uintBitsToFloat(params.scalar_bits[{value}]);",
+    "const": "float {out} = uintBitsToFloat({value_bits}u);",
+    "float": "float {out} = {decoded};",
+    "add": "float {out} = dml_add({0}, {1});",
+    "sub": "float {out} = dml_sub({0}, {1});",
+    "mul": "float {out} = dml_mul({0}, {1});",
+    "div": "float {out} = dml_div({0}, {1});",
+    "neg": "float {out} = dml_neg({0});",
+    "abs": "float {out} = dml_abs({0});",
+    "min": "float {out} = dml_min({0}, {1});",
+    "max": "float {out} = dml_max({0}, {1});",
+    "gt": "bool {out} = dml_less({1}, {0});",
+    "ge": "bool {out} = dml_less_equal({1}, {0});",
+    "lt": "bool {out} = dml_less({0}, {1});",
+    "le": "bool {out} = dml_less_equal({0}, {1});",
+    "eq": "bool {out} = dml_equal({0}, {1});",
+    "and": "bool {out} = {0} && {1};",
+    "or": "bool {out} = {0} || {1};",
+    "not": "bool {out} = !{0};",
+    "isnan": "bool {out} = dml_isnan({0});",
+    "isnan_stored": "bool {out} = {decoded};",
+    "isinf": "bool {out} = (floatBitsToUint({0}) & 0x7FFFFFFFu) == 0x7F800000u;",
+    "positive": "bool {out} = {decoded};",
+    "select": "{type} {out} = {0} ? {1} : {2};",
+    "exp": "float {out} = dml_exp({0});",
+    "expm1": "float {out} = dml_expm1({0});",
+    "tanh": "float {out} = dml_tanh({0});",
+    "sigmoid": "float {out} = dml_sigmoid({0});",
+    "softplus": "float {out} = dml_softplus({0});",
+    "sigmoid_slope": "float {out} = dml_sigmoid_slope({0});",
+    "tanh_slope": "float {out} = dml_tanh_slope({0});",
+    "log": "float {out} = dml_log({0});",
+    "gelu": "float {out} = dml_gelu({0});",
+    "product_error": "float {out} = dml_product_error({0}, {1});",
+    "gelu_slope": "float {out} = dml_gelu_slope({0});",
+    "exp_diff": "float {out} = dml_exp_diff({0}, {1});",
+    "round": "uint {out} = {encoded};",
+    "narrow": "uint {out} = from_wide({0});",
+    "to_wide": "uvec2 {out} = {decoded};",
+    "wide_zero": "uvec2 {out} = uvec2(0u);",
+    "wide_mul": "uvec2 {out} = dml_wide_mul({0}, {1});",
+    "wide_sub_float": "uvec2 {out} = dml_wide_sub_float({0}, floatBitsToUint({1}));",
+    "wide_add_float": "uvec2 {out} = dml_wide_sub_float({0}, floatBitsToUint({1}) ^ 0x80000000u);",
+    "wide_gt_float": "bool {out} = dml_wide_gt_float({0}, floatBitsToUint({1}));",
+    "wide_ge_float": "bool {out} = dml_wide_ge_float({0}, floatBitsToUint({1}));",
+    "wide_lt_float": "bool {out} = dml_wide_lt_float({0}, floatBitsToUint({1}));",
+    "wide_le_float": "bool {out} = dml_wide_le_float({0}, floatBitsToUint({1}));",
+    "never": "bool {out} = false;",
+    # A reduction, once its stage has run: its total for the row (shaders/reduce.comp).
+    "reduce_sum": "float {out} = uintBitsToFloat(totals[{slot}]);",
+    "reduce_max": "float {out} = uintBitsToFloat(totals[{slot}]);",
+    "first_where": "bool {out} = element == totals[{slot}];",
+}
+
+@dataclass(frozen=True)
+class StoredForm:
+    """How GLSL reads and writes one data type's stored bits (shaders/numeric.glsl); each
+    pattern takes the bits (or the FP32 number, for `from_float`) as {0}."""
+
+    to_float: str
+    positive: str
+    nan: str
+    to_wide: str | None = None  # integers only
+    from_float: str | None = None  # floats only: integers are never rounded from FP32
+    one_bits: int = 1  # the bits of 1: what a true condition stores
+
+
+def _float_form(name: str, infinity_bits: int, magnitude_mask: int, one_bits: int) -> StoredForm:
+    return StoredForm(f"{name}_to_float({{0}})", f"float_is_positive({{0}}, {infinity_bits:#x}u)",
+                      f"float_is_nan({{0}}, {magnitude_mask:#x}u, {infinity_bits:#x}u)",
+                      from_float=f"{name}_from_float({{0}})", one_bits=one_bits)
+
+
+def _integer_form(data_type: T) -> StoredForm:
+    bits = data_type_info(data_type).bits
+    if data_type.name.startswith("U"):
+        return StoredForm("float({0})", "{0} != 0u", "false", "uvec2({0}, 0u)")
+    return StoredForm(f"signed_to_float({{0}}, {bits}u)", f"signed_is_positive({{0}}, {bits}u)", "false",
+                      f"signed_to_wide({{0}}, {bits}u)")
+
+
+STORED_FORMS: dict[T, StoredForm] = {
+    T.FLOAT32: StoredForm("uintBitsToFloat({0})", "float_is_positive({0}, 0x7f800000u)",
+                          "float_is_nan({0}, 0x7fffffffu, 0x7f800000u)", from_float="floatBitsToUint({0})",
+                          one_bits=0x3F800000),
+    T.FLOAT16: _float_form("float16", 0x7C00, 0x7FFF, 0x3C00),
+    T.BFLOAT16: _float_form("bfloat16", 0x7F80, 0x7FFF, 0x3F80),
+    **{t: _integer_form(t) for t in (T.INT32, T.INT16, T.INT8, T.UINT32, T.UINT16, T.UINT8)},
+}
+
+# The primitives on stored bits, and which form of their operand's data type each uses.
+_DECODED = {"float": "to_float", "positive": "positive", "isnan_stored": "nan", "to_wide": "to_wide"}
+
+
+def _form(data_type: T | None, use: str) -> str:
+    pattern = getattr(STORED_FORMS[data_type], use) if data_type in STORED_FORMS else None
+    if pattern is None:
+        raise TypeError(f"{data_type.name if data_type else 'this value'} has no {use.replace('_', ' ')} form")
+    return pattern
+
+
+_GLSL_TYPE = {STORED: "uint", FLOAT: "float", BOOL: "bool", INTEGER: "uvec2"}
+
+
+def render(result: Expr, inputs: tuple[T, ...], output: T) -> list[str]:
+    """GLSL statements computing `result` over inputs of the `inputs` data types; the last one
+    assigns its bits stored as `output` (a condition as 0 or 1) to `result`."""
+    return render_assignments([("uint result", result, STORED)], inputs, output)
+
+
+def render_assignments(assignments: list[tuple[str, Expr, str]], inputs: tuple[T, ...], stored_type: T,
+                       totals: dict[int, int] | None = None) -> list[str]:
+    """GLSL statements computing each (target, expression, kind) in one SSA namespace and
+    assigning it to its target as that kind. Input k's bits are decoded as `inputs[k]`;
+    numbers are rounded, and stored targets written, as `stored_type`. `totals` maps the
+    reduce nodes whose totals are known to their slot in `totals[]`; a reduce node not
+    among them is an error."""
+    totals = totals or {}
+    names: dict[int, str] = {}
+    types: dict[int, T | None] = {}  # each stored value's data type (None: +0, any type's)
+    lines: list[str] = []
+
+    def stored_type_of(node: Expr) -> T | None:
+        if node.op == "input":
+            return inputs[node.value]
+        if node.op in ("round", "narrow", "zero"):  # +0's bits are +0 in the output's type too
+            return stored_type
+        if node.op == "select":
+            chosen = {types[arg.serial] for arg in node.args[1:]} - {None}
+            if len(chosen) > 1:
+                raise TypeError("a select between stored bits of different data types: make them numbers first")
+            return chosen.pop() if chosen else None
+        return None
+
+    def visit(node: Expr) -> str:
+        if node.serial in names:
+            return names[node.serial]
+        if node.op in REDUCTIONS:
+            if node.serial not in totals:
+                raise ValueError(f"{node.op} is used before its stage has run")
+            operands = []
+        else:
+            operands = [visit(arg) for arg in node.args]
+        name = f"v{len(names)}"
+        value_bits = int(np.float32(node.value).view(np.uint32)) if node.op == "const" else None
+        decoded = _form(types[node.args[0].serial], _DECODED[node.op]).format(*operands) \
+            if node.op in _DECODED else None
+        encoded = _form(stored_type, "from_float").format(*operands) if node.op == "round" else None
+        lines.append(RENDER[node.op].format(*operands, out=name, value=node.value, value_bits=value_bits,
+                                            type=_GLSL_TYPE[node.kind], slot=totals.get(node.serial),
+                                            decoded=decoded, encoded=encoded))
+        names[node.serial] = name
+        if node.kind == STORED:
+            types[node.serial] = stored_type_of(node)
+        return name
+
+    for target, result, kind in assignments:
+        value = visit(result)
+        lines.append(f"{target} = {_assigned(kind, result.kind, value, types.get(result.serial), stored_type)};")
+    return lines
+
+
+def _assigned(kind: str, value_kind: str, value: str, value_type: T | None, stored_type: T) -> str:
+    """`value` as a target of `kind` takes it: a number meant for a tensor is rounded to its
+    data type once, here; stored bits of another data type pass through FP32 (exact for
+    every value of a narrower type); a condition stores as 0 or 1."""
+    if kind == value_kind and (kind != STORED or value_type in (None, stored_type)):
+        return value
+    if kind == STORED and value_kind == STORED:
+        value, value_kind = _form(value_type, "to_float").format(value), FLOAT
+    if (kind, value_kind) == (STORED, FLOAT):
+        return _form(stored_type, "from_float").format(value)
+    if (kind, value_kind) == (STORED, BOOL):
+        return f"{value} ? {STORED_FORMS[stored_type].one_bits:#x}u : 0u"
+    if (kind, value_kind) == (STORED, INTEGER):
+        return f"from_wide({value})"
+    if (kind, value_kind) == (FLOAT, STORED):
+        return _form(value_type, "to_float").format(value)
+    raise TypeError(f"a {value_kind} value cannot be assigned as {kind}")
+
+
+# The primitives shaders/transcendental.glsl implements.
+TRANSCENDENTALS = ("exp", "expm1", "tanh", "sigmoid", "softplus", "sigmoid_slope", "tanh_slope", "log", "gelu",
+                   "gelu_slope", "exp_diff", "product_error")
+
+
+def uses_transcendentals(result: Expr) -> bool:
+    seen, stack = set(), [result]
+    while stack:
+        node = stack.pop()
+        if node.serial in seen:
+            continue
+        seen.add(node.serial)
+        if node.op in TRANSCENDENTALS:
+            return True
+        stack.extend(node.args)
+    return False
