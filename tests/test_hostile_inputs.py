@@ -221,7 +221,7 @@ def test_dump_usage_errors_exit_2_with_one_error_line(args, message):
 
 
 def test_dump_writes_into_an_out_it_creates(tmp_path):
-    out = tmp_path / "new" / "dir"
+    out = tmp_path / "dir"  # only the last directory is created: its parent must exist
     result = dump("--out", out)
     assert result.returncode == 0, result.stderr
     assert sorted(p.suffix for p in out.iterdir()) == [".comp", ".comp", ".spv", ".spv", ".spvasm", ".spvasm"]

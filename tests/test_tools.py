@@ -1,5 +1,6 @@
 """The shader dump tool, the docs generator and the demo, run as a user runs them."""
 
+import io
 import json
 import subprocess
 import sys
@@ -8,6 +9,7 @@ from pathlib import Path
 import pytest
 
 import dmlpy as dml
+from dmlpy.cli.progress import Progress
 from dmlpy.ops.activations import TABLE
 from dmlpy.runtime.shader_compiler import find_tool
 
@@ -95,6 +97,27 @@ def test_invalid_desc_exits_non_zero_with_the_message(tmp_path, args, message):
     assert result.returncode == 1 and message in result.stderr and "Traceback" not in result.stderr
 
 
+def test_dump_help_keeps_each_example_on_its_lines():
+    result = run_tool("tools/dump_shaders.py", "--help")
+    assert result.returncode == 0, result.stderr
+    assert "--sizes 2,3,4 \\\n        --slope-tensor-strides 0,1,0 --output-slope-gradient-tensor-sizes 1,3,1" \
+        in result.stdout
+    assert "--sizes 4096 \\\n        --then elu" in result.stdout
+
+
+def test_dump_out_creates_only_its_last_directory(tmp_path):
+    missing = tmp_path / "mistyped" / "dir"
+    refused = run_tool("tools/dump_shaders.py", "relu_grad", "--dtype", "float32", "--sizes", "4", "--out", missing)
+    assert refused.returncode == 2 and "Traceback" not in refused.stderr, refused.stderr
+    assert f"its parent '{tmp_path / 'mistyped'}' does not exist" in refused.stderr.splitlines()[-1]
+    assert not (tmp_path / "mistyped").exists()
+    created = run_tool("tools/dump_shaders.py", "relu_grad", "--dtype", "float32", "--sizes", "4", "--out",
+                       tmp_path / "dir")
+    assert created.returncode == 0, created.stderr
+    assert sorted(p.suffix for p in (tmp_path / "dir").iterdir()) == [".comp", ".comp", ".spv", ".spv", ".spvasm",
+                                                                      ".spvasm"]
+
+
 def test_help_documents_every_option():
     result = run_tool("tools/dump_shaders.py", "--help")
     assert result.returncode == 0
@@ -127,6 +150,49 @@ def test_bench_quick_runs_and_reports_every_figure(tmp_path):
     assert "/copy" in result.stdout and "host cost" in result.stdout
     assert report["chains"] and all(row["same_bits"] and row["fused_ms"] > 0 for row in report["chains"])
     assert "a chain fused into one kernel" in result.stdout
+
+
+def test_bench_shows_its_progress_on_stderr_a_line_a_step_off_a_terminal():
+    result = run_tool("tools/bench.py", "--sizes", "256,512", "--rounds", "1", "--no-chains", "--cases",
+                      "relu_grad float32 packed")
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.splitlines() == ["bench: 1/3 relu_grad float32 packed at 256 elements",
+                                          "bench: 2/3 relu_grad float32 packed at 512 elements",
+                                          "bench: 3/3 host cost of one dispatch"]
+    assert "bench:" not in result.stdout and "relu_grad float32 packed" in result.stdout
+
+
+class Terminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+def test_progress_is_a_bar_redrawn_in_place_on_a_terminal():
+    terminal = Terminal()
+    progress = Progress("bench", 4, terminal)
+    progress.step("relu_grad float32 packed at 256 elements")
+    progress.step("host cost of one dispatch")
+    progress.done()
+    text = terminal.getvalue()
+    assert "\n" not in text and text.count("\r\x1b[K") == 3 and text.endswith("\r\x1b[K")
+    assert "bench [....................] 1/4 relu_grad float32 packed at 256 elements" in text
+    assert "bench [#####...............] 2/4 host cost of one dispatch" in text
+
+
+def test_gpu_check_says_which_test_tools_its_python_lacks_before_running_anything(tmp_path):
+    """A Python without pytest (a bare venv): named with the command that installs what is
+    missing, exit status 3, and no suite, benchmark or report."""
+    bare = tmp_path / "bare"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(bare)], check=True, timeout=120)
+    python = bare / "bin" / "python"
+    for pytest_args, missing in (("", "pytest hypothesis"), ("-n 2 -x", "pytest hypothesis pytest-xdist")):
+        result = run_tool("tools/gpu_check.py", "--python", python, "--pytest-args", pytest_args, "--out-dir",
+                          tmp_path / "devices", "--log", tmp_path / "suite.log")
+        assert result.returncode == 3, result.stdout + result.stderr
+        assert result.stderr.splitlines() == [
+            f"gpu-check: {python} cannot import {missing.replace(' ', ', ')}, which the suite needs: install with "
+            f"`{python} -m pip install {missing}`"]
+    assert not (tmp_path / "devices").exists() and not (tmp_path / "suite.log").exists()
 
 
 def test_dump_shows_the_fused_kernels_of_a_chain(tmp_path):
@@ -182,6 +248,10 @@ USAGE_ERRORS = [
     ("tools/demo.py", ["--adapter", "7"], "adapter '7' is not an adapter index"),
     ("tools/gen_docs.py", ["--chek"], "unrecognized arguments: --chek"),
     ("tools/fit_gauss_tail.py", ["extra"], "unrecognized arguments: extra"),
+    ("tools/dump_shaders.py", ["relu_grad", "--dtype", "float32", "--sizes", "4", "--out", "/no-such-dmlpy-dir/out"],
+     "argument --out: '/no-such-dmlpy-dir/out': its parent '/no-such-dmlpy-dir' does not exist"),
+    ("tools/gpu_check.py", ["--python", "/no-such-dmlpy-dir/python"],
+     "argument --python: /no-such-dmlpy-dir/python cannot run: No such file or directory"),
     ("tools/soak.py", ["--seconds", "soon"], "argument --seconds"),
     ("tools/soak.py", ["--seconds", "-1"], "argument --seconds: -1.0 must be more than 0"),
     ("tools/soak.py", ["--threads", "0"], "argument --threads: 0 must be at least 1"),
@@ -197,6 +267,7 @@ def test_usage_errors_exit_2_with_the_reason(tool, args, message):
 def test_a_short_soak_checks_results_and_says_it_does_not_judge_memory():
     result = run_tool("tools/soak.py", "--seconds", "2", "--threads", "1")
     assert result.returncode == 0, result.stderr
+    assert result.stderr.startswith("soak: 2 s of mixed load from 1 thread(s) on ")  # at once, not after the run
     assert "errors 0" in result.stdout and "memory growth not judged: a run under 600 s" in result.stdout
 
 

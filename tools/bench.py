@@ -11,6 +11,8 @@ vkCmdCopyBuffer, NumPy and PyTorch (CPU, or CUDA where present) once each, in th
 a machine that slows down mid-run slows all of them alike. Ratios are per round; the table
 gives their median and their spread (lowest and highest round). A second table gives the
 host's cost of one small dispatch through each path, interleaved with a bare kp evaluation.
+Progress goes to standard error (a bar on a terminal, a line per measurement elsewhere), so
+standard output holds the report alone.
 
     python tools/bench.py --quick
     python tools/bench.py --sizes 256,65536,16777216 --json bench.json --plot bench.png
@@ -49,6 +51,7 @@ from reference import prelu_grad as reference_prelu_grad  # noqa: E402
 
 import dmlpy as dml  # noqa: E402
 from dmlpy.base.types import data_type_info  # noqa: E402
+from dmlpy.cli.progress import Progress  # noqa: E402
 from dmlpy.kernels.codegen import plan_copy  # noqa: E402
 from dmlpy.ops.activations import TABLE  # noqa: E402
 from dmlpy.runtime.device_profiles import read_regular_file  # noqa: E402
@@ -345,13 +348,15 @@ def front_end_chain(x, steps, device):
     return value.compute() if isinstance(value, dml.DeviceArray) else value
 
 
-def chain_rows(device, sizes: list[int], repeats: int) -> list[dict]:
+def chain_rows(device, sizes: list[int], repeats: int, progress: Progress | None = None) -> list[dict]:
     """Each chain compiled as a graph (one fused kernel) against its operators' binding tables
     executed one after another, timed interleaved through device.execute (host time); and the
     chain through the front ends on device arrays against the same on NumPy arrays."""
     rows = []
     for name, steps in CHAINS.items():
         for count in sizes:
+            if progress:
+                progress.step(f"graph {name} at {count} elements")
             desc = dml.BufferTensorDesc(T.FLOAT32, (count,))
             builder = dml.GraphBuilder(device)
             x = builder.input(desc)
@@ -609,19 +614,28 @@ def main(argv=None) -> int:
         return 0
 
     if args.graph_compile:
-        return report_only("graph_compile", graph_compile_rows(bench.device, args.graph_compile, rounds),
-                           print_graph_compile)
-    chains = [] if args.no_chains else chain_rows(bench.device, sizes, rounds)
+        progress = Progress("bench", 1)
+        progress.step(f"graphs of {', '.join(map(str, args.graph_compile))} nodes, {rounds} rounds")
+        rows = graph_compile_rows(bench.device, args.graph_compile, rounds)
+        progress.done()
+        return report_only("graph_compile", rows, print_graph_compile)
+    chain_steps = 0 if args.no_chains else len(CHAINS) * len(sizes)
+    progress = Progress("bench", chain_steps if args.graphs_only else chain_steps + len(cases) * len(sizes) + 1)
+    chains = [] if args.no_chains else chain_rows(bench.device, sizes, rounds, progress)
     if args.graphs_only:
+        progress.done()
         return report_only("chains", chains, print_chains)
     rows, skipped = [], []
     for case in cases:
         for size in sizes:
+            progress.step(f"{case.name} at {size} elements")
             try:
                 rows.append(run_case(bench, case, size, rounds))
             except dml.UnsupportedError as error:  # beyond what this device can bind or hold
                 skipped.append(f"{case.name} at {size} elements: {error.message}")
+    progress.step("host cost of one dispatch")
     overhead = overhead_rows(bench, rounds)
+    progress.done()
     print_tables(header, rows, overhead)
     if chains:
         print()

@@ -8,7 +8,8 @@ graphs compiled and run.
     python tools/soak.py [--seconds 600] [--threads 4]
 
 Every dispatch's result is compared with the NumPy reference (a wrong result counts as an
-error). Resident memory is printed every tenth of the run, so a slow climb shows. The run
+error). Resident memory is printed every tenth of the run, so a slow climb shows (and how far
+the run has got); a line on standard error says what runs before the first. The run
 fails (exit 1) on any error, or, in a run of at least 600 s, when resident memory at the end
 is more than --max-growth-percent above what it was after the warm-up, the first half of
 the run. The device's caches are bounded, but on a CPU device their memory settles only
@@ -215,9 +216,11 @@ def main(argv=None) -> int:
                 if "rss" not in baseline and now > warm_up:
                     baseline["rss"] = resident_mib()
                 if samples and now - started > samples[0]:
-                    print(f"{samples.pop(0):.0f} s: {counts['dispatches']} dispatches, "
-                          f"resident {resident_mib():.0f} MiB", flush=True)
+                    print(f"{samples.pop(0):.0f} s of {args.seconds:.0f}: {counts['dispatches']} dispatches, "
+                          f"errors {counts['errors']}, resident {resident_mib():.0f} MiB", flush=True)
 
+    print(f"soak: {args.seconds:.0f} s of mixed load from {args.threads} thread(s) on {device.adapter_name}; "
+          f"memory every {args.seconds / 10:g} s", file=sys.stderr, flush=True)
     start_rss = resident_mib()
     started = time.monotonic()
     threads = [threading.Thread(target=worker, args=(seed,)) for seed in range(args.threads)]
