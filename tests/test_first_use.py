@@ -21,16 +21,32 @@ def readme_python_blocks() -> list[str]:
     return re.findall(r"```python\n(.*?)```", (ROOT / "README.md").read_text(), re.S)
 
 
-def test_every_readme_python_block_runs_as_written_and_shows_something():
+# What the README's blocks print, where a reader could misread it: (text the block holds,
+# text its output must hold).
+README_OUTPUTS = [
+    ("ActivationReluGradOperatorDesc(input_tensor=x", "[[[0. 0. 0. 0.]\n  [0. 0. 0. 0.]\n  [0. 0. 0. 0.]]\n\n"
+                                                    " [[0. 1. 1. 1.]\n"),
+    ("infiniopReluBackward(desc", "InfiniStatus.SUCCESS [0.  0.5 0.  0.5 0.  0.5]"),
+    ("g = dml.GraphBuilder(device)", "<dmlpy.CompiledGraph 4 nodes in 1 kernel> same bits as the four calls one by "
+                                     "one: True"),
+    ("u = dml.tanh(dml.elu(t))", "dmlpy.DeviceArray([-0.7398795 , -0.7077598 ,"),
+]
+
+
+def test_every_readme_python_block_runs_as_written_and_shows_what_it_says():
     """In order, in one namespace, as a reader pasting them into one session would."""
     blocks = readme_python_blocks()
     assert len(blocks) >= 8
-    namespace = {}
+    namespace, outputs = {}, {}
     for index, block in enumerate(blocks):
         shown = io.StringIO()
         with contextlib.redirect_stdout(shown):
             exec(compile(block, f"README.md python block {index}", "exec"), namespace)
         assert shown.getvalue().strip(), f"README python block {index} prints nothing:\n{block}"
+        outputs[block] = shown.getvalue()
+    for marker, expected in README_OUTPUTS:
+        [output] = [output for block, output in outputs.items() if marker in block]
+        assert expected in output, output
 
 
 # --- DLPack: a producer written here, so the test needs no framework -------------------------
