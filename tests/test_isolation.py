@@ -6,6 +6,9 @@ Each child prints "ok" last only if every outcome was a correct result or a DmlE
 crash (a signal), a hang (the time limit) or any other exception fails the test."""
 
 import os
+import subprocess
+import sys
+import textwrap
 
 import pytest
 from child import assert_clean, run_child
@@ -200,6 +203,32 @@ def test_interpreter_exit_with_work_in_flight_is_clean():
         sys.exit(0)
     """)
     assert_clean(result)
+
+
+def test_no_device_opens_once_the_interpreter_is_exiting():
+    """An exit handler that runs after dmlpy's (registered before dmlpy is imported) finds
+    every device closed and cannot open one: a daemon thread reopening the front end's
+    default device there would run kp while the interpreter tears its threads down."""
+    code = textwrap.dedent("""
+        import atexit
+
+        def after_dmlpys_handler():
+            try:
+                dml.create_device()
+            except dml.DeviceRemovedError as error:
+                print("refused:", error.message)
+            print("default device closed:", device.closed)
+
+        atexit.register(after_dmlpys_handler)
+        import dmlpy as dml
+        device = dml.default_device()
+        print("ok")
+    """)
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [
+        "ok", "refused: the interpreter is exiting: dmlpy opens no new device (a thread still calling dmlpy at exit "
+        "gets this error)", "default device closed: True"], result.stdout + result.stderr
 
 
 def test_eight_threads_creating_using_and_closing_devices():

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..base.adapter import AdapterInfo, AdapterType
-from ..base.errors import DmlError, InstallationError, InvalidArgumentError, UnsupportedError, shown
+from ..base.errors import DeviceRemovedError, DmlError, InstallationError, InvalidArgumentError, UnsupportedError, shown
 from ..base.tensor_desc import BufferTensorDesc
 from ..base.types import DATA_TYPES, RUNTIME_FEATURE_LEVEL, ExecutionFlags, Feature, FeatureLevel, TensorDataType
 from ..kernels.codegen import CompiledKernel, KernelPlan, KernelTensor
@@ -495,6 +495,10 @@ _ALL_FLAGS = int(ExecutionFlags.ALLOW_HALF_PRECISION_COMPUTATION | ExecutionFlag
 _LIVE_DEVICES: weakref.WeakSet[Device] = weakref.WeakSet()
 _FORK_WAIT_SECONDS = 10.0
 _EXIT_WAIT_SECONDS = 5.0
+# Set once, by the exit handler, before it closes the devices: a device opened after it (the
+# front end's default device, reopened by a daemon thread that keeps calling) would still be
+# running kp when the interpreter tears down the threads, which aborts the process.
+_EXITING = threading.Event()
 _held_across_fork: list[threading.RLock] = []
 
 
@@ -527,10 +531,13 @@ def _after_fork_in_child() -> None:
 
 def _close_all_at_exit() -> None:
     """Close every device before the interpreter tears down kp; a device another thread keeps
-    busy past the wait is left to the operating system rather than pulled from under it."""
-    for device in list(_LIVE_DEVICES):
-        if device.context.pid == os.getpid():
-            device._close(_EXIT_WAIT_SECONDS)
+    busy past the wait is left to the operating system rather than pulled from under it. No
+    device opens from here on; a second pass closes one that was opening at the moment."""
+    _EXITING.set()
+    for _ in range(2):
+        for device in list(_LIVE_DEVICES):
+            if device.context.pid == os.getpid() and not device.closed:
+                device._close(_EXIT_WAIT_SECONDS)
 
 
 os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_in_parent,
@@ -556,6 +563,9 @@ def create_device(min_feature_level: FeatureLevel | None = None, max_feature_lev
     `DMLPY_DEVICE_PROFILE`: plan as if the device had that GPU's limits (the stricter of its
     and the real device's) and float controls; `device.adapter` shows the result.
     """
+    if _EXITING.is_set():
+        raise DeviceRemovedError("the interpreter is exiting: dmlpy opens no new device (a thread still calling "
+                                 "dmlpy at exit gets this error)")
     if cache_limits is not None and not isinstance(cache_limits, CacheLimits):
         raise InvalidArgumentError(f"cache_limits must be a CacheLimits, not {type(cache_limits).__name__}")
     ceiling = RUNTIME_FEATURE_LEVEL
