@@ -304,6 +304,80 @@ float dml_sub(float a, float b) {
     return dml_add(a, dml_neg(b));
 }
 
+// Rounding an FP32 number to an integral value, on its bits: exact, and a subnormal never
+// reaches hardware that might flush it (floor(-1e-40) is -1 on every device). NaN and
+// infinities pass through; |x| of 2^23 or more is integral already.
+float dml_trunc(float x) {
+    uint bits = floatBitsToUint(x);
+    uint biased = (bits >> 23) & 0xFFu;
+    if (biased >= 150u) return x;
+    if (biased < 127u) return uintBitsToFloat(bits & 0x80000000u);
+    return uintBitsToFloat(bits & ~((1u << (150u - biased)) - 1u));
+}
+
+bool dml_has_fraction(float x) {
+    uint bits = floatBitsToUint(x);
+    uint biased = (bits >> 23) & 0xFFu;
+    if (biased >= 150u) return false;
+    if (biased < 127u) return (bits & 0x7FFFFFFFu) != 0u;
+    return (bits & ((1u << (150u - biased)) - 1u)) != 0u;
+}
+
+// The integral values below stay within +-2^24 and are normal or zero: the hardware's +-1
+// on them is exact everywhere.
+float dml_floor(float x) {
+    float whole = dml_trunc(x);
+    return (floatBitsToUint(x) >> 31) != 0u && dml_has_fraction(x) ? whole - 1.0 : whole;
+}
+
+float dml_ceil(float x) {
+    float whole = dml_trunc(x);
+    return (floatBitsToUint(x) >> 31) == 0u && dml_has_fraction(x) ? whole + 1.0 : whole;
+}
+
+// Nearest integral value; a tie goes to the even one, or away from zero.
+float dml_round_integral(float x, bool ties_away) {
+    uint bits = floatBitsToUint(x);
+    uint biased = (bits >> 23) & 0xFFu;
+    if (biased >= 150u) return x;
+    uint sign = bits & 0x80000000u;
+    if (biased < 126u) return uintBitsToFloat(sign);  // |x| < 1/2
+    uint shift = 150u - biased;  // 1 to 24: the fraction's bits
+    uint significand = (bits & 0x7FFFFFu) | 0x800000u;
+    uint whole = significand >> shift;
+    uint rest = significand & ((1u << shift) - 1u);
+    uint halfway = 1u << (shift - 1u);
+    if (rest > halfway || (rest == halfway && (ties_away || (whole & 1u) == 1u))) whole += 1u;
+    return uintBitsToFloat(floatBitsToUint(float(whole)) | sign);  // whole <= 2^24: exact
+}
+
+float dml_round_half_even(float x) { return dml_round_integral(x, false); }
+float dml_round_half_away(float x) { return dml_round_integral(x, true); }
+
+// Wrapping integer arithmetic on 64-bit two's-complement values (low word, high word): the
+// element-wise family's integers keep the low bits of their data type's width when stored.
+uvec2 dml_wide_add(uvec2 a, uvec2 b) {
+    uint carry;
+    uint low = uaddCarry(a.x, b.x, carry);
+    return uvec2(low, a.y + b.y + carry);
+}
+
+uvec2 dml_wide_sub(uvec2 a, uvec2 b) {
+    uint borrow;
+    uint low = usubBorrow(a.x, b.x, borrow);
+    return uvec2(low, a.y - b.y - borrow);
+}
+
+uvec2 dml_wide_mul_low(uvec2 a, uvec2 b) {
+    uint high, low;
+    umulExtended(a.x, b.x, high, low);
+    return uvec2(low, high + a.x * b.y + a.y * b.x);  // the product modulo 2^64
+}
+
+bool dml_wide_less(uvec2 a, uvec2 b) {
+    return int(a.y) < int(b.y) || (a.y == b.y && a.x < b.x);
+}
+
 // Integer data types compute exactly: values are 64-bit two's-complement integers held as
 // (low word, high word), every operation's result is saturated to the data type's range,
 // and no value passes through a float. Mixed with an FP32 number (a scalar), the number's
@@ -416,5 +490,14 @@ bool dml_wide_ge_float(uvec2 x, uint f) {
 
 bool dml_wide_le_float(uvec2 x, uint f) {
     return !wide_is_nan(f) && !dml_wide_gt_float(x, f);
+}
+
+// An FP32 number as the output's integer type: truncated toward zero, saturated (NaN: 0).
+uvec2 dml_wide_from_float(uint f) {
+    if (wide_is_nan(f)) return uvec2(0u);
+    bool fractional;
+    uvec2 n = wide_floor(f, fractional);
+    if (fractional && (f >> 31) != 0u) n = wide_sub(n, uvec2(0xFFFFFFFFu));  // floor + 1: toward zero
+    return wide_saturate(n);
 }
 #endif

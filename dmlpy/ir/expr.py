@@ -154,6 +154,8 @@ _MIRRORED = {"gt": "lt", "lt": "gt", "ge": "le", "le": "ge"}
 
 
 def _compare(op: str, a, b) -> Expr:
+    if _is_integer(a) and _is_integer(b):
+        return Expr(f"wide_{op}", (a, b), kind=BOOL)
     if _is_integer(b) and not _is_integer(a) and op in _MIRRORED:
         op, a, b = _MIRRORED[op], b, a
     if _is_integer(a) and not _is_integer(b) and op in _MIRRORED:
@@ -229,23 +231,27 @@ def isnan(x) -> Expr:
     return Expr("isnan", (as_float(x),), kind=BOOL)
 
 
-def rounded(x) -> Expr:
-    """x rounded to the data type, as stored bits: what an unfused forward would have
-    written (so a gradient from X matches the gradient from the forward's output)."""
+def rounded(x, data_type=None) -> Expr:
+    """x rounded to `data_type` (default: the output's), as stored bits: what an unfused
+    forward would have written (so a gradient from X matches the gradient from the forward's
+    output)."""
     x = as_float(x)
-    return Expr("round", (x,), kind=STORED)
+    return Expr("round", (x,), value=data_type, kind=STORED)
 
 
-def stored(value: Expr) -> Expr:
-    """`value` as the stored bits an operator writing it to a tensor would store: a number
-    rounded to the data type, an integer saturated to it, stored bits as they are."""
+def stored(value: Expr, data_type=None) -> Expr:
+    """`value` as the stored bits an operator writing it to a tensor of `data_type` (default:
+    the output's) would store: a number rounded to the data type, an integer's low bits, a
+    condition as 0 or 1, stored bits as they are."""
     if value.kind == STORED:
         return value
     if value.kind == INTEGER:
-        return Expr("narrow", (value,), kind=STORED)
+        return Expr("narrow", (value,), value=data_type, kind=STORED)
     if value.kind == FLOAT:
-        return rounded(value)
-    raise ValueError("a condition is not a tensor's value")
+        return rounded(value, data_type)
+    if data_type is None:
+        raise ValueError("a condition is stored only as a tensor of a named data type")
+    return Expr("select", (value, Expr("one_bits", value=data_type, kind=STORED), ZERO_BITS), kind=STORED)
 
 
 def substitute(result: Expr, inputs: list[Expr], scalar_offset: int) -> Expr:
@@ -331,3 +337,83 @@ def needed_reductions(result: Expr) -> set[int]:
 
 def isinf(x) -> Expr:
     return Expr("isinf", (as_float(x),), kind=BOOL)
+
+
+# Exact FP32 roundings to an integral value, on the number's bits (a subnormal is never
+# handed to hardware that might flush it: floor(-1e-40) is -1 on every device).
+floor = _unary("floor")
+ceil = _unary("ceil")
+trunc = _unary("trunc")
+round_half_even = _unary("round_half_even")
+round_half_away = _unary("round_half_away")  # ties away from zero
+
+
+# Integer arithmetic that wraps: exact in 64 bits, and the stored result keeps the low bits of
+# the data type's width (two's complement), as NumPy, PyTorch and HLSL integers do. The
+# activations' integer forms saturate instead (the arithmetic operators above).
+def _integer_binary(op: str):
+    def build(a: Expr, b: Expr) -> Expr:
+        if not (_is_integer(a) and _is_integer(b)):
+            raise TypeError(f"{op} takes two integers")
+        return Expr(op, (a, b), kind=INTEGER)
+    build.__name__ = op
+    return build
+
+
+wrapping_add = _integer_binary("wide_add")
+wrapping_sub = _integer_binary("wide_sub")
+wrapping_mul = _integer_binary("wide_mul_low")
+
+
+def integer_constant(value: int) -> Expr:
+    """An integer constant (the 64-bit two's-complement words of `value`)."""
+    words = value & 0xFFFFFFFFFFFFFFFF
+    return Expr("wide_const", value=(words & 0xFFFFFFFF, words >> 32), kind=INTEGER)
+
+
+def wrapping_neg(x: Expr) -> Expr:
+    return wrapping_sub(INTEGER_ZERO, x)
+
+
+def integer_from_scalar(x) -> Expr:
+    """An FP32 number (a scalar) as the integer of the output's data type it converts to:
+    truncated toward zero, saturated to the type's range (NaN: 0)."""
+    return Expr("wide_from_float", (as_float(x),), kind=INTEGER)
+
+
+# Operations on the raw bits of stored values, whatever their data type (DirectML's BIT_*
+# operators "ignore the data type except for the width of each element").
+def _bits_binary(op: str):
+    def build(a: Expr, b: Expr) -> Expr:
+        if a.kind != STORED or b.kind != STORED:
+            raise TypeError(f"{op} takes stored bits")
+        return Expr(op, (a, b), kind=STORED)
+    build.__name__ = op
+    return build
+
+
+bits_and = _bits_binary("bits_and")
+bits_or = _bits_binary("bits_or")
+bits_xor = _bits_binary("bits_xor")
+bits_shift_left = _bits_binary("bits_shift_left")  # a logical shift; by the element width or more: 0
+bits_shift_right = _bits_binary("bits_shift_right")
+
+
+def bits_not(x: Expr) -> Expr:
+    if x.kind != STORED:
+        raise TypeError("bits_not takes stored bits")
+    return Expr("bits_not", (x,), kind=STORED)
+
+
+def bits_count(x: Expr) -> Expr:
+    """How many of the element's bits are 1, as an integer."""
+    if x.kind != STORED:
+        raise TypeError("bits_count takes stored bits")
+    return Expr("bits_count", (x,), kind=INTEGER)
+
+
+def nonzero(x: Expr) -> Expr:
+    """Whether the stored bits are not all 0: DirectML's logical operators' truth."""
+    if x.kind != STORED:
+        raise TypeError("nonzero takes stored bits")
+    return Expr("nonzero", (x,), kind=BOOL)

@@ -56,7 +56,8 @@ RENDER: dict[str, str] = {
     "gelu_slope": "float {out} = dml_gelu_slope({0});",
     "exp_diff": "float {out} = dml_exp_diff({0}, {1});",
     "round": "uint {out} = {encoded};",
-    "narrow": "uint {out} = from_wide({0});",
+    "narrow": "uint {out} = {0}.x & {mask}u;",
+    "one_bits": "uint {out} = {one:#x}u;",
     "to_wide": "uvec2 {out} = {decoded};",
     "wide_zero": "uvec2 {out} = uvec2(0u);",
     "wide_mul": "uvec2 {out} = dml_wide_mul({0}, {1});",
@@ -67,6 +68,29 @@ RENDER: dict[str, str] = {
     "wide_lt_float": "bool {out} = dml_wide_lt_float({0}, floatBitsToUint({1}));",
     "wide_le_float": "bool {out} = dml_wide_le_float({0}, floatBitsToUint({1}));",
     "never": "bool {out} = false;",
+    "wide_const": "uvec2 {out} = uvec2({value[0]}u, {value[1]}u);",
+    "wide_add": "uvec2 {out} = dml_wide_add({0}, {1});",
+    "wide_sub": "uvec2 {out} = dml_wide_sub({0}, {1});",
+    "wide_mul_low": "uvec2 {out} = dml_wide_mul_low({0}, {1});",
+    "wide_gt": "bool {out} = dml_wide_less({1}, {0});",
+    "wide_ge": "bool {out} = !dml_wide_less({0}, {1});",
+    "wide_lt": "bool {out} = dml_wide_less({0}, {1});",
+    "wide_le": "bool {out} = !dml_wide_less({1}, {0});",
+    "wide_eq": "bool {out} = {0} == {1};",
+    "wide_from_float": "uvec2 {out} = dml_wide_from_float(floatBitsToUint({0}));",
+    "floor": "float {out} = dml_floor({0});",
+    "ceil": "float {out} = dml_ceil({0});",
+    "trunc": "float {out} = dml_trunc({0});",
+    "round_half_even": "float {out} = dml_round_half_even({0});",
+    "round_half_away": "float {out} = dml_round_half_away({0});",
+    "bits_and": "uint {out} = {0} & {1};",
+    "bits_or": "uint {out} = {0} | {1};",
+    "bits_xor": "uint {out} = {0} ^ {1};",
+    "bits_not": "uint {out} = ~{0} & {mask}u;",
+    "bits_shift_left": "uint {out} = {1} >= {width}u ? 0u : ({0} << {1}) & {mask}u;",
+    "bits_shift_right": "uint {out} = {1} >= {width}u ? 0u : {0} >> {1};",
+    "bits_count": "uvec2 {out} = uvec2(uint(bitCount({0})), 0u);",
+    "nonzero": "bool {out} = {0} != 0u;",
     # A reduction, once its stage has run: its total for the row (shaders/reduce.comp).
     "reduce_sum": "float {out} = uintBitsToFloat(totals[{slot}]);",
     "reduce_max": "float {out} = uintBitsToFloat(totals[{slot}]);",
@@ -120,6 +144,8 @@ def _form(data_type: T | None, use: str) -> str:
     return pattern
 
 
+_BITS_WIDE = ("bits_not", "bits_shift_left", "bits_shift_right")  # the operations that read the element width
+
 _GLSL_TYPE = {STORED: "uint", FLOAT: "float", BOOL: "bool", INTEGER: "uvec2"}
 
 
@@ -144,10 +170,14 @@ def render_assignments(assignments: list[tuple[str, Expr, str]], inputs: tuple[T
     def stored_type_of(node: Expr) -> T | None:
         if node.op == "input":
             return inputs[node.value]
-        if node.op in ("round", "narrow", "zero"):  # +0's bits are +0 in the output's type too
+        if node.op.startswith("bits_"):  # the bits of its first operand's type
+            return types[node.args[0].serial]
+        if node.op in ("round", "narrow", "one_bits"):  # a fused node's own type, else the output's
+            return node.value or stored_type
+        if node.op == "zero":  # +0's bits are +0 in the output's type too
             return stored_type
         if node.op == "select":
-            chosen = {types[arg.serial] for arg in node.args[1:]} - {None}
+            chosen = {types[arg.serial] for arg in node.args[1:] if arg.op != "zero"} - {None}
             if len(chosen) > 1:
                 raise TypeError("a select between stored bits of different data types: make them numbers first")
             return chosen.pop() if chosen else None
@@ -166,10 +196,15 @@ def render_assignments(assignments: list[tuple[str, Expr, str]], inputs: tuple[T
         value_bits = int(np.float32(node.value).view(np.uint32)) if node.op == "const" else None
         decoded = _form(types[node.args[0].serial], _DECODED[node.op]).format(*operands) \
             if node.op in _DECODED else None
-        encoded = _form(stored_type, "from_float").format(*operands) if node.op == "round" else None
+        encoded = _form(node.value or stored_type, "from_float").format(*operands) if node.op == "round" else None
+        # The element width of a bits_* operand, or of what `narrow` stores: what it keeps.
+        width = data_type_info(types[node.args[0].serial] or stored_type).bits if node.op in _BITS_WIDE else \
+            data_type_info(node.value or stored_type).bits if node.op == "narrow" else None
         lines.append(RENDER[node.op].format(*operands, out=name, value=node.value, value_bits=value_bits,
                                             type=_GLSL_TYPE[node.kind], slot=totals.get(node.serial),
-                                            decoded=decoded, encoded=encoded))
+                                            decoded=decoded, encoded=encoded, width=width,
+                                            one=STORED_FORMS[node.value].one_bits if node.op == "one_bits" else None,
+                                            mask=None if width is None else f"{(1 << width) - 1:#x}"))
         names[node.serial] = name
         if node.kind == STORED:
             types[node.serial] = stored_type_of(node)

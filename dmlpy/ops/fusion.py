@@ -201,7 +201,8 @@ def _fused_math(graph: GraphDesc, nodes: list[int], math: list, external: list[N
             inputs = []
             for k in range(len(graph.desc_of(node).schema.inputs)):
                 source = graph.source(node, k)
-                inputs.append(e.stored(value_of(source.node)) if source.node in members
+                inputs.append(e.stored(value_of(source.node), graph.node_output_desc(source.node, 0).data_type)
+                              if source.node in members
                               else e.tensor(external.index(source)))
             made[node] = e.substitute(math[node].result, inputs, offsets[node])
         return made[node]
