@@ -21,7 +21,8 @@ from .frontends.graph_builder import GraphBuilder, GraphValue
 from .frontends.numpy_api import FRONT_ENDS as _FRONT_ENDS
 from .frontends.prelu import prelu_grad
 from .ops.activations import DESCS as _ACTIVATION_DESCS
-from .ops.enums import AxisDirection, MatrixTransform, ReduceFunction
+from .ops.elementwise import DESCS as _ELEMENT_WISE_DESCS
+from .ops.enums import AxisDirection, IsInfinityMode, MatrixTransform, ReduceFunction, RoundingMode
 from .ops.fields import ScaleBias
 from .ops.graph import GraphDesc, GraphInputEdge, GraphIntermediateEdge, GraphOutputEdge
 from .ops.prelu_grad import ActivationParameterizedReluGradOperatorDesc
@@ -78,9 +79,11 @@ __all__ = [
     "GuardViolationError",
     "InstallationError",
     "InvalidArgumentError",
+    "IsInfinityMode",
     "MatrixTransform",
     "Operator",
     "ReduceFunction",
+    "RoundingMode",
     "ScaleBias",
     "ShaderCompilationError",
     "TensorDataType",
@@ -102,8 +105,9 @@ except _metadata.PackageNotFoundError:  # a checkout imported without being inst
 
 # Every activation's desc classes and NumPy front ends come from its row in the table.
 globals().update(_ACTIVATION_DESCS)
+globals().update(_ELEMENT_WISE_DESCS)
 globals().update(_FRONT_ENDS)
-__all__ += [*_ACTIVATION_DESCS, *_FRONT_ENDS]
+__all__ += [*_ACTIVATION_DESCS, *_ELEMENT_WISE_DESCS, *_FRONT_ENDS]
 
 # dmlpy logs to the "dmlpy" logger (compiles, cache use, device choice, fallbacks) and, as a
 # library, prints nothing unless the application configures logging.

@@ -28,8 +28,10 @@ from .frontends.graph_builder import GraphBuilder as GraphBuilder
 from .frontends.graph_builder import GraphValue as GraphValue
 from .frontends.prelu import prelu_grad as prelu_grad
 from .ops.enums import AxisDirection as AxisDirection
+from .ops.enums import IsInfinityMode as IsInfinityMode
 from .ops.enums import MatrixTransform as MatrixTransform
 from .ops.enums import ReduceFunction as ReduceFunction
+from .ops.enums import RoundingMode as RoundingMode
 from .ops.fields import ScaleBias as ScaleBias
 from .ops.graph import GraphDesc as GraphDesc
 from .ops.graph import GraphInputEdge as GraphInputEdge
@@ -891,6 +893,616 @@ class ActivationParameterizedReluOperatorDesc(OperatorDesc):
         input_tensor: BufferTensorDesc,
         slope_tensor: BufferTensorDesc,
         output_tensor: BufferTensorDesc,
+    ) -> None: ...
+
+@dataclass(frozen=True)
+class ElementWiseIdentityOperatorDesc(OperatorDesc):
+    """DML_ELEMENT_WISE_IDENTITY_OPERATOR_DESC: ScaleBias(InputTensor)"""
+
+    input_tensor: BufferTensorDesc
+    output_tensor: BufferTensorDesc
+    scale_bias: ScaleBias | None
+
+    def __init__(
+        self,
+        input_tensor: BufferTensorDesc,
+        output_tensor: BufferTensorDesc,
+        scale_bias: ScaleBias | None = ...,
+    ) -> None: ...
+
+@dataclass(frozen=True)
+class ElementWiseAbsOperatorDesc(OperatorDesc):
+    """DML_ELEMENT_WISE_ABS_OPERATOR_DESC: abs(ScaleBias(InputTensor))"""
+
+    input_tensor: BufferTensorDesc
+    output_tensor: BufferTensorDesc
+    scale_bias: ScaleBias | None
+
+    def __init__(
+        self,
+        input_tensor: BufferTensorDesc,
+        output_tensor: BufferTensorDesc,
+        scale_bias: ScaleBias | None = ...,
+    ) -> None: ...
+
+@dataclass(frozen=True)
+class ElementWiseCeilOperatorDesc(OperatorDesc):
+    """DML_ELEMENT_WISE_CEIL_OPERATOR_DESC: ceil(ScaleBias(InputTensor))"""
+
+    input_tensor: BufferTensorDesc
+    output_tensor: BufferTensorDesc
+    scale_bias: ScaleBias | None
+
+    def __init__(
+        self,
+        input_tensor: BufferTensorDesc,
+        output_tensor: BufferTensorDesc,
+        scale_bias: ScaleBias | None = ...,
+    ) -> None: ...
+
+@dataclass(frozen=True)
+class ElementWiseFloorOperatorDesc(OperatorDesc):
+    """DML_ELEMENT_WISE_FLOOR_OPERATOR_DESC: floor(ScaleBias(InputTensor))"""
+
+    input_tensor: BufferTensorDesc
+    output_tensor: BufferTensorDesc
+    scale_bias: ScaleBias | None
+
+    def __init__(
+        self,
+        input_tensor: BufferTensorDesc,
+        output_tensor: BufferTensorDesc,
+        scale_bias: ScaleBias | None = ...,
+    ) -> None: ...
+
+@dataclass(frozen=True)
+class ElementWiseRoundOperatorDesc(OperatorDesc):
+    """DML_ELEMENT_WISE_ROUND_OPERATOR_DESC: the integral value RoundingMode picks"""
+
+    input_tensor: BufferTensorDesc
+    output_tensor: BufferTensorDesc
+    rounding_mode: RoundingMode
+
+    def __init__(
+        self,
+        input_tensor: BufferTensorDesc,
+        output_tensor: BufferTensorDesc,
+        rounding_mode: RoundingMode | Literal["HALVES_TO_NEAREST_EVEN", "TOWARD_ZERO", "TOWARD_INFINITY"] = ...,
+    ) -> None: ...
+
+@dataclass(frozen=True)
+class ElementWiseClipOperatorDesc(OperatorDesc):
+    """DML_ELEMENT_WISE_CLIP_OPERATOR_DESC: min(Max, max(Min, ScaleBias(InputTensor)))"""
+
+    input_tensor: BufferTensorDesc
+    output_tensor: BufferTensorDesc
+    scale_bias: ScaleBias | None
+    min: float
+    max: float
+
+    def __init__(
+        self,
+        input_tensor: BufferTensorDesc,
+        output_tensor: BufferTensorDesc,
+        scale_bias: ScaleBias | None = ...,
+        *,
+        min: float,
+        max: float,
+    ) -> None: ...
+
+@dataclass(frozen=True)
+class ElementWiseExpOperatorDesc(OperatorDesc):
+    """DML_ELEMENT_WISE_EXP_OPERATOR_DESC: exp(ScaleBias(InputTensor))"""
+
+    input_tensor: BufferTensorDesc
+    output_tensor: BufferTensorDesc
+    scale_bias: ScaleBias | None
+
+    def __init__(
+        self,
+        input_tensor: BufferTensorDesc,
+        output_tensor: BufferTensorDesc,
+        scale_bias: ScaleBias | None = ...,
+    ) -> None: ...
+
+@dataclass(frozen=True)
+class ElementWiseLogOperatorDesc(OperatorDesc):
+    """DML_ELEMENT_WISE_LOG_OPERATOR_DESC: log(ScaleBias(InputTensor))"""
+
+    input_tensor: BufferTensorDesc
+    output_tensor: BufferTensorDesc
+    scale_bias: ScaleBias | None
+
+    def __init__(
+        self,
+        input_tensor: BufferTensorDesc,
+        output_tensor: BufferTensorDesc,
+        scale_bias: ScaleBias | None = ...,
+    ) -> None: ...
+
+@dataclass(frozen=True)
+class ElementWiseRecipOperatorDesc(OperatorDesc):
+    """DML_ELEMENT_WISE_RECIP_OPERATOR_DESC: 1 / ScaleBias(InputTensor)"""
+
+    input_tensor: BufferTensorDesc
+    output_tensor: BufferTensorDesc
+    scale_bias: ScaleBias | None
+
+    def __init__(
+        self,
+        input_tensor: BufferTensorDesc,
+        output_tensor: BufferTensorDesc,
+        scale_bias: ScaleBias | None = ...,
+    ) -> None: ...
+
+@dataclass(frozen=True)
+class ElementWiseThresholdOperatorDesc(OperatorDesc):
+    """DML_ELEMENT_WISE_THRESHOLD_OPERATOR_DESC: max(ScaleBias(InputTensor), Min)"""
+
+    input_tensor: BufferTensorDesc
+    output_tensor: BufferTensorDesc
+    scale_bias: ScaleBias | None
+    min: float
+
+    def __init__(
+        self,
+        input_tensor: BufferTensorDesc,
+        output_tensor: BufferTensorDesc,
+        scale_bias: ScaleBias | None = ...,
+        *,
+        min: float,
+    ) -> None: ...
+
+@dataclass(frozen=True)
+class ElementWiseLogicalNotOperatorDesc(OperatorDesc):
+    """DML_ELEMENT_WISE_LOGICAL_NOT_OPERATOR_DESC: InputTensor == 0 ? 1 : 0"""
+
+    input_tensor: BufferTensorDesc
+    output_tensor: BufferTensorDesc
+
+    def __init__(self, input_tensor: BufferTensorDesc, output_tensor: BufferTensorDesc) -> None: ...
+
+@dataclass(frozen=True)
+class ElementWiseSignOperatorDesc(OperatorDesc):
+    """DML_ELEMENT_WISE_SIGN_OPERATOR_DESC: InputTensor < 0 ? -1 : InputTensor > 0 ? 1 : 0"""
+
+    input_tensor: BufferTensorDesc
+    output_tensor: BufferTensorDesc
+
+    def __init__(self, input_tensor: BufferTensorDesc, output_tensor: BufferTensorDesc) -> None: ...
+
+@dataclass(frozen=True)
+class ElementWiseIsNanOperatorDesc(OperatorDesc):
+    """DML_ELEMENT_WISE_IS_NAN_OPERATOR_DESC: InputTensor is NaN ? 1 : 0"""
+
+    input_tensor: BufferTensorDesc
+    output_tensor: BufferTensorDesc
+
+    def __init__(self, input_tensor: BufferTensorDesc, output_tensor: BufferTensorDesc) -> None: ...
+
+@dataclass(frozen=True)
+class ElementWiseIsInfinityOperatorDesc(OperatorDesc):
+    """DML_ELEMENT_WISE_IS_INFINITY_OPERATOR_DESC: InputTensor is an infinity InfinityMode names ? 1 : 0"""
+
+    input_tensor: BufferTensorDesc
+    output_tensor: BufferTensorDesc
+    infinity_mode: IsInfinityMode
+
+    def __init__(
+        self,
+        input_tensor: BufferTensorDesc,
+        output_tensor: BufferTensorDesc,
+        infinity_mode: IsInfinityMode | Literal["EITHER", "POSITIVE", "NEGATIVE"] = ...,
+    ) -> None: ...
+
+@dataclass(frozen=True)
+class ElementWiseTanhOperatorDesc(OperatorDesc):
+    """DML_ELEMENT_WISE_TANH_OPERATOR_DESC: tanh(ScaleBias(InputTensor))"""
+
+    input_tensor: BufferTensorDesc
+    output_tensor: BufferTensorDesc
+    scale_bias: ScaleBias | None
+
+    def __init__(
+        self,
+        input_tensor: BufferTensorDesc,
+        output_tensor: BufferTensorDesc,
+        scale_bias: ScaleBias | None = ...,
+    ) -> None: ...
+
+@dataclass(frozen=True)
+class ElementWiseNegateOperatorDesc(OperatorDesc):
+    """DML_ELEMENT_WISE_NEGATE_OPERATOR_DESC: -InputTensor"""
+
+    input_tensor: BufferTensorDesc
+    output_tensor: BufferTensorDesc
+
+    def __init__(self, input_tensor: BufferTensorDesc, output_tensor: BufferTensorDesc) -> None: ...
+
+@dataclass(frozen=True)
+class ElementWiseBitNotOperatorDesc(OperatorDesc):
+    """DML_ELEMENT_WISE_BIT_NOT_OPERATOR_DESC: ~InputTensor"""
+
+    input_tensor: BufferTensorDesc
+    output_tensor: BufferTensorDesc
+
+    def __init__(self, input_tensor: BufferTensorDesc, output_tensor: BufferTensorDesc) -> None: ...
+
+@dataclass(frozen=True)
+class ElementWiseBitCountOperatorDesc(OperatorDesc):
+    """DML_ELEMENT_WISE_BIT_COUNT_OPERATOR_DESC: the number of 1 bits of InputTensor"""
+
+    input_tensor: BufferTensorDesc
+    output_tensor: BufferTensorDesc
+
+    def __init__(self, input_tensor: BufferTensorDesc, output_tensor: BufferTensorDesc) -> None: ...
+
+@dataclass(frozen=True)
+class ElementWiseAddOperatorDesc(OperatorDesc):
+    """DML_ELEMENT_WISE_ADD_OPERATOR_DESC: ATensor + BTensor"""
+
+    a_tensor: BufferTensorDesc
+    b_tensor: BufferTensorDesc
+    output_tensor: BufferTensorDesc
+
+    def __init__(
+        self,
+        a_tensor: BufferTensorDesc,
+        b_tensor: BufferTensorDesc,
+        output_tensor: BufferTensorDesc,
+    ) -> None: ...
+
+@dataclass(frozen=True)
+class ElementWiseAdd1OperatorDesc(OperatorDesc):
+    """DML_ELEMENT_WISE_ADD1_OPERATOR_DESC: FusedActivation(ATensor + BTensor)"""
+
+    a_tensor: BufferTensorDesc
+    b_tensor: BufferTensorDesc
+    output_tensor: BufferTensorDesc
+    fused_activation: OperatorDesc | None
+
+    def __init__(
+        self,
+        a_tensor: BufferTensorDesc,
+        b_tensor: BufferTensorDesc,
+        output_tensor: BufferTensorDesc,
+        fused_activation: OperatorDesc | None = ...,
+    ) -> None: ...
+
+@dataclass(frozen=True)
+class ElementWiseSubtractOperatorDesc(OperatorDesc):
+    """DML_ELEMENT_WISE_SUBTRACT_OPERATOR_DESC: ATensor - BTensor"""
+
+    a_tensor: BufferTensorDesc
+    b_tensor: BufferTensorDesc
+    output_tensor: BufferTensorDesc
+
+    def __init__(
+        self,
+        a_tensor: BufferTensorDesc,
+        b_tensor: BufferTensorDesc,
+        output_tensor: BufferTensorDesc,
+    ) -> None: ...
+
+@dataclass(frozen=True)
+class ElementWiseMultiplyOperatorDesc(OperatorDesc):
+    """DML_ELEMENT_WISE_MULTIPLY_OPERATOR_DESC: ATensor * BTensor"""
+
+    a_tensor: BufferTensorDesc
+    b_tensor: BufferTensorDesc
+    output_tensor: BufferTensorDesc
+
+    def __init__(
+        self,
+        a_tensor: BufferTensorDesc,
+        b_tensor: BufferTensorDesc,
+        output_tensor: BufferTensorDesc,
+    ) -> None: ...
+
+@dataclass(frozen=True)
+class ElementWiseDivideOperatorDesc(OperatorDesc):
+    """DML_ELEMENT_WISE_DIVIDE_OPERATOR_DESC: ATensor / BTensor"""
+
+    a_tensor: BufferTensorDesc
+    b_tensor: BufferTensorDesc
+    output_tensor: BufferTensorDesc
+
+    def __init__(
+        self,
+        a_tensor: BufferTensorDesc,
+        b_tensor: BufferTensorDesc,
+        output_tensor: BufferTensorDesc,
+    ) -> None: ...
+
+@dataclass(frozen=True)
+class ElementWiseMaxOperatorDesc(OperatorDesc):
+    """DML_ELEMENT_WISE_MAX_OPERATOR_DESC: max(ATensor, BTensor)"""
+
+    a_tensor: BufferTensorDesc
+    b_tensor: BufferTensorDesc
+    output_tensor: BufferTensorDesc
+
+    def __init__(
+        self,
+        a_tensor: BufferTensorDesc,
+        b_tensor: BufferTensorDesc,
+        output_tensor: BufferTensorDesc,
+    ) -> None: ...
+
+@dataclass(frozen=True)
+class ElementWiseMinOperatorDesc(OperatorDesc):
+    """DML_ELEMENT_WISE_MIN_OPERATOR_DESC: min(ATensor, BTensor)"""
+
+    a_tensor: BufferTensorDesc
+    b_tensor: BufferTensorDesc
+    output_tensor: BufferTensorDesc
+
+    def __init__(
+        self,
+        a_tensor: BufferTensorDesc,
+        b_tensor: BufferTensorDesc,
+        output_tensor: BufferTensorDesc,
+    ) -> None: ...
+
+@dataclass(frozen=True)
+class ElementWiseMeanOperatorDesc(OperatorDesc):
+    """DML_ELEMENT_WISE_MEAN_OPERATOR_DESC: (ATensor + BTensor) / 2"""
+
+    a_tensor: BufferTensorDesc
+    b_tensor: BufferTensorDesc
+    output_tensor: BufferTensorDesc
+
+    def __init__(
+        self,
+        a_tensor: BufferTensorDesc,
+        b_tensor: BufferTensorDesc,
+        output_tensor: BufferTensorDesc,
+    ) -> None: ...
+
+@dataclass(frozen=True)
+class ElementWiseDifferenceSquareOperatorDesc(OperatorDesc):
+    """DML_ELEMENT_WISE_DIFFERENCE_SQUARE_OPERATOR_DESC: (ATensor - BTensor) * (ATensor - BTensor)"""
+
+    a_tensor: BufferTensorDesc
+    b_tensor: BufferTensorDesc
+    output_tensor: BufferTensorDesc
+
+    def __init__(
+        self,
+        a_tensor: BufferTensorDesc,
+        b_tensor: BufferTensorDesc,
+        output_tensor: BufferTensorDesc,
+    ) -> None: ...
+
+@dataclass(frozen=True)
+class ElementWiseLogicalAndOperatorDesc(OperatorDesc):
+    """DML_ELEMENT_WISE_LOGICAL_AND_OPERATOR_DESC: ATensor != 0 && BTensor != 0 ? 1 : 0"""
+
+    a_tensor: BufferTensorDesc
+    b_tensor: BufferTensorDesc
+    output_tensor: BufferTensorDesc
+
+    def __init__(
+        self,
+        a_tensor: BufferTensorDesc,
+        b_tensor: BufferTensorDesc,
+        output_tensor: BufferTensorDesc,
+    ) -> None: ...
+
+@dataclass(frozen=True)
+class ElementWiseLogicalOrOperatorDesc(OperatorDesc):
+    """DML_ELEMENT_WISE_LOGICAL_OR_OPERATOR_DESC: ATensor != 0 || BTensor != 0 ? 1 : 0"""
+
+    a_tensor: BufferTensorDesc
+    b_tensor: BufferTensorDesc
+    output_tensor: BufferTensorDesc
+
+    def __init__(
+        self,
+        a_tensor: BufferTensorDesc,
+        b_tensor: BufferTensorDesc,
+        output_tensor: BufferTensorDesc,
+    ) -> None: ...
+
+@dataclass(frozen=True)
+class ElementWiseLogicalXorOperatorDesc(OperatorDesc):
+    """DML_ELEMENT_WISE_LOGICAL_XOR_OPERATOR_DESC: (ATensor != 0) != (BTensor != 0) ? 1 : 0"""
+
+    a_tensor: BufferTensorDesc
+    b_tensor: BufferTensorDesc
+    output_tensor: BufferTensorDesc
+
+    def __init__(
+        self,
+        a_tensor: BufferTensorDesc,
+        b_tensor: BufferTensorDesc,
+        output_tensor: BufferTensorDesc,
+    ) -> None: ...
+
+@dataclass(frozen=True)
+class ElementWiseLogicalEqualsOperatorDesc(OperatorDesc):
+    """DML_ELEMENT_WISE_LOGICAL_EQUALS_OPERATOR_DESC: ATensor == BTensor ? 1 : 0"""
+
+    a_tensor: BufferTensorDesc
+    b_tensor: BufferTensorDesc
+    output_tensor: BufferTensorDesc
+
+    def __init__(
+        self,
+        a_tensor: BufferTensorDesc,
+        b_tensor: BufferTensorDesc,
+        output_tensor: BufferTensorDesc,
+    ) -> None: ...
+
+@dataclass(frozen=True)
+class ElementWiseLogicalGreaterThanOperatorDesc(OperatorDesc):
+    """DML_ELEMENT_WISE_LOGICAL_GREATER_THAN_OPERATOR_DESC: ATensor > BTensor ? 1 : 0"""
+
+    a_tensor: BufferTensorDesc
+    b_tensor: BufferTensorDesc
+    output_tensor: BufferTensorDesc
+
+    def __init__(
+        self,
+        a_tensor: BufferTensorDesc,
+        b_tensor: BufferTensorDesc,
+        output_tensor: BufferTensorDesc,
+    ) -> None: ...
+
+@dataclass(frozen=True)
+class ElementWiseLogicalLessThanOperatorDesc(OperatorDesc):
+    """DML_ELEMENT_WISE_LOGICAL_LESS_THAN_OPERATOR_DESC: ATensor < BTensor ? 1 : 0"""
+
+    a_tensor: BufferTensorDesc
+    b_tensor: BufferTensorDesc
+    output_tensor: BufferTensorDesc
+
+    def __init__(
+        self,
+        a_tensor: BufferTensorDesc,
+        b_tensor: BufferTensorDesc,
+        output_tensor: BufferTensorDesc,
+    ) -> None: ...
+
+@dataclass(frozen=True)
+class ElementWiseLogicalGreaterThanOrEqualOperatorDesc(OperatorDesc):
+    """DML_ELEMENT_WISE_LOGICAL_GREATER_THAN_OR_EQUAL_OPERATOR_DESC: ATensor >= BTensor ? 1 : 0"""
+
+    a_tensor: BufferTensorDesc
+    b_tensor: BufferTensorDesc
+    output_tensor: BufferTensorDesc
+
+    def __init__(
+        self,
+        a_tensor: BufferTensorDesc,
+        b_tensor: BufferTensorDesc,
+        output_tensor: BufferTensorDesc,
+    ) -> None: ...
+
+@dataclass(frozen=True)
+class ElementWiseLogicalLessThanOrEqualOperatorDesc(OperatorDesc):
+    """DML_ELEMENT_WISE_LOGICAL_LESS_THAN_OR_EQUAL_OPERATOR_DESC: ATensor <= BTensor ? 1 : 0"""
+
+    a_tensor: BufferTensorDesc
+    b_tensor: BufferTensorDesc
+    output_tensor: BufferTensorDesc
+
+    def __init__(
+        self,
+        a_tensor: BufferTensorDesc,
+        b_tensor: BufferTensorDesc,
+        output_tensor: BufferTensorDesc,
+    ) -> None: ...
+
+@dataclass(frozen=True)
+class ElementWiseBitAndOperatorDesc(OperatorDesc):
+    """DML_ELEMENT_WISE_BIT_AND_OPERATOR_DESC: ATensor & BTensor"""
+
+    a_tensor: BufferTensorDesc
+    b_tensor: BufferTensorDesc
+    output_tensor: BufferTensorDesc
+
+    def __init__(
+        self,
+        a_tensor: BufferTensorDesc,
+        b_tensor: BufferTensorDesc,
+        output_tensor: BufferTensorDesc,
+    ) -> None: ...
+
+@dataclass(frozen=True)
+class ElementWiseBitOrOperatorDesc(OperatorDesc):
+    """DML_ELEMENT_WISE_BIT_OR_OPERATOR_DESC: ATensor | BTensor"""
+
+    a_tensor: BufferTensorDesc
+    b_tensor: BufferTensorDesc
+    output_tensor: BufferTensorDesc
+
+    def __init__(
+        self,
+        a_tensor: BufferTensorDesc,
+        b_tensor: BufferTensorDesc,
+        output_tensor: BufferTensorDesc,
+    ) -> None: ...
+
+@dataclass(frozen=True)
+class ElementWiseBitXorOperatorDesc(OperatorDesc):
+    """DML_ELEMENT_WISE_BIT_XOR_OPERATOR_DESC: ATensor ^ BTensor"""
+
+    a_tensor: BufferTensorDesc
+    b_tensor: BufferTensorDesc
+    output_tensor: BufferTensorDesc
+
+    def __init__(
+        self,
+        a_tensor: BufferTensorDesc,
+        b_tensor: BufferTensorDesc,
+        output_tensor: BufferTensorDesc,
+    ) -> None: ...
+
+@dataclass(frozen=True)
+class ElementWiseBitShiftLeftOperatorDesc(OperatorDesc):
+    """DML_ELEMENT_WISE_BIT_SHIFT_LEFT_OPERATOR_DESC: ATensor << BTensor"""
+
+    a_tensor: BufferTensorDesc
+    b_tensor: BufferTensorDesc
+    output_tensor: BufferTensorDesc
+
+    def __init__(
+        self,
+        a_tensor: BufferTensorDesc,
+        b_tensor: BufferTensorDesc,
+        output_tensor: BufferTensorDesc,
+    ) -> None: ...
+
+@dataclass(frozen=True)
+class ElementWiseBitShiftRightOperatorDesc(OperatorDesc):
+    """DML_ELEMENT_WISE_BIT_SHIFT_RIGHT_OPERATOR_DESC: ATensor >> BTensor"""
+
+    a_tensor: BufferTensorDesc
+    b_tensor: BufferTensorDesc
+    output_tensor: BufferTensorDesc
+
+    def __init__(
+        self,
+        a_tensor: BufferTensorDesc,
+        b_tensor: BufferTensorDesc,
+        output_tensor: BufferTensorDesc,
+    ) -> None: ...
+
+@dataclass(frozen=True)
+class ElementWiseIfOperatorDesc(OperatorDesc):
+    """DML_ELEMENT_WISE_IF_OPERATOR_DESC: ConditionTensor != 0 ? ATensor : BTensor"""
+
+    condition_tensor: BufferTensorDesc
+    a_tensor: BufferTensorDesc
+    b_tensor: BufferTensorDesc
+    output_tensor: BufferTensorDesc
+
+    def __init__(
+        self,
+        condition_tensor: BufferTensorDesc,
+        a_tensor: BufferTensorDesc,
+        b_tensor: BufferTensorDesc,
+        output_tensor: BufferTensorDesc,
+    ) -> None: ...
+
+@dataclass(frozen=True)
+class ElementWiseClipGradOperatorDesc(OperatorDesc):
+    """DML_ELEMENT_WISE_CLIP_GRAD_OPERATOR_DESC: InputTensor <= Min || InputTensor >= Max ? 0 : InputGradientTensor"""
+
+    input_tensor: BufferTensorDesc
+    input_gradient_tensor: BufferTensorDesc
+    output_gradient_tensor: BufferTensorDesc
+    min: float
+    max: float
+
+    def __init__(
+        self,
+        input_tensor: BufferTensorDesc,
+        input_gradient_tensor: BufferTensorDesc,
+        output_gradient_tensor: BufferTensorDesc,
+        min: float,
+        max: float,
     ) -> None: ...
 
 @overload
@@ -2666,6 +3278,1352 @@ def parameterized_relu(
 def parameterized_relu(
     x: ArrayLike | DeviceArray,
     slope: ArrayLike | DeviceArray,
+    *,
+    out: DeviceArray,
+    device: Device | None = ...,
+) -> DeviceArray: ...
+
+@overload
+def element_wise_identity(
+    x: DeviceArray,
+    *,
+    scale_bias: ScaleBias | None = ...,
+    out: None = ...,
+    device: Device | None = ...,
+) -> DeviceArray:
+    """ELEMENT_WISE_IDENTITY on NumPy arrays: OutputTensor = ScaleBias(InputTensor)."""
+@overload
+def element_wise_identity(
+    x: ArrayLike,
+    *,
+    scale_bias: ScaleBias | None = ...,
+    out: None = ...,
+    device: Device | None = ...,
+) -> NDArray[Any]: ...
+@overload
+def element_wise_identity(
+    x: ArrayLike | DeviceArray,
+    *,
+    scale_bias: ScaleBias | None = ...,
+    out: NDArray[Any],
+    device: Device | None = ...,
+) -> NDArray[Any]: ...
+@overload
+def element_wise_identity(
+    x: ArrayLike | DeviceArray,
+    *,
+    scale_bias: ScaleBias | None = ...,
+    out: DeviceArray,
+    device: Device | None = ...,
+) -> DeviceArray: ...
+
+@overload
+def abs(
+    x: DeviceArray,
+    *,
+    scale_bias: ScaleBias | None = ...,
+    out: None = ...,
+    device: Device | None = ...,
+) -> DeviceArray:
+    """ELEMENT_WISE_ABS on NumPy arrays: OutputTensor = abs(ScaleBias(InputTensor))."""
+@overload
+def abs(
+    x: ArrayLike,
+    *,
+    scale_bias: ScaleBias | None = ...,
+    out: None = ...,
+    device: Device | None = ...,
+) -> NDArray[Any]: ...
+@overload
+def abs(
+    x: ArrayLike | DeviceArray,
+    *,
+    scale_bias: ScaleBias | None = ...,
+    out: NDArray[Any],
+    device: Device | None = ...,
+) -> NDArray[Any]: ...
+@overload
+def abs(
+    x: ArrayLike | DeviceArray,
+    *,
+    scale_bias: ScaleBias | None = ...,
+    out: DeviceArray,
+    device: Device | None = ...,
+) -> DeviceArray: ...
+
+@overload
+def ceil(
+    x: DeviceArray,
+    *,
+    scale_bias: ScaleBias | None = ...,
+    out: None = ...,
+    device: Device | None = ...,
+) -> DeviceArray:
+    """ELEMENT_WISE_CEIL on NumPy arrays: OutputTensor = ceil(ScaleBias(InputTensor))."""
+@overload
+def ceil(
+    x: ArrayLike,
+    *,
+    scale_bias: ScaleBias | None = ...,
+    out: None = ...,
+    device: Device | None = ...,
+) -> NDArray[Any]: ...
+@overload
+def ceil(
+    x: ArrayLike | DeviceArray,
+    *,
+    scale_bias: ScaleBias | None = ...,
+    out: NDArray[Any],
+    device: Device | None = ...,
+) -> NDArray[Any]: ...
+@overload
+def ceil(
+    x: ArrayLike | DeviceArray,
+    *,
+    scale_bias: ScaleBias | None = ...,
+    out: DeviceArray,
+    device: Device | None = ...,
+) -> DeviceArray: ...
+
+@overload
+def floor(
+    x: DeviceArray,
+    *,
+    scale_bias: ScaleBias | None = ...,
+    out: None = ...,
+    device: Device | None = ...,
+) -> DeviceArray:
+    """ELEMENT_WISE_FLOOR on NumPy arrays: OutputTensor = floor(ScaleBias(InputTensor))."""
+@overload
+def floor(
+    x: ArrayLike,
+    *,
+    scale_bias: ScaleBias | None = ...,
+    out: None = ...,
+    device: Device | None = ...,
+) -> NDArray[Any]: ...
+@overload
+def floor(
+    x: ArrayLike | DeviceArray,
+    *,
+    scale_bias: ScaleBias | None = ...,
+    out: NDArray[Any],
+    device: Device | None = ...,
+) -> NDArray[Any]: ...
+@overload
+def floor(
+    x: ArrayLike | DeviceArray,
+    *,
+    scale_bias: ScaleBias | None = ...,
+    out: DeviceArray,
+    device: Device | None = ...,
+) -> DeviceArray: ...
+
+@overload
+def round(
+    x: DeviceArray,
+    *,
+    rounding_mode: RoundingMode | Literal["HALVES_TO_NEAREST_EVEN", "TOWARD_ZERO", "TOWARD_INFINITY"] = ...,
+    out: None = ...,
+    device: Device | None = ...,
+) -> DeviceArray:
+    """ELEMENT_WISE_ROUND on NumPy arrays: OutputTensor = the integral value RoundingMode picks."""
+@overload
+def round(
+    x: ArrayLike,
+    *,
+    rounding_mode: RoundingMode | Literal["HALVES_TO_NEAREST_EVEN", "TOWARD_ZERO", "TOWARD_INFINITY"] = ...,
+    out: None = ...,
+    device: Device | None = ...,
+) -> NDArray[Any]: ...
+@overload
+def round(
+    x: ArrayLike | DeviceArray,
+    *,
+    rounding_mode: RoundingMode | Literal["HALVES_TO_NEAREST_EVEN", "TOWARD_ZERO", "TOWARD_INFINITY"] = ...,
+    out: NDArray[Any],
+    device: Device | None = ...,
+) -> NDArray[Any]: ...
+@overload
+def round(
+    x: ArrayLike | DeviceArray,
+    *,
+    rounding_mode: RoundingMode | Literal["HALVES_TO_NEAREST_EVEN", "TOWARD_ZERO", "TOWARD_INFINITY"] = ...,
+    out: DeviceArray,
+    device: Device | None = ...,
+) -> DeviceArray: ...
+
+@overload
+def clip(
+    x: DeviceArray,
+    min: float,
+    max: float,
+    *,
+    scale_bias: ScaleBias | None = ...,
+    out: None = ...,
+    device: Device | None = ...,
+) -> DeviceArray:
+    """ELEMENT_WISE_CLIP on NumPy arrays: OutputTensor = min(Max, max(Min, ScaleBias(InputTensor)))."""
+@overload
+def clip(
+    x: ArrayLike,
+    min: float,
+    max: float,
+    *,
+    scale_bias: ScaleBias | None = ...,
+    out: None = ...,
+    device: Device | None = ...,
+) -> NDArray[Any]: ...
+@overload
+def clip(
+    x: ArrayLike | DeviceArray,
+    min: float,
+    max: float,
+    *,
+    scale_bias: ScaleBias | None = ...,
+    out: NDArray[Any],
+    device: Device | None = ...,
+) -> NDArray[Any]: ...
+@overload
+def clip(
+    x: ArrayLike | DeviceArray,
+    min: float,
+    max: float,
+    *,
+    scale_bias: ScaleBias | None = ...,
+    out: DeviceArray,
+    device: Device | None = ...,
+) -> DeviceArray: ...
+
+@overload
+def exp(
+    x: DeviceArray,
+    *,
+    scale_bias: ScaleBias | None = ...,
+    out: None = ...,
+    device: Device | None = ...,
+) -> DeviceArray:
+    """ELEMENT_WISE_EXP on NumPy arrays: OutputTensor = exp(ScaleBias(InputTensor))."""
+@overload
+def exp(
+    x: ArrayLike,
+    *,
+    scale_bias: ScaleBias | None = ...,
+    out: None = ...,
+    device: Device | None = ...,
+) -> NDArray[Any]: ...
+@overload
+def exp(
+    x: ArrayLike | DeviceArray,
+    *,
+    scale_bias: ScaleBias | None = ...,
+    out: NDArray[Any],
+    device: Device | None = ...,
+) -> NDArray[Any]: ...
+@overload
+def exp(
+    x: ArrayLike | DeviceArray,
+    *,
+    scale_bias: ScaleBias | None = ...,
+    out: DeviceArray,
+    device: Device | None = ...,
+) -> DeviceArray: ...
+
+@overload
+def log(
+    x: DeviceArray,
+    *,
+    scale_bias: ScaleBias | None = ...,
+    out: None = ...,
+    device: Device | None = ...,
+) -> DeviceArray:
+    """ELEMENT_WISE_LOG on NumPy arrays: OutputTensor = log(ScaleBias(InputTensor))."""
+@overload
+def log(
+    x: ArrayLike,
+    *,
+    scale_bias: ScaleBias | None = ...,
+    out: None = ...,
+    device: Device | None = ...,
+) -> NDArray[Any]: ...
+@overload
+def log(
+    x: ArrayLike | DeviceArray,
+    *,
+    scale_bias: ScaleBias | None = ...,
+    out: NDArray[Any],
+    device: Device | None = ...,
+) -> NDArray[Any]: ...
+@overload
+def log(
+    x: ArrayLike | DeviceArray,
+    *,
+    scale_bias: ScaleBias | None = ...,
+    out: DeviceArray,
+    device: Device | None = ...,
+) -> DeviceArray: ...
+
+@overload
+def reciprocal(
+    x: DeviceArray,
+    *,
+    scale_bias: ScaleBias | None = ...,
+    out: None = ...,
+    device: Device | None = ...,
+) -> DeviceArray:
+    """ELEMENT_WISE_RECIP on NumPy arrays: OutputTensor = 1 / ScaleBias(InputTensor)."""
+@overload
+def reciprocal(
+    x: ArrayLike,
+    *,
+    scale_bias: ScaleBias | None = ...,
+    out: None = ...,
+    device: Device | None = ...,
+) -> NDArray[Any]: ...
+@overload
+def reciprocal(
+    x: ArrayLike | DeviceArray,
+    *,
+    scale_bias: ScaleBias | None = ...,
+    out: NDArray[Any],
+    device: Device | None = ...,
+) -> NDArray[Any]: ...
+@overload
+def reciprocal(
+    x: ArrayLike | DeviceArray,
+    *,
+    scale_bias: ScaleBias | None = ...,
+    out: DeviceArray,
+    device: Device | None = ...,
+) -> DeviceArray: ...
+
+@overload
+def threshold(
+    x: DeviceArray,
+    min: float,
+    *,
+    scale_bias: ScaleBias | None = ...,
+    out: None = ...,
+    device: Device | None = ...,
+) -> DeviceArray:
+    """ELEMENT_WISE_THRESHOLD on NumPy arrays: OutputTensor = max(ScaleBias(InputTensor), Min)."""
+@overload
+def threshold(
+    x: ArrayLike,
+    min: float,
+    *,
+    scale_bias: ScaleBias | None = ...,
+    out: None = ...,
+    device: Device | None = ...,
+) -> NDArray[Any]: ...
+@overload
+def threshold(
+    x: ArrayLike | DeviceArray,
+    min: float,
+    *,
+    scale_bias: ScaleBias | None = ...,
+    out: NDArray[Any],
+    device: Device | None = ...,
+) -> NDArray[Any]: ...
+@overload
+def threshold(
+    x: ArrayLike | DeviceArray,
+    min: float,
+    *,
+    scale_bias: ScaleBias | None = ...,
+    out: DeviceArray,
+    device: Device | None = ...,
+) -> DeviceArray: ...
+
+@overload
+def logical_not(x: DeviceArray, *, out: None = ..., device: Device | None = ...) -> DeviceArray:
+    """ELEMENT_WISE_LOGICAL_NOT on NumPy arrays: OutputTensor = InputTensor == 0 ? 1 : 0."""
+@overload
+def logical_not(x: ArrayLike, *, out: None = ..., device: Device | None = ...) -> NDArray[Any]: ...
+@overload
+def logical_not(x: ArrayLike | DeviceArray, *, out: NDArray[Any], device: Device | None = ...) -> NDArray[Any]: ...
+@overload
+def logical_not(x: ArrayLike | DeviceArray, *, out: DeviceArray, device: Device | None = ...) -> DeviceArray: ...
+
+@overload
+def sign(x: DeviceArray, *, out: None = ..., device: Device | None = ...) -> DeviceArray:
+    """ELEMENT_WISE_SIGN on NumPy arrays: OutputTensor = InputTensor < 0 ? -1 : InputTensor > 0 ? 1 : 0."""
+@overload
+def sign(x: ArrayLike, *, out: None = ..., device: Device | None = ...) -> NDArray[Any]: ...
+@overload
+def sign(x: ArrayLike | DeviceArray, *, out: NDArray[Any], device: Device | None = ...) -> NDArray[Any]: ...
+@overload
+def sign(x: ArrayLike | DeviceArray, *, out: DeviceArray, device: Device | None = ...) -> DeviceArray: ...
+
+@overload
+def isnan(x: DeviceArray, *, out: None = ..., device: Device | None = ...) -> DeviceArray:
+    """ELEMENT_WISE_IS_NAN on NumPy arrays: OutputTensor = InputTensor is NaN ? 1 : 0."""
+@overload
+def isnan(x: ArrayLike, *, out: None = ..., device: Device | None = ...) -> NDArray[Any]: ...
+@overload
+def isnan(x: ArrayLike | DeviceArray, *, out: NDArray[Any], device: Device | None = ...) -> NDArray[Any]: ...
+@overload
+def isnan(x: ArrayLike | DeviceArray, *, out: DeviceArray, device: Device | None = ...) -> DeviceArray: ...
+
+@overload
+def isinf(
+    x: DeviceArray,
+    *,
+    infinity_mode: IsInfinityMode | Literal["EITHER", "POSITIVE", "NEGATIVE"] = ...,
+    out: None = ...,
+    device: Device | None = ...,
+) -> DeviceArray:
+    """ELEMENT_WISE_IS_INFINITY on NumPy arrays: OutputTensor = InputTensor is an infinity InfinityMode names ? 1 : 0.
+    """
+@overload
+def isinf(
+    x: ArrayLike,
+    *,
+    infinity_mode: IsInfinityMode | Literal["EITHER", "POSITIVE", "NEGATIVE"] = ...,
+    out: None = ...,
+    device: Device | None = ...,
+) -> NDArray[Any]: ...
+@overload
+def isinf(
+    x: ArrayLike | DeviceArray,
+    *,
+    infinity_mode: IsInfinityMode | Literal["EITHER", "POSITIVE", "NEGATIVE"] = ...,
+    out: NDArray[Any],
+    device: Device | None = ...,
+) -> NDArray[Any]: ...
+@overload
+def isinf(
+    x: ArrayLike | DeviceArray,
+    *,
+    infinity_mode: IsInfinityMode | Literal["EITHER", "POSITIVE", "NEGATIVE"] = ...,
+    out: DeviceArray,
+    device: Device | None = ...,
+) -> DeviceArray: ...
+
+@overload
+def element_wise_tanh(
+    x: DeviceArray,
+    *,
+    scale_bias: ScaleBias | None = ...,
+    out: None = ...,
+    device: Device | None = ...,
+) -> DeviceArray:
+    """ELEMENT_WISE_TANH on NumPy arrays: OutputTensor = tanh(ScaleBias(InputTensor))."""
+@overload
+def element_wise_tanh(
+    x: ArrayLike,
+    *,
+    scale_bias: ScaleBias | None = ...,
+    out: None = ...,
+    device: Device | None = ...,
+) -> NDArray[Any]: ...
+@overload
+def element_wise_tanh(
+    x: ArrayLike | DeviceArray,
+    *,
+    scale_bias: ScaleBias | None = ...,
+    out: NDArray[Any],
+    device: Device | None = ...,
+) -> NDArray[Any]: ...
+@overload
+def element_wise_tanh(
+    x: ArrayLike | DeviceArray,
+    *,
+    scale_bias: ScaleBias | None = ...,
+    out: DeviceArray,
+    device: Device | None = ...,
+) -> DeviceArray: ...
+
+@overload
+def negative(x: DeviceArray, *, out: None = ..., device: Device | None = ...) -> DeviceArray:
+    """ELEMENT_WISE_NEGATE on NumPy arrays: OutputTensor = -InputTensor."""
+@overload
+def negative(x: ArrayLike, *, out: None = ..., device: Device | None = ...) -> NDArray[Any]: ...
+@overload
+def negative(x: ArrayLike | DeviceArray, *, out: NDArray[Any], device: Device | None = ...) -> NDArray[Any]: ...
+@overload
+def negative(x: ArrayLike | DeviceArray, *, out: DeviceArray, device: Device | None = ...) -> DeviceArray: ...
+
+@overload
+def bitwise_not(x: DeviceArray, *, out: None = ..., device: Device | None = ...) -> DeviceArray:
+    """ELEMENT_WISE_BIT_NOT on NumPy arrays: OutputTensor = ~InputTensor."""
+@overload
+def bitwise_not(x: ArrayLike, *, out: None = ..., device: Device | None = ...) -> NDArray[Any]: ...
+@overload
+def bitwise_not(x: ArrayLike | DeviceArray, *, out: NDArray[Any], device: Device | None = ...) -> NDArray[Any]: ...
+@overload
+def bitwise_not(x: ArrayLike | DeviceArray, *, out: DeviceArray, device: Device | None = ...) -> DeviceArray: ...
+
+@overload
+def bitwise_count(x: DeviceArray, *, out: None = ..., device: Device | None = ...) -> DeviceArray:
+    """ELEMENT_WISE_BIT_COUNT on NumPy arrays: OutputTensor = the number of 1 bits of InputTensor."""
+@overload
+def bitwise_count(x: ArrayLike, *, out: None = ..., device: Device | None = ...) -> NDArray[Any]: ...
+@overload
+def bitwise_count(x: ArrayLike | DeviceArray, *, out: NDArray[Any], device: Device | None = ...) -> NDArray[Any]: ...
+@overload
+def bitwise_count(x: ArrayLike | DeviceArray, *, out: DeviceArray, device: Device | None = ...) -> DeviceArray: ...
+
+@overload
+def add(a: DeviceArray, b: ArrayLike | DeviceArray, *, out: None = ..., device: Device | None = ...) -> DeviceArray:
+    """ELEMENT_WISE_ADD on NumPy arrays: OutputTensor = ATensor + BTensor."""
+@overload
+def add(a: ArrayLike | DeviceArray, b: DeviceArray, *, out: None = ..., device: Device | None = ...) -> DeviceArray: ...
+@overload
+def add(a: ArrayLike, b: ArrayLike, *, out: None = ..., device: Device | None = ...) -> NDArray[Any]: ...
+@overload
+def add(
+    a: ArrayLike | DeviceArray,
+    b: ArrayLike | DeviceArray,
+    *,
+    out: NDArray[Any],
+    device: Device | None = ...,
+) -> NDArray[Any]: ...
+@overload
+def add(
+    a: ArrayLike | DeviceArray,
+    b: ArrayLike | DeviceArray,
+    *,
+    out: DeviceArray,
+    device: Device | None = ...,
+) -> DeviceArray: ...
+
+@overload
+def add1(
+    a: DeviceArray,
+    b: ArrayLike | DeviceArray,
+    *,
+    fused_activation: OperatorDesc | None = ...,
+    out: None = ...,
+    device: Device | None = ...,
+) -> DeviceArray:
+    """ELEMENT_WISE_ADD1 on NumPy arrays: OutputTensor = FusedActivation(ATensor + BTensor)."""
+@overload
+def add1(
+    a: ArrayLike | DeviceArray,
+    b: DeviceArray,
+    *,
+    fused_activation: OperatorDesc | None = ...,
+    out: None = ...,
+    device: Device | None = ...,
+) -> DeviceArray: ...
+@overload
+def add1(
+    a: ArrayLike,
+    b: ArrayLike,
+    *,
+    fused_activation: OperatorDesc | None = ...,
+    out: None = ...,
+    device: Device | None = ...,
+) -> NDArray[Any]: ...
+@overload
+def add1(
+    a: ArrayLike | DeviceArray,
+    b: ArrayLike | DeviceArray,
+    *,
+    fused_activation: OperatorDesc | None = ...,
+    out: NDArray[Any],
+    device: Device | None = ...,
+) -> NDArray[Any]: ...
+@overload
+def add1(
+    a: ArrayLike | DeviceArray,
+    b: ArrayLike | DeviceArray,
+    *,
+    fused_activation: OperatorDesc | None = ...,
+    out: DeviceArray,
+    device: Device | None = ...,
+) -> DeviceArray: ...
+
+@overload
+def subtract(
+    a: DeviceArray,
+    b: ArrayLike | DeviceArray,
+    *,
+    out: None = ...,
+    device: Device | None = ...,
+) -> DeviceArray:
+    """ELEMENT_WISE_SUBTRACT on NumPy arrays: OutputTensor = ATensor - BTensor."""
+@overload
+def subtract(
+    a: ArrayLike | DeviceArray,
+    b: DeviceArray,
+    *,
+    out: None = ...,
+    device: Device | None = ...,
+) -> DeviceArray: ...
+@overload
+def subtract(a: ArrayLike, b: ArrayLike, *, out: None = ..., device: Device | None = ...) -> NDArray[Any]: ...
+@overload
+def subtract(
+    a: ArrayLike | DeviceArray,
+    b: ArrayLike | DeviceArray,
+    *,
+    out: NDArray[Any],
+    device: Device | None = ...,
+) -> NDArray[Any]: ...
+@overload
+def subtract(
+    a: ArrayLike | DeviceArray,
+    b: ArrayLike | DeviceArray,
+    *,
+    out: DeviceArray,
+    device: Device | None = ...,
+) -> DeviceArray: ...
+
+@overload
+def multiply(
+    a: DeviceArray,
+    b: ArrayLike | DeviceArray,
+    *,
+    out: None = ...,
+    device: Device | None = ...,
+) -> DeviceArray:
+    """ELEMENT_WISE_MULTIPLY on NumPy arrays: OutputTensor = ATensor * BTensor."""
+@overload
+def multiply(
+    a: ArrayLike | DeviceArray,
+    b: DeviceArray,
+    *,
+    out: None = ...,
+    device: Device | None = ...,
+) -> DeviceArray: ...
+@overload
+def multiply(a: ArrayLike, b: ArrayLike, *, out: None = ..., device: Device | None = ...) -> NDArray[Any]: ...
+@overload
+def multiply(
+    a: ArrayLike | DeviceArray,
+    b: ArrayLike | DeviceArray,
+    *,
+    out: NDArray[Any],
+    device: Device | None = ...,
+) -> NDArray[Any]: ...
+@overload
+def multiply(
+    a: ArrayLike | DeviceArray,
+    b: ArrayLike | DeviceArray,
+    *,
+    out: DeviceArray,
+    device: Device | None = ...,
+) -> DeviceArray: ...
+
+@overload
+def divide(a: DeviceArray, b: ArrayLike | DeviceArray, *, out: None = ..., device: Device | None = ...) -> DeviceArray:
+    """ELEMENT_WISE_DIVIDE on NumPy arrays: OutputTensor = ATensor / BTensor."""
+@overload
+def divide(
+    a: ArrayLike | DeviceArray,
+    b: DeviceArray,
+    *,
+    out: None = ...,
+    device: Device | None = ...,
+) -> DeviceArray: ...
+@overload
+def divide(a: ArrayLike, b: ArrayLike, *, out: None = ..., device: Device | None = ...) -> NDArray[Any]: ...
+@overload
+def divide(
+    a: ArrayLike | DeviceArray,
+    b: ArrayLike | DeviceArray,
+    *,
+    out: NDArray[Any],
+    device: Device | None = ...,
+) -> NDArray[Any]: ...
+@overload
+def divide(
+    a: ArrayLike | DeviceArray,
+    b: ArrayLike | DeviceArray,
+    *,
+    out: DeviceArray,
+    device: Device | None = ...,
+) -> DeviceArray: ...
+
+@overload
+def maximum(a: DeviceArray, b: ArrayLike | DeviceArray, *, out: None = ..., device: Device | None = ...) -> DeviceArray:
+    """ELEMENT_WISE_MAX on NumPy arrays: OutputTensor = max(ATensor, BTensor)."""
+@overload
+def maximum(
+    a: ArrayLike | DeviceArray,
+    b: DeviceArray,
+    *,
+    out: None = ...,
+    device: Device | None = ...,
+) -> DeviceArray: ...
+@overload
+def maximum(a: ArrayLike, b: ArrayLike, *, out: None = ..., device: Device | None = ...) -> NDArray[Any]: ...
+@overload
+def maximum(
+    a: ArrayLike | DeviceArray,
+    b: ArrayLike | DeviceArray,
+    *,
+    out: NDArray[Any],
+    device: Device | None = ...,
+) -> NDArray[Any]: ...
+@overload
+def maximum(
+    a: ArrayLike | DeviceArray,
+    b: ArrayLike | DeviceArray,
+    *,
+    out: DeviceArray,
+    device: Device | None = ...,
+) -> DeviceArray: ...
+
+@overload
+def minimum(a: DeviceArray, b: ArrayLike | DeviceArray, *, out: None = ..., device: Device | None = ...) -> DeviceArray:
+    """ELEMENT_WISE_MIN on NumPy arrays: OutputTensor = min(ATensor, BTensor)."""
+@overload
+def minimum(
+    a: ArrayLike | DeviceArray,
+    b: DeviceArray,
+    *,
+    out: None = ...,
+    device: Device | None = ...,
+) -> DeviceArray: ...
+@overload
+def minimum(a: ArrayLike, b: ArrayLike, *, out: None = ..., device: Device | None = ...) -> NDArray[Any]: ...
+@overload
+def minimum(
+    a: ArrayLike | DeviceArray,
+    b: ArrayLike | DeviceArray,
+    *,
+    out: NDArray[Any],
+    device: Device | None = ...,
+) -> NDArray[Any]: ...
+@overload
+def minimum(
+    a: ArrayLike | DeviceArray,
+    b: ArrayLike | DeviceArray,
+    *,
+    out: DeviceArray,
+    device: Device | None = ...,
+) -> DeviceArray: ...
+
+@overload
+def element_wise_mean(
+    a: DeviceArray,
+    b: ArrayLike | DeviceArray,
+    *,
+    out: None = ...,
+    device: Device | None = ...,
+) -> DeviceArray:
+    """ELEMENT_WISE_MEAN on NumPy arrays: OutputTensor = (ATensor + BTensor) / 2."""
+@overload
+def element_wise_mean(
+    a: ArrayLike | DeviceArray,
+    b: DeviceArray,
+    *,
+    out: None = ...,
+    device: Device | None = ...,
+) -> DeviceArray: ...
+@overload
+def element_wise_mean(a: ArrayLike, b: ArrayLike, *, out: None = ..., device: Device | None = ...) -> NDArray[Any]: ...
+@overload
+def element_wise_mean(
+    a: ArrayLike | DeviceArray,
+    b: ArrayLike | DeviceArray,
+    *,
+    out: NDArray[Any],
+    device: Device | None = ...,
+) -> NDArray[Any]: ...
+@overload
+def element_wise_mean(
+    a: ArrayLike | DeviceArray,
+    b: ArrayLike | DeviceArray,
+    *,
+    out: DeviceArray,
+    device: Device | None = ...,
+) -> DeviceArray: ...
+
+@overload
+def difference_square(
+    a: DeviceArray,
+    b: ArrayLike | DeviceArray,
+    *,
+    out: None = ...,
+    device: Device | None = ...,
+) -> DeviceArray:
+    """ELEMENT_WISE_DIFFERENCE_SQUARE on NumPy arrays: OutputTensor = (ATensor - BTensor) * (ATensor - BTensor)."""
+@overload
+def difference_square(
+    a: ArrayLike | DeviceArray,
+    b: DeviceArray,
+    *,
+    out: None = ...,
+    device: Device | None = ...,
+) -> DeviceArray: ...
+@overload
+def difference_square(a: ArrayLike, b: ArrayLike, *, out: None = ..., device: Device | None = ...) -> NDArray[Any]: ...
+@overload
+def difference_square(
+    a: ArrayLike | DeviceArray,
+    b: ArrayLike | DeviceArray,
+    *,
+    out: NDArray[Any],
+    device: Device | None = ...,
+) -> NDArray[Any]: ...
+@overload
+def difference_square(
+    a: ArrayLike | DeviceArray,
+    b: ArrayLike | DeviceArray,
+    *,
+    out: DeviceArray,
+    device: Device | None = ...,
+) -> DeviceArray: ...
+
+@overload
+def logical_and(
+    a: DeviceArray,
+    b: ArrayLike | DeviceArray,
+    *,
+    out: None = ...,
+    device: Device | None = ...,
+) -> DeviceArray:
+    """ELEMENT_WISE_LOGICAL_AND on NumPy arrays: OutputTensor = ATensor != 0 && BTensor != 0 ? 1 : 0."""
+@overload
+def logical_and(
+    a: ArrayLike | DeviceArray,
+    b: DeviceArray,
+    *,
+    out: None = ...,
+    device: Device | None = ...,
+) -> DeviceArray: ...
+@overload
+def logical_and(a: ArrayLike, b: ArrayLike, *, out: None = ..., device: Device | None = ...) -> NDArray[Any]: ...
+@overload
+def logical_and(
+    a: ArrayLike | DeviceArray,
+    b: ArrayLike | DeviceArray,
+    *,
+    out: NDArray[Any],
+    device: Device | None = ...,
+) -> NDArray[Any]: ...
+@overload
+def logical_and(
+    a: ArrayLike | DeviceArray,
+    b: ArrayLike | DeviceArray,
+    *,
+    out: DeviceArray,
+    device: Device | None = ...,
+) -> DeviceArray: ...
+
+@overload
+def logical_or(
+    a: DeviceArray,
+    b: ArrayLike | DeviceArray,
+    *,
+    out: None = ...,
+    device: Device | None = ...,
+) -> DeviceArray:
+    """ELEMENT_WISE_LOGICAL_OR on NumPy arrays: OutputTensor = ATensor != 0 || BTensor != 0 ? 1 : 0."""
+@overload
+def logical_or(
+    a: ArrayLike | DeviceArray,
+    b: DeviceArray,
+    *,
+    out: None = ...,
+    device: Device | None = ...,
+) -> DeviceArray: ...
+@overload
+def logical_or(a: ArrayLike, b: ArrayLike, *, out: None = ..., device: Device | None = ...) -> NDArray[Any]: ...
+@overload
+def logical_or(
+    a: ArrayLike | DeviceArray,
+    b: ArrayLike | DeviceArray,
+    *,
+    out: NDArray[Any],
+    device: Device | None = ...,
+) -> NDArray[Any]: ...
+@overload
+def logical_or(
+    a: ArrayLike | DeviceArray,
+    b: ArrayLike | DeviceArray,
+    *,
+    out: DeviceArray,
+    device: Device | None = ...,
+) -> DeviceArray: ...
+
+@overload
+def logical_xor(
+    a: DeviceArray,
+    b: ArrayLike | DeviceArray,
+    *,
+    out: None = ...,
+    device: Device | None = ...,
+) -> DeviceArray:
+    """ELEMENT_WISE_LOGICAL_XOR on NumPy arrays: OutputTensor = (ATensor != 0) != (BTensor != 0) ? 1 : 0."""
+@overload
+def logical_xor(
+    a: ArrayLike | DeviceArray,
+    b: DeviceArray,
+    *,
+    out: None = ...,
+    device: Device | None = ...,
+) -> DeviceArray: ...
+@overload
+def logical_xor(a: ArrayLike, b: ArrayLike, *, out: None = ..., device: Device | None = ...) -> NDArray[Any]: ...
+@overload
+def logical_xor(
+    a: ArrayLike | DeviceArray,
+    b: ArrayLike | DeviceArray,
+    *,
+    out: NDArray[Any],
+    device: Device | None = ...,
+) -> NDArray[Any]: ...
+@overload
+def logical_xor(
+    a: ArrayLike | DeviceArray,
+    b: ArrayLike | DeviceArray,
+    *,
+    out: DeviceArray,
+    device: Device | None = ...,
+) -> DeviceArray: ...
+
+@overload
+def equal(a: DeviceArray, b: ArrayLike | DeviceArray, *, out: None = ..., device: Device | None = ...) -> DeviceArray:
+    """ELEMENT_WISE_LOGICAL_EQUALS on NumPy arrays: OutputTensor = ATensor == BTensor ? 1 : 0."""
+@overload
+def equal(
+    a: ArrayLike | DeviceArray,
+    b: DeviceArray,
+    *,
+    out: None = ...,
+    device: Device | None = ...,
+) -> DeviceArray: ...
+@overload
+def equal(a: ArrayLike, b: ArrayLike, *, out: None = ..., device: Device | None = ...) -> NDArray[Any]: ...
+@overload
+def equal(
+    a: ArrayLike | DeviceArray,
+    b: ArrayLike | DeviceArray,
+    *,
+    out: NDArray[Any],
+    device: Device | None = ...,
+) -> NDArray[Any]: ...
+@overload
+def equal(
+    a: ArrayLike | DeviceArray,
+    b: ArrayLike | DeviceArray,
+    *,
+    out: DeviceArray,
+    device: Device | None = ...,
+) -> DeviceArray: ...
+
+@overload
+def greater(a: DeviceArray, b: ArrayLike | DeviceArray, *, out: None = ..., device: Device | None = ...) -> DeviceArray:
+    """ELEMENT_WISE_LOGICAL_GREATER_THAN on NumPy arrays: OutputTensor = ATensor > BTensor ? 1 : 0."""
+@overload
+def greater(
+    a: ArrayLike | DeviceArray,
+    b: DeviceArray,
+    *,
+    out: None = ...,
+    device: Device | None = ...,
+) -> DeviceArray: ...
+@overload
+def greater(a: ArrayLike, b: ArrayLike, *, out: None = ..., device: Device | None = ...) -> NDArray[Any]: ...
+@overload
+def greater(
+    a: ArrayLike | DeviceArray,
+    b: ArrayLike | DeviceArray,
+    *,
+    out: NDArray[Any],
+    device: Device | None = ...,
+) -> NDArray[Any]: ...
+@overload
+def greater(
+    a: ArrayLike | DeviceArray,
+    b: ArrayLike | DeviceArray,
+    *,
+    out: DeviceArray,
+    device: Device | None = ...,
+) -> DeviceArray: ...
+
+@overload
+def less(a: DeviceArray, b: ArrayLike | DeviceArray, *, out: None = ..., device: Device | None = ...) -> DeviceArray:
+    """ELEMENT_WISE_LOGICAL_LESS_THAN on NumPy arrays: OutputTensor = ATensor < BTensor ? 1 : 0."""
+@overload
+def less(
+    a: ArrayLike | DeviceArray,
+    b: DeviceArray,
+    *,
+    out: None = ...,
+    device: Device | None = ...,
+) -> DeviceArray: ...
+@overload
+def less(a: ArrayLike, b: ArrayLike, *, out: None = ..., device: Device | None = ...) -> NDArray[Any]: ...
+@overload
+def less(
+    a: ArrayLike | DeviceArray,
+    b: ArrayLike | DeviceArray,
+    *,
+    out: NDArray[Any],
+    device: Device | None = ...,
+) -> NDArray[Any]: ...
+@overload
+def less(
+    a: ArrayLike | DeviceArray,
+    b: ArrayLike | DeviceArray,
+    *,
+    out: DeviceArray,
+    device: Device | None = ...,
+) -> DeviceArray: ...
+
+@overload
+def greater_equal(
+    a: DeviceArray,
+    b: ArrayLike | DeviceArray,
+    *,
+    out: None = ...,
+    device: Device | None = ...,
+) -> DeviceArray:
+    """ELEMENT_WISE_LOGICAL_GREATER_THAN_OR_EQUAL on NumPy arrays: OutputTensor = ATensor >= BTensor ? 1 : 0."""
+@overload
+def greater_equal(
+    a: ArrayLike | DeviceArray,
+    b: DeviceArray,
+    *,
+    out: None = ...,
+    device: Device | None = ...,
+) -> DeviceArray: ...
+@overload
+def greater_equal(a: ArrayLike, b: ArrayLike, *, out: None = ..., device: Device | None = ...) -> NDArray[Any]: ...
+@overload
+def greater_equal(
+    a: ArrayLike | DeviceArray,
+    b: ArrayLike | DeviceArray,
+    *,
+    out: NDArray[Any],
+    device: Device | None = ...,
+) -> NDArray[Any]: ...
+@overload
+def greater_equal(
+    a: ArrayLike | DeviceArray,
+    b: ArrayLike | DeviceArray,
+    *,
+    out: DeviceArray,
+    device: Device | None = ...,
+) -> DeviceArray: ...
+
+@overload
+def less_equal(
+    a: DeviceArray,
+    b: ArrayLike | DeviceArray,
+    *,
+    out: None = ...,
+    device: Device | None = ...,
+) -> DeviceArray:
+    """ELEMENT_WISE_LOGICAL_LESS_THAN_OR_EQUAL on NumPy arrays: OutputTensor = ATensor <= BTensor ? 1 : 0."""
+@overload
+def less_equal(
+    a: ArrayLike | DeviceArray,
+    b: DeviceArray,
+    *,
+    out: None = ...,
+    device: Device | None = ...,
+) -> DeviceArray: ...
+@overload
+def less_equal(a: ArrayLike, b: ArrayLike, *, out: None = ..., device: Device | None = ...) -> NDArray[Any]: ...
+@overload
+def less_equal(
+    a: ArrayLike | DeviceArray,
+    b: ArrayLike | DeviceArray,
+    *,
+    out: NDArray[Any],
+    device: Device | None = ...,
+) -> NDArray[Any]: ...
+@overload
+def less_equal(
+    a: ArrayLike | DeviceArray,
+    b: ArrayLike | DeviceArray,
+    *,
+    out: DeviceArray,
+    device: Device | None = ...,
+) -> DeviceArray: ...
+
+@overload
+def bitwise_and(
+    a: DeviceArray,
+    b: ArrayLike | DeviceArray,
+    *,
+    out: None = ...,
+    device: Device | None = ...,
+) -> DeviceArray:
+    """ELEMENT_WISE_BIT_AND on NumPy arrays: OutputTensor = ATensor & BTensor."""
+@overload
+def bitwise_and(
+    a: ArrayLike | DeviceArray,
+    b: DeviceArray,
+    *,
+    out: None = ...,
+    device: Device | None = ...,
+) -> DeviceArray: ...
+@overload
+def bitwise_and(a: ArrayLike, b: ArrayLike, *, out: None = ..., device: Device | None = ...) -> NDArray[Any]: ...
+@overload
+def bitwise_and(
+    a: ArrayLike | DeviceArray,
+    b: ArrayLike | DeviceArray,
+    *,
+    out: NDArray[Any],
+    device: Device | None = ...,
+) -> NDArray[Any]: ...
+@overload
+def bitwise_and(
+    a: ArrayLike | DeviceArray,
+    b: ArrayLike | DeviceArray,
+    *,
+    out: DeviceArray,
+    device: Device | None = ...,
+) -> DeviceArray: ...
+
+@overload
+def bitwise_or(
+    a: DeviceArray,
+    b: ArrayLike | DeviceArray,
+    *,
+    out: None = ...,
+    device: Device | None = ...,
+) -> DeviceArray:
+    """ELEMENT_WISE_BIT_OR on NumPy arrays: OutputTensor = ATensor | BTensor."""
+@overload
+def bitwise_or(
+    a: ArrayLike | DeviceArray,
+    b: DeviceArray,
+    *,
+    out: None = ...,
+    device: Device | None = ...,
+) -> DeviceArray: ...
+@overload
+def bitwise_or(a: ArrayLike, b: ArrayLike, *, out: None = ..., device: Device | None = ...) -> NDArray[Any]: ...
+@overload
+def bitwise_or(
+    a: ArrayLike | DeviceArray,
+    b: ArrayLike | DeviceArray,
+    *,
+    out: NDArray[Any],
+    device: Device | None = ...,
+) -> NDArray[Any]: ...
+@overload
+def bitwise_or(
+    a: ArrayLike | DeviceArray,
+    b: ArrayLike | DeviceArray,
+    *,
+    out: DeviceArray,
+    device: Device | None = ...,
+) -> DeviceArray: ...
+
+@overload
+def bitwise_xor(
+    a: DeviceArray,
+    b: ArrayLike | DeviceArray,
+    *,
+    out: None = ...,
+    device: Device | None = ...,
+) -> DeviceArray:
+    """ELEMENT_WISE_BIT_XOR on NumPy arrays: OutputTensor = ATensor ^ BTensor."""
+@overload
+def bitwise_xor(
+    a: ArrayLike | DeviceArray,
+    b: DeviceArray,
+    *,
+    out: None = ...,
+    device: Device | None = ...,
+) -> DeviceArray: ...
+@overload
+def bitwise_xor(a: ArrayLike, b: ArrayLike, *, out: None = ..., device: Device | None = ...) -> NDArray[Any]: ...
+@overload
+def bitwise_xor(
+    a: ArrayLike | DeviceArray,
+    b: ArrayLike | DeviceArray,
+    *,
+    out: NDArray[Any],
+    device: Device | None = ...,
+) -> NDArray[Any]: ...
+@overload
+def bitwise_xor(
+    a: ArrayLike | DeviceArray,
+    b: ArrayLike | DeviceArray,
+    *,
+    out: DeviceArray,
+    device: Device | None = ...,
+) -> DeviceArray: ...
+
+@overload
+def left_shift(
+    a: DeviceArray,
+    b: ArrayLike | DeviceArray,
+    *,
+    out: None = ...,
+    device: Device | None = ...,
+) -> DeviceArray:
+    """ELEMENT_WISE_BIT_SHIFT_LEFT on NumPy arrays: OutputTensor = ATensor << BTensor."""
+@overload
+def left_shift(
+    a: ArrayLike | DeviceArray,
+    b: DeviceArray,
+    *,
+    out: None = ...,
+    device: Device | None = ...,
+) -> DeviceArray: ...
+@overload
+def left_shift(a: ArrayLike, b: ArrayLike, *, out: None = ..., device: Device | None = ...) -> NDArray[Any]: ...
+@overload
+def left_shift(
+    a: ArrayLike | DeviceArray,
+    b: ArrayLike | DeviceArray,
+    *,
+    out: NDArray[Any],
+    device: Device | None = ...,
+) -> NDArray[Any]: ...
+@overload
+def left_shift(
+    a: ArrayLike | DeviceArray,
+    b: ArrayLike | DeviceArray,
+    *,
+    out: DeviceArray,
+    device: Device | None = ...,
+) -> DeviceArray: ...
+
+@overload
+def right_shift(
+    a: DeviceArray,
+    b: ArrayLike | DeviceArray,
+    *,
+    out: None = ...,
+    device: Device | None = ...,
+) -> DeviceArray:
+    """ELEMENT_WISE_BIT_SHIFT_RIGHT on NumPy arrays: OutputTensor = ATensor >> BTensor."""
+@overload
+def right_shift(
+    a: ArrayLike | DeviceArray,
+    b: DeviceArray,
+    *,
+    out: None = ...,
+    device: Device | None = ...,
+) -> DeviceArray: ...
+@overload
+def right_shift(a: ArrayLike, b: ArrayLike, *, out: None = ..., device: Device | None = ...) -> NDArray[Any]: ...
+@overload
+def right_shift(
+    a: ArrayLike | DeviceArray,
+    b: ArrayLike | DeviceArray,
+    *,
+    out: NDArray[Any],
+    device: Device | None = ...,
+) -> NDArray[Any]: ...
+@overload
+def right_shift(
+    a: ArrayLike | DeviceArray,
+    b: ArrayLike | DeviceArray,
+    *,
+    out: DeviceArray,
+    device: Device | None = ...,
+) -> DeviceArray: ...
+
+@overload
+def where(
+    condition: DeviceArray,
+    a: ArrayLike | DeviceArray,
+    b: ArrayLike | DeviceArray,
+    *,
+    out: None = ...,
+    device: Device | None = ...,
+) -> DeviceArray:
+    """ELEMENT_WISE_IF on NumPy arrays: OutputTensor = ConditionTensor != 0 ? ATensor : BTensor."""
+@overload
+def where(
+    condition: ArrayLike | DeviceArray,
+    a: DeviceArray,
+    b: ArrayLike | DeviceArray,
+    *,
+    out: None = ...,
+    device: Device | None = ...,
+) -> DeviceArray: ...
+@overload
+def where(
+    condition: ArrayLike | DeviceArray,
+    a: ArrayLike | DeviceArray,
+    b: DeviceArray,
+    *,
+    out: None = ...,
+    device: Device | None = ...,
+) -> DeviceArray: ...
+@overload
+def where(
+    condition: ArrayLike,
+    a: ArrayLike,
+    b: ArrayLike,
+    *,
+    out: None = ...,
+    device: Device | None = ...,
+) -> NDArray[Any]: ...
+@overload
+def where(
+    condition: ArrayLike | DeviceArray,
+    a: ArrayLike | DeviceArray,
+    b: ArrayLike | DeviceArray,
+    *,
+    out: NDArray[Any],
+    device: Device | None = ...,
+) -> NDArray[Any]: ...
+@overload
+def where(
+    condition: ArrayLike | DeviceArray,
+    a: ArrayLike | DeviceArray,
+    b: ArrayLike | DeviceArray,
+    *,
+    out: DeviceArray,
+    device: Device | None = ...,
+) -> DeviceArray: ...
+
+@overload
+def clip_grad(
+    x: DeviceArray,
+    dy: ArrayLike | DeviceArray,
+    min: float,
+    max: float,
+    *,
+    out: None = ...,
+    device: Device | None = ...,
+) -> DeviceArray:
+    """ELEMENT_WISE_CLIP_GRAD on NumPy arrays: OutputGradientTensor = InputTensor <= Min || InputTensor >= Max ? 0 :
+        InputGradientTensor.
+    """
+@overload
+def clip_grad(
+    x: ArrayLike | DeviceArray,
+    dy: DeviceArray,
+    min: float,
+    max: float,
+    *,
+    out: None = ...,
+    device: Device | None = ...,
+) -> DeviceArray: ...
+@overload
+def clip_grad(
+    x: ArrayLike,
+    dy: ArrayLike,
+    min: float,
+    max: float,
+    *,
+    out: None = ...,
+    device: Device | None = ...,
+) -> NDArray[Any]: ...
+@overload
+def clip_grad(
+    x: ArrayLike | DeviceArray,
+    dy: ArrayLike | DeviceArray,
+    min: float,
+    max: float,
+    *,
+    out: NDArray[Any],
+    device: Device | None = ...,
+) -> NDArray[Any]: ...
+@overload
+def clip_grad(
+    x: ArrayLike | DeviceArray,
+    dy: ArrayLike | DeviceArray,
+    min: float,
+    max: float,
     *,
     out: DeviceArray,
     device: Device | None = ...,

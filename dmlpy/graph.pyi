@@ -5,6 +5,9 @@ from typing import Literal
 from .frontends.graph_builder import GraphBuilder as GraphBuilder
 from .frontends.graph_builder import GraphValue as GraphValue
 from .frontends.graph_builder import chain as chain
+from .ops.enums import IsInfinityMode, RoundingMode
+from .ops.fields import ScaleBias
+from .ops.schema import OperatorDesc
 
 def identity(x: GraphValue) -> GraphValue:
     """Add an ACTIVATION_IDENTITY node: OutputTensor = InputTensor."""
@@ -210,6 +213,142 @@ def hardmax1_grad(x: GraphValue, dy: GraphValue, *, axes: tuple[int, ...] | list
 def parameterized_relu(x: GraphValue, slope: GraphValue) -> GraphValue:
     """Add an ACTIVATION_PARAMETERIZED_RELU node: OutputTensor = InputTensor >= 0 ? InputTensor : SlopeTensor *
         InputTensor.
+    """
+
+def element_wise_identity(x: GraphValue, *, scale_bias: ScaleBias | None = ...) -> GraphValue:
+    """Add an ELEMENT_WISE_IDENTITY node: OutputTensor = ScaleBias(InputTensor)."""
+
+def abs(x: GraphValue, *, scale_bias: ScaleBias | None = ...) -> GraphValue:
+    """Add an ELEMENT_WISE_ABS node: OutputTensor = abs(ScaleBias(InputTensor))."""
+
+def ceil(x: GraphValue, *, scale_bias: ScaleBias | None = ...) -> GraphValue:
+    """Add an ELEMENT_WISE_CEIL node: OutputTensor = ceil(ScaleBias(InputTensor))."""
+
+def floor(x: GraphValue, *, scale_bias: ScaleBias | None = ...) -> GraphValue:
+    """Add an ELEMENT_WISE_FLOOR node: OutputTensor = floor(ScaleBias(InputTensor))."""
+
+def round(
+    x: GraphValue,
+    *,
+    rounding_mode: RoundingMode | Literal["HALVES_TO_NEAREST_EVEN", "TOWARD_ZERO", "TOWARD_INFINITY"] = ...,
+) -> GraphValue:
+    """Add an ELEMENT_WISE_ROUND node: OutputTensor = the integral value RoundingMode picks."""
+
+def clip(x: GraphValue, *, scale_bias: ScaleBias | None = ..., min: float, max: float) -> GraphValue:
+    """Add an ELEMENT_WISE_CLIP node: OutputTensor = min(Max, max(Min, ScaleBias(InputTensor)))."""
+
+def exp(x: GraphValue, *, scale_bias: ScaleBias | None = ...) -> GraphValue:
+    """Add an ELEMENT_WISE_EXP node: OutputTensor = exp(ScaleBias(InputTensor))."""
+
+def log(x: GraphValue, *, scale_bias: ScaleBias | None = ...) -> GraphValue:
+    """Add an ELEMENT_WISE_LOG node: OutputTensor = log(ScaleBias(InputTensor))."""
+
+def reciprocal(x: GraphValue, *, scale_bias: ScaleBias | None = ...) -> GraphValue:
+    """Add an ELEMENT_WISE_RECIP node: OutputTensor = 1 / ScaleBias(InputTensor)."""
+
+def threshold(x: GraphValue, *, scale_bias: ScaleBias | None = ..., min: float) -> GraphValue:
+    """Add an ELEMENT_WISE_THRESHOLD node: OutputTensor = max(ScaleBias(InputTensor), Min)."""
+
+def logical_not(x: GraphValue) -> GraphValue:
+    """Add an ELEMENT_WISE_LOGICAL_NOT node: OutputTensor = InputTensor == 0 ? 1 : 0."""
+
+def sign(x: GraphValue) -> GraphValue:
+    """Add an ELEMENT_WISE_SIGN node: OutputTensor = InputTensor < 0 ? -1 : InputTensor > 0 ? 1 : 0."""
+
+def isnan(x: GraphValue) -> GraphValue:
+    """Add an ELEMENT_WISE_IS_NAN node: OutputTensor = InputTensor is NaN ? 1 : 0."""
+
+def isinf(
+    x: GraphValue,
+    *,
+    infinity_mode: IsInfinityMode | Literal["EITHER", "POSITIVE", "NEGATIVE"] = ...,
+) -> GraphValue:
+    """Add an ELEMENT_WISE_IS_INFINITY node: OutputTensor = InputTensor is an infinity InfinityMode names ? 1 : 0."""
+
+def element_wise_tanh(x: GraphValue, *, scale_bias: ScaleBias | None = ...) -> GraphValue:
+    """Add an ELEMENT_WISE_TANH node: OutputTensor = tanh(ScaleBias(InputTensor))."""
+
+def negative(x: GraphValue) -> GraphValue:
+    """Add an ELEMENT_WISE_NEGATE node: OutputTensor = -InputTensor."""
+
+def bitwise_not(x: GraphValue) -> GraphValue:
+    """Add an ELEMENT_WISE_BIT_NOT node: OutputTensor = ~InputTensor."""
+
+def bitwise_count(x: GraphValue) -> GraphValue:
+    """Add an ELEMENT_WISE_BIT_COUNT node: OutputTensor = the number of 1 bits of InputTensor."""
+
+def add(a: GraphValue, b: GraphValue) -> GraphValue:
+    """Add an ELEMENT_WISE_ADD node: OutputTensor = ATensor + BTensor."""
+
+def add1(a: GraphValue, b: GraphValue, *, fused_activation: OperatorDesc | None = ...) -> GraphValue:
+    """Add an ELEMENT_WISE_ADD1 node: OutputTensor = FusedActivation(ATensor + BTensor)."""
+
+def subtract(a: GraphValue, b: GraphValue) -> GraphValue:
+    """Add an ELEMENT_WISE_SUBTRACT node: OutputTensor = ATensor - BTensor."""
+
+def multiply(a: GraphValue, b: GraphValue) -> GraphValue:
+    """Add an ELEMENT_WISE_MULTIPLY node: OutputTensor = ATensor * BTensor."""
+
+def divide(a: GraphValue, b: GraphValue) -> GraphValue:
+    """Add an ELEMENT_WISE_DIVIDE node: OutputTensor = ATensor / BTensor."""
+
+def maximum(a: GraphValue, b: GraphValue) -> GraphValue:
+    """Add an ELEMENT_WISE_MAX node: OutputTensor = max(ATensor, BTensor)."""
+
+def minimum(a: GraphValue, b: GraphValue) -> GraphValue:
+    """Add an ELEMENT_WISE_MIN node: OutputTensor = min(ATensor, BTensor)."""
+
+def element_wise_mean(a: GraphValue, b: GraphValue) -> GraphValue:
+    """Add an ELEMENT_WISE_MEAN node: OutputTensor = (ATensor + BTensor) / 2."""
+
+def difference_square(a: GraphValue, b: GraphValue) -> GraphValue:
+    """Add an ELEMENT_WISE_DIFFERENCE_SQUARE node: OutputTensor = (ATensor - BTensor) * (ATensor - BTensor)."""
+
+def logical_and(a: GraphValue, b: GraphValue) -> GraphValue:
+    """Add an ELEMENT_WISE_LOGICAL_AND node: OutputTensor = ATensor != 0 && BTensor != 0 ? 1 : 0."""
+
+def logical_or(a: GraphValue, b: GraphValue) -> GraphValue:
+    """Add an ELEMENT_WISE_LOGICAL_OR node: OutputTensor = ATensor != 0 || BTensor != 0 ? 1 : 0."""
+
+def logical_xor(a: GraphValue, b: GraphValue) -> GraphValue:
+    """Add an ELEMENT_WISE_LOGICAL_XOR node: OutputTensor = (ATensor != 0) != (BTensor != 0) ? 1 : 0."""
+
+def equal(a: GraphValue, b: GraphValue) -> GraphValue:
+    """Add an ELEMENT_WISE_LOGICAL_EQUALS node: OutputTensor = ATensor == BTensor ? 1 : 0."""
+
+def greater(a: GraphValue, b: GraphValue) -> GraphValue:
+    """Add an ELEMENT_WISE_LOGICAL_GREATER_THAN node: OutputTensor = ATensor > BTensor ? 1 : 0."""
+
+def less(a: GraphValue, b: GraphValue) -> GraphValue:
+    """Add an ELEMENT_WISE_LOGICAL_LESS_THAN node: OutputTensor = ATensor < BTensor ? 1 : 0."""
+
+def greater_equal(a: GraphValue, b: GraphValue) -> GraphValue:
+    """Add an ELEMENT_WISE_LOGICAL_GREATER_THAN_OR_EQUAL node: OutputTensor = ATensor >= BTensor ? 1 : 0."""
+
+def less_equal(a: GraphValue, b: GraphValue) -> GraphValue:
+    """Add an ELEMENT_WISE_LOGICAL_LESS_THAN_OR_EQUAL node: OutputTensor = ATensor <= BTensor ? 1 : 0."""
+
+def bitwise_and(a: GraphValue, b: GraphValue) -> GraphValue:
+    """Add an ELEMENT_WISE_BIT_AND node: OutputTensor = ATensor & BTensor."""
+
+def bitwise_or(a: GraphValue, b: GraphValue) -> GraphValue:
+    """Add an ELEMENT_WISE_BIT_OR node: OutputTensor = ATensor | BTensor."""
+
+def bitwise_xor(a: GraphValue, b: GraphValue) -> GraphValue:
+    """Add an ELEMENT_WISE_BIT_XOR node: OutputTensor = ATensor ^ BTensor."""
+
+def left_shift(a: GraphValue, b: GraphValue) -> GraphValue:
+    """Add an ELEMENT_WISE_BIT_SHIFT_LEFT node: OutputTensor = ATensor << BTensor."""
+
+def right_shift(a: GraphValue, b: GraphValue) -> GraphValue:
+    """Add an ELEMENT_WISE_BIT_SHIFT_RIGHT node: OutputTensor = ATensor >> BTensor."""
+
+def where(condition: GraphValue, a: GraphValue, b: GraphValue) -> GraphValue:
+    """Add an ELEMENT_WISE_IF node: OutputTensor = ConditionTensor != 0 ? ATensor : BTensor."""
+
+def clip_grad(x: GraphValue, dy: GraphValue, *, min: float, max: float) -> GraphValue:
+    """Add an ELEMENT_WISE_CLIP_GRAD node: OutputGradientTensor = InputTensor <= Min || InputTensor >= Max ? 0 :
+        InputGradientTensor.
     """
 
 def prelu_grad(x: GraphValue, slope: GraphValue, dy: GraphValue) -> tuple[GraphValue, GraphValue]:

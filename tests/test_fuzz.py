@@ -25,11 +25,13 @@ from reference import (
     dslope_error_bound,
     prelu_grad,
 )
+from reference_elementwise import TRANSCENDENTAL, assert_same, assert_within_bound, expected_of
 
 import dmlpy as dml
 from dmlpy.base.tensor_desc import packed_strides
 from dmlpy.base.types import data_type_info
 from dmlpy.kernels.glsl import shader_source
+from dmlpy.ops.elementwise import TABLE as ELEMENT_WISE_TABLE
 from dmlpy.runtime.shader_compiler import cache_entry_name
 
 EXAMPLES = int(os.environ.get("DMLPY_FUZZ_EXAMPLES", "40"))
@@ -142,8 +144,9 @@ def operator_descs(draw):
                        for s, t in zip(sizes, slope.element_strides if isinstance(slope, dml.BufferTensorDesc)
                                        else sizes)]
             fields[field.name] = draw(tensors_for(tuple(1 if r else s for r, s in zip(reduced, sizes)), data_type))
-        else:
-            fields[field.name] = draw(tensors_for(sizes, data_type, field.role.value == "output"))
+        else:  # a tensor of a fixed set of types (a comparison's output, IF's condition) mostly of the set
+            own = draw(mostly(st.sampled_from(field.data_types), st.just(data_type))) if field.data_types else data_type
+            fields[field.name] = draw(tensors_for(sizes, own, field.role.value == "output"))
     scalar_values = mostly(st.one_of(st.floats(-4, 4), float_bit_patterns),
                            st.one_of(st.floats(), st.integers(-(2**1100), 2**1100), anything))
     scalars = {s.name: draw(scalar_values) for s in schema.scalars}
@@ -174,10 +177,12 @@ def gather(raw, offset, tensor):
 
 
 def check_result(schema, desc, data, offsets, buffers):
-    """Compare the outputs with the reference, from the inputs as they were bound."""
+    """Compare the outputs with the reference, from the inputs as they were bound (each read
+    as its own data type)."""
     tensors = [getattr(desc, f.name) for f in schema.tensors]
     dtype = data_type_info(tensors[0].data_type).numpy_dtype
-    inputs = [gather(data[i], offsets[i], tensors[i]).view(dtype) for i in range(len(schema.inputs))]
+    inputs = [gather(data[i], offsets[i], tensors[i]).view(data_type_info(tensors[i].data_type).numpy_dtype)
+              for i in range(len(schema.inputs))]
     outputs = [gather(buffers[i].read(np.uint8, buffers[i].size_in_bytes), offsets[i], tensors[i])
                for i in range(len(schema.inputs), len(tensors))]
     CHECKS.get(schema.name, check_elementwise)(desc, inputs, outputs, dtype)
@@ -206,8 +211,23 @@ def check_rowwise(desc, inputs, outputs, dtype):
                            getattr(desc, "use_dst", False))
 
 
+def check_element_wise_family(desc, inputs, outputs, dtype):
+    row = ELEMENT_WISE_ROWS[desc.schema.name]
+    output = getattr(desc, desc.schema.outputs[0].name)
+    got = outputs[0].view(data_type_info(output.data_type).numpy_dtype)
+    data_type = getattr(desc, next(o.field for o in row.operands if not o.data_types)).data_type
+    if row.dml_name in TRANSCENDENTAL:
+        assert_within_bound(got, inputs[0], row.dml_name, data_type)
+        return
+    fields = {s.name: getattr(desc, s.name) for s in desc.schema.scalars}
+    fields.update({c.name: getattr(desc, c.name).name for c in row.enums})
+    assert_same(got, expected_of(row.dml_name, data_type, inputs, fields, output.data_type))
+
+
 # Operators with more than one output, or a reference of their own.
-CHECKS = {"prelu_grad": check_prelu_grad, **{name: check_rowwise for name in REFERENCES_ROWWISE}}
+ELEMENT_WISE_ROWS = {row.name: row for row in ELEMENT_WISE_TABLE}
+CHECKS = {"prelu_grad": check_prelu_grad, **{name: check_rowwise for name in REFERENCES_ROWWISE},
+          **{name: check_element_wise_family for name in ELEMENT_WISE_ROWS}}
 
 
 @fuzz
@@ -224,8 +244,7 @@ def test_fuzz_operator_descs_run_correctly_or_are_rejected(guarded, case, seed):
     offsets = [(t.guaranteed_base_offset_alignment or 16) * int(rng.integers(0, 3)) for t in tensors]
     buffers = [guarded.create_buffer(o + t.total_tensor_size_in_bytes + int(rng.integers(0, 9)))
                for o, t in zip(offsets, tensors)]
-    numpy_dtype = data_type_info(tensors[0].data_type).numpy_dtype
-    data = [fill(rng, b, t.element_size, numpy_dtype) for b, t in zip(buffers, tensors)]
+    data = [fill(rng, b, t.element_size, data_type_info(t.data_type).numpy_dtype) for b, t in zip(buffers, tensors)]
     size = compiled.binding_properties.temporary_resource_size
     inputs = len(schema.inputs)
     table = guarded.create_binding_table(
@@ -425,8 +444,7 @@ def test_fuzz_mutated_and_subclassed_descs(guarded, case, tamper, seed):
         event("validated; too large to run here")
         return
     buffers = [guarded.create_buffer(t.total_tensor_size_in_bytes + 64) for t in tensors]
-    numpy_dtype = data_type_info(tensors[0].data_type).numpy_dtype
-    data = [fill(rng, b, t.element_size, numpy_dtype) for b, t in zip(buffers, tensors)]
+    data = [fill(rng, b, t.element_size, data_type_info(t.data_type).numpy_dtype) for b, t in zip(buffers, tensors)]
     size = compiled.binding_properties.temporary_resource_size
     inputs = len(schema.inputs)
     table = guarded.create_binding_table(compiled, inputs=buffers[:inputs], outputs=buffers[inputs:],

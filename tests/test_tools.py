@@ -11,6 +11,7 @@ import pytest
 import dmlpy as dml
 from dmlpy.cli.progress import Progress
 from dmlpy.ops.activations import TABLE
+from dmlpy.ops.elementwise import TABLE as ELEMENT_WISE_TABLE
 from dmlpy.runtime.shader_compiler import find_tool
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -33,8 +34,25 @@ def supported_dtypes(name):
     return sorted({t.name.lower() for row in dml.OPERATORS[name].support for t in row.data_types})
 
 
-@pytest.mark.parametrize("name, dtype", [(n, d) for n in sorted(dml.OPERATORS) for d in supported_dtypes(n)])
-@pytest.mark.parametrize("layout", LAYOUTS, ids=lambda a: " ".join(a))
+# Every other family's operators in every layout and data type; the element-wise family (one
+# kernel family, whose layouts the activations cover) each operator once per kind of math it
+# computes: a float type, and an integer type where it has an integer or bits form.
+def _element_wise_dumps():
+    for row in ELEMENT_WISE_TABLE:
+        kinds = [("float16", "float32")] if row.floats or row.bits else []
+        kinds += [("int8", "uint8", "int32", "uint32")] if row.integers or row.bits else []
+        for preferred in kinds:
+            dtype = next((t for t in preferred if t in supported_dtypes(row.name)), None)
+            if dtype is not None:
+                yield row.name, dtype, LAYOUTS[0]
+
+
+ELEMENT_WISE_NAMES = {row.name for row in ELEMENT_WISE_TABLE}
+DUMPS = [(n, d, layout) for n in sorted(set(dml.OPERATORS) - ELEMENT_WISE_NAMES) for d in supported_dtypes(n)
+         for layout in LAYOUTS] + list(_element_wise_dumps())
+
+
+@pytest.mark.parametrize("name, dtype, layout", DUMPS, ids=lambda a: " ".join(a) if isinstance(a, list) else a)
 def test_dumped_spirv_passes_spirv_val(tmp_path, name, dtype, layout):
     schema = dml.OPERATORS[name]
     scalars = [arg for s in schema.scalars for arg in (f"--{s.name}", "0.25")]

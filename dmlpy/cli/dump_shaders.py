@@ -18,15 +18,17 @@ the others; the fused kernels the graph compiles to are shown, with the nodes ea
 Without --out, the GLSL and the disassembly of every stage go to standard output; with
 --out, each stage's .comp, .spv and .spvasm files are written to DIR and their paths
 printed. --out creates DIR if missing, but not its parent. Every tensor takes --dtype and
---sizes; --strides sets every tensor's strides. The options --<tensor>-sizes and
---<tensor>-strides set one tensor's (e.g. a PReLU slope broadcast through zero strides and
-its gradient's size-1 dims), and operators with scalars take them as --<scalar> (e.g.
---alpha, --beta). Fields of the other kinds take --<field>: a DirectML enum its member's
-name (--function SUM_SQUARE), an integer list comma-separated values (--window-sizes 2,2),
-a ScaleBias SCALE,BIAS (--scale-bias 2,0.5), a fused activation NAME[:FIELD=VALUE,...]
-(--fused-activation leaky_relu:alpha=0.1), each defaulting to the desc's default. An
-optional tensor is always given here: no device takes an absent one yet. An option the
-operator does not have is a usage error.
+--sizes; --strides sets every tensor's strides. The options --<tensor>-sizes,
+--<tensor>-strides and --<tensor>-dtype set one tensor's (e.g. a PReLU slope broadcast
+through zero strides and its gradient's size-1 dims; a tensor of a fixed set of types, such
+as a comparison's output or IF's condition, takes the first of its set unless told), and
+operators with scalars take them as --<scalar> (e.g. --alpha, --beta). Fields of the other
+kinds take --<field>: a DirectML enum its member's name (--function SUM_SQUARE), an integer
+list comma-separated values (--window-sizes 2,2), a ScaleBias SCALE,BIAS (--scale-bias
+2,0.5), a fused activation NAME[:FIELD=VALUE,...] (--fused-activation
+leaky_relu:alpha=0.1), each defaulting to the desc's default. An optional tensor is always
+given here: no device takes an absent one yet. An option the operator does not have is a
+usage error.
 
 The shader is planned for a device: the one create_device() opens (--adapter to choose),
 under a device profile with --profile (the stricter of its limits and the device's). The
@@ -128,6 +130,10 @@ def build_parser() -> argparse.ArgumentParser:
                             help=f"sizes of {name} alone, where the operator has it")
         parser.add_argument(f"--{option}-strides", dest=f"{name}_strides", type=_dims,
                             help=f"element strides of {name} alone, where the operator has it")
+        parser.add_argument(f"--{option}-dtype", dest=f"{name}_dtype", type=str.upper, metavar="DTYPE",
+                            choices=[t.name for t in dml.TensorDataType if t != dml.TensorDataType.UNKNOWN],
+                            help=f"data type of {name} alone, where the operator has it (a tensor of a fixed set "
+                                 "of types, such as a comparison's output, defaults to the first of its set)")
     scalars = {s.name: s.dml_name for schema in dml.OPERATORS.values() for s in schema.scalars}
     for name, dml_name in sorted(scalars.items()):
         spellings = dict.fromkeys([f"--{name.replace('_', '-')}", f"--{name}"])  # --sigmoid-input-scale, and _
@@ -252,7 +258,10 @@ def build_desc(args):
     for field in schema.tensors:
         sizes = getattr(args, f"{field.name}_sizes") or args.sizes
         strides = getattr(args, f"{field.name}_strides") or args.strides
-        tensors[field.name] = dml.BufferTensorDesc(dml.TensorDataType[args.dtype], sizes, strides)
+        dtype = dml.TensorDataType[getattr(args, f"{field.name}_dtype") or args.dtype]
+        if getattr(args, f"{field.name}_dtype") is None and field.data_types and dtype not in field.data_types:
+            dtype = field.data_types[0]  # a comparison's output, IF's condition
+        tensors[field.name] = dml.BufferTensorDesc(dtype, sizes, strides)
     defaults = {f.name: f.default for f in dataclasses.fields(schema.desc_class)}
     scalars = {}
     for scalar in schema.scalars:

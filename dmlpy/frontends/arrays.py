@@ -111,14 +111,20 @@ def span(array: np.ndarray, sizes, strides) -> np.ndarray:
     return as_strided(array, shape=(count,), strides=(array.itemsize,))
 
 
-def check_same(arrays: dict[str, np.ndarray], shape_too: bool = True) -> None:
+def check_same(arrays: dict[str, np.ndarray], shape_too: bool = True,
+               groups: list[tuple[str, ...]] | None = None) -> None:
+    """The arrays of each group (default: all of them) share a dtype, and all a shape where
+    `shape_too`."""
     names = list(arrays)
-    first = arrays[names[0]]
+    for group in groups or [tuple(names)]:
+        first = arrays[group[0]]
+        for name in group[1:]:
+            if arrays[name].dtype != first.dtype:
+                raise InvalidArgumentError(f"{name}.dtype {arrays[name].dtype} != {group[0]}.dtype {first.dtype}")
     for name in names[1:]:
-        if arrays[name].dtype != first.dtype:
-            raise InvalidArgumentError(f"{name}.dtype {arrays[name].dtype} != {names[0]}.dtype {first.dtype}")
-        if shape_too and arrays[name].shape != first.shape:
-            raise InvalidArgumentError(f"{name}.shape {arrays[name].shape} != {names[0]}.shape {first.shape}")
+        if shape_too and arrays[name].shape != arrays[names[0]].shape:
+            raise InvalidArgumentError(f"{name}.shape {arrays[name].shape} != {names[0]}.shape "
+                                       f"{arrays[names[0]].shape}")
 
 
 def check_out(out, shape, dtype, name: str = "out") -> None:
@@ -137,10 +143,11 @@ def elements(flat: np.ndarray, sizes, strides) -> np.ndarray:
     return as_strided(flat, shape=sizes, strides=tuple(s * flat.itemsize for s in strides), writeable=True)
 
 
-def broadcast(arrays: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """The arrays as views of one shape, by NumPy's broadcasting rules (zero strides, no copy)."""
+def broadcast(arrays: dict[str, np.ndarray], groups: list[tuple[str, ...]] | None = None) -> dict[str, np.ndarray]:
+    """The arrays as views of one shape, by NumPy's broadcasting rules (zero strides, no copy);
+    the arrays of each group (default: all) must share a dtype."""
     names = list(arrays)
-    check_same(arrays, shape_too=False)
+    check_same(arrays, shape_too=False, groups=groups)
     shape = arrays[names[0]].shape
     for name in names[1:]:
         try:
@@ -161,12 +168,20 @@ def typeless(value) -> bool:
     return isinstance(value, (int, float, list, tuple)) and not isinstance(value, bool)
 
 
-def as_arrays(values: dict[str, object]) -> dict[str, np.ndarray]:
+def as_arrays(values: dict[str, object], groups: list[tuple[str, ...]] | None = None) -> dict[str, np.ndarray]:
     """Arrays for the arguments, in order. Python numbers and lists take the dtype of the first
-    argument that has one (NumPy 2's rule for scalars); without one, the first becomes float32
-    or int32 and the others follow it."""
+    argument of their group (default: all arguments; IF's condition is a group of its own)
+    that has one (NumPy 2's rule for scalars); without one, the first becomes float32 or
+    int32 and the others follow it."""
     arrays = {name: as_array(value, name) for name, value in values.items() if not typeless(value)}
-    like = next(iter(arrays.values()), None)
+    for group in groups or [tuple(values)]:
+        _typed({name: values[name] for name in group}, arrays)
+    return {name: arrays[name] for name in values}
+
+
+def _typed(values: dict[str, object], arrays: dict[str, np.ndarray]) -> None:
+    """Arrays for the typeless `values` of one group, added to `arrays`."""
+    like = next((arrays[name] for name in values if name in arrays), None)
     for name, value in values.items():
         if name in arrays:
             continue
@@ -188,7 +203,6 @@ def as_arrays(values: dict[str, object]) -> dict[str, np.ndarray]:
             dtype = like.dtype if like is not None else "float32 or int32"
             raise InvalidArgumentError(f"{name} {value!r} does not fit the arrays' dtype {dtype}: {error}",
                                        "data_type") from None
-    return {name: arrays[name] for name in values}
 
 
 def normalized_axes(axes, ndim: int, argument: str):

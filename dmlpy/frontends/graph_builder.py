@@ -204,7 +204,7 @@ def builder_function(schema: OperatorSchema):
         sizes = {field.name: first.desc.sizes for field in schema.outputs}
         if schema.output_sizes is not None:  # outputs shaped otherwise (PReLU's slope gradient)
             sizes.update(schema.output_sizes(tensors))
-        result_type = output_data_type(schema, first.desc.data_type)
+        result_type = output_data_type(schema, {f.argument: s.desc.data_type for f, s in zip(schema.inputs, sources)})
         tensors.update({name: BufferTensorDesc(result_type, s) for name, s in sizes.items()})
         desc = schema.desc_class(**tensors, **fields)
         outputs = builder._append(desc, sources)

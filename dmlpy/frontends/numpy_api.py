@@ -40,7 +40,7 @@ from .arrays import (
 )
 from .call_cache import run_bound
 from .device_array import DeviceArray, run_on_arrays
-from .result_types import output_data_type
+from .result_types import output_data_type, type_groups
 
 LOG = logging.getLogger(__name__)
 
@@ -64,13 +64,17 @@ def _call_key(desc_class, data_types, sizes, strides, fields) -> tuple | None:
 NARROWER = {T.FLOAT64: np.float32, T.INT64: np.int32, T.UINT64: np.uint32}
 
 
-def refuse_untaken_data_type(schema: OperatorSchema, data_type: T | None) -> None:
+def refuse_untaken_data_types(schema: OperatorSchema, data_types) -> None:
     """An argument of a data type the operator takes at no feature level is refused in the
     front end's terms: which argument, which dtypes the operator takes, and how to convert."""
-    taken = [t for row in schema.support for t in row.data_types]
+    for field, data_type in zip(schema.inputs, data_types):
+        _refuse_untaken(schema, field.argument, field.data_types or
+                        [t for row in schema.support for t in row.data_types], data_type)
+
+
+def _refuse_untaken(schema: OperatorSchema, argument: str, taken, data_type: T | None) -> None:
     if data_type in taken:
         return
-    argument = schema.inputs[0].argument
     names = list(dict.fromkeys(numpy_name(np.dtype(data_type_info(t).numpy_dtype)) for t in taken))
     narrower = NARROWER.get(data_type)
     target = np.dtype(narrower if data_type_for_numpy(np.dtype(narrower)) in taken
@@ -88,7 +92,7 @@ def _compiled_for(device: Device, desc_class, data_types, sizes, strides, fields
     key = _call_key(desc_class, data_types, sizes, strides, fields)
     compiled = device.compiled_operators.get(key) if key is not None else None
     if compiled is None:
-        refuse_untaken_data_type(desc_class.schema, data_types[0])
+        refuse_untaken_data_types(desc_class.schema, data_types)
         desc_class(*[BufferTensorDesc(t, (1,)) for t in data_types], **fields)  # the scalars' errors first
         descs = [BufferTensorDesc(t, sizes, s) for t, s in zip(data_types, strides)]
         compiled = device.compile_cached(desc_class(*descs, **fields))
@@ -101,11 +105,12 @@ def _run_elementwise(desc_class, arrays: dict[str, np.ndarray], out, device: Dev
                      **fields) -> np.ndarray:
     """Run an element-wise operator; `arrays` maps argument names to its inputs, in order;
     `fields` are the desc's scalars and flags."""
-    arrays = broadcast(arrays)
+    schema = desc_class.schema
+    arrays = broadcast(arrays, type_groups(schema))
     first = next(iter(arrays.values()))
-    data_type = data_type_for_numpy(first.dtype)
-    result_type = output_data_type(desc_class.schema, data_type)
-    data_types = [data_type] * len(arrays) + [result_type]
+    input_types = {name: data_type_for_numpy(a.dtype) for name, a in arrays.items()}
+    result_type = output_data_type(schema, input_types)
+    data_types = [*input_types.values(), result_type]
     result_dtype = data_type_info(result_type).numpy_dtype
     device = as_device(device)
     if out is not None:
@@ -176,7 +181,8 @@ def _run_fast(schema: OperatorSchema, arrays: tuple, values: dict) -> np.ndarray
     fields = {s.name: values[s.name] for s in schema.scalars}
     fields.update({f.name: bool(values[f.name]) for f in schema.flags})
     fields.update({c.name: values[c.name] for c in schema.choices})
-    result_type = output_data_type(schema, data_type)
+    fields.update({v.name: values[v.name] for v in schema.values})
+    result_type = output_data_type(schema, {field.argument: data_type for field in schema.inputs})
     compiled = _compiled_for(device, schema.desc_class, [data_type] * len(arrays) + [result_type], (first.size,),
                              [(1,)] * (len(arrays) + 1), fields)
     raw = run_bound(device, compiled, None, lambda binding: binding.run([a.reshape(-1) for a in arrays], False))
@@ -204,25 +210,32 @@ def _run_resident(schema: OperatorSchema, values: dict[str, object], out, device
     if device is not None and device is not owner:
         raise InvalidArgumentError("device names another device than the device arrays': pass arrays of that device "
                                    "(dmlpy.asarray(a, device=...)) or leave device out")
-    like = next((v for v in values.values() if isinstance(v, DeviceArray)), resident[0])
+    groups = type_groups(schema)
     arrays = {}
-    for name, value in values.items():
-        if isinstance(value, DeviceArray):
-            if value.device is not owner:
-                raise InvalidArgumentError(f"{name} is a DeviceArray of another device")
-            arrays[name] = value
-        else:
-            arrays[name] = asarray(value, owner, like.dtype if typeless(value) else None)
-    first_name, first = next(iter(arrays.items()))
-    for name, array in arrays.items():
-        if array.dtype != first.dtype:
-            raise InvalidArgumentError(f"{name}.dtype {array.dtype} != {first_name}.dtype {first.dtype}", "data_type")
+    for group in groups:  # a Python number takes the dtype of the first array of its group
+        like = next((values[name] for name in group if isinstance(values[name], DeviceArray)), None)
+        for name in group:
+            value = values[name]
+            if isinstance(value, DeviceArray):
+                if value.device is not owner:
+                    raise InvalidArgumentError(f"{name} is a DeviceArray of another device")
+                arrays[name] = value
+            else:
+                typed = like if like is not None else resident[0]
+                arrays[name] = asarray(value, owner, typed.dtype if typeless(value) else None)
+    arrays = {name: arrays[name] for name in values}
+    first = next(iter(arrays.values()))
+    for group in groups:
+        for name in group[1:]:
+            if arrays[name].dtype != arrays[group[0]].dtype:
+                raise InvalidArgumentError(f"{name}.dtype {arrays[name].dtype} != {group[0]}.dtype "
+                                           f"{arrays[group[0]].dtype}", "data_type")
     try:
         shape = np.broadcast_shapes(*(a.shape for a in arrays.values()))
     except ValueError:
         shapes = ", ".join(f"{name} {a.shape}" for name, a in arrays.items())
         raise InvalidArgumentError(f"the shapes do not broadcast: {shapes}", "sizes") from None
-    result_type = output_data_type(schema, first.data_type)
+    result_type = output_data_type(schema, {name: a.data_type for name, a in arrays.items()})
     result_dtype = data_type_info(result_type).numpy_dtype
     if rowwise and any(a.shape != shape for a in arrays.values()):
         raise InvalidArgumentError(f"{schema.name} on device arrays takes arrays of one shape (no broadcasting)",
@@ -287,7 +300,7 @@ def _run_resident(schema: OperatorSchema, values: dict[str, object], out, device
     return result
 
 
-def _scalar_default(schema: OperatorSchema, name: str):
+def _field_default(schema: OperatorSchema, name: str):
     default = next(f.default for f in dataclasses.fields(schema.desc_class) if f.name == name)
     return inspect.Parameter.empty if default is dataclasses.MISSING else default
 
@@ -313,7 +326,7 @@ def _run_rowwise(schemas: tuple[OperatorSchema, OperatorSchema], arrays: dict[st
         if len(sizes) > MAX_DIMENSION_COUNT:
             raise InvalidArgumentError(f"x has {len(sizes)} dims: {schema.name} takes 1 to {MAX_DIMENSION_COUNT}")
     data_type = data_type_for_numpy(first.dtype)
-    refuse_untaken_data_type(schemas[0], data_type)  # named by the function the caller called
+    refuse_untaken_data_types(schemas[0], [data_type] * len(arrays))  # named by the function the caller called
     if first.size == 0:  # nothing to run, but the call must still be one the operator accepts
         schema.desc_class(*[BufferTensorDesc(data_type, (1,) * len(sizes))] * len(schema.tensors), **fields, **extra)
         return result
@@ -350,12 +363,13 @@ def front_end(schema: OperatorSchema):
     arguments = [field.argument for field in schema.inputs]
     positional, keyword = inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY
     parameters = [inspect.Parameter(name, positional) for name in arguments]
-    parameters += [inspect.Parameter(s.name, positional, default=_scalar_default(schema, s.name))
+    parameters += [inspect.Parameter(s.name, positional, default=_field_default(schema, s.name))
                    for s in schema.scalars]
     if axes_form is not None:
         parameters.append(inspect.Parameter("axes", positional, default=None))
     parameters += [inspect.Parameter(f.name, keyword, default=False) for f in schema.flags]
     parameters += [inspect.Parameter(c.name, keyword, default=c.choices[0]) for c in schema.choices]
+    parameters += [inspect.Parameter(v.name, keyword, default=_field_default(schema, v.name)) for v in schema.values]
     parameters += [inspect.Parameter("out", keyword, default=None), inspect.Parameter("device", keyword, default=None)]
     signature = inspect.Signature(parameters)
     defaults = {p.name: p.default for p in parameters if p.default is not inspect.Parameter.empty}
@@ -379,12 +393,14 @@ def front_end(schema: OperatorSchema):
         fields = {s.name: values[s.name] for s in schema.scalars}
         fields.update({f.name: bool(values[f.name]) for f in schema.flags})
         fields.update({c.name: values[c.name] for c in schema.choices})
+        fields.update({v.name: values[v.name] for v in schema.values})
         inputs = {name: values[name] for name in arguments}
         out, device = values["out"], values["device"]
         if axes_form is None:
             if _resident(inputs, out):
                 return _run_resident(schema, inputs, out, device, fields)
-            return _run_elementwise(schema.desc_class, as_arrays(inputs), out, device, **fields)
+            return _run_elementwise(schema.desc_class, as_arrays(inputs, type_groups(schema)), out, device,
+                                    **fields)
         axes, forms = values["axes"], (schema, axes_form)
         if _resident(inputs, out):
             return _run_resident(forms[axes is not None], inputs, out, device, fields, rowwise=True, axes=axes,

@@ -3,20 +3,28 @@ its inputs: what the NumPy functions, device arrays and graph functions all foll
 
 from __future__ import annotations
 
-from ..base.errors import InvalidArgumentError
+from collections.abc import Mapping
+
 from ..base.types import TensorDataType
 from ..ops.schema import OperatorSchema
 
 
-def output_data_type(schema: OperatorSchema, input_type: TensorDataType) -> TensorDataType:
-    """The data type of a front end's result from its inputs' one data type: the same, unless
-    the output's field fixes others (a comparison's UINT8)."""
+def type_groups(schema: OperatorSchema) -> list[tuple[str, ...]]:
+    """The inputs' front-end arguments grouped by the data type they share (the schema's
+    `same`): IF's condition on its own, its A and B together."""
+    shared = {t.name for t in schema.sharing("data_type")} if "data_type" in schema.same else set()
+    together = tuple(f.argument for f in schema.inputs if f.name in shared)
+    return ([together] if together else []) + [(f.argument,) for f in schema.inputs if f.name not in shared]
+
+
+def output_data_type(schema: OperatorSchema, input_types: Mapping[str, TensorDataType]) -> TensorDataType:
+    """The data type of a front end's result from its inputs' (by argument): that of the
+    inputs whose data type the output shares, unless the output's field fixes a set (a
+    comparison's UINT8 or UINT32): then the first of the set, NumPy's bool as bytes."""
     field = schema.outputs[0]
-    if field.data_types is None or input_type in field.data_types:
-        return input_type
-    if len(field.data_types) == 1:
-        return field.data_types[0]
-    choices = ", ".join(t.name for t in field.data_types)
-    raise InvalidArgumentError(
-        f"{schema.name} on {input_type.name} inputs may give {choices}: the front end does not choose; build a "
-        f"{schema.desc_class.__name__} with the output's data type", "data_type")
+    shared = {t.name for t in schema.sharing("data_type")} if "data_type" in schema.same else set()
+    source = next((f for f in schema.inputs if f.name in shared), None) if field.name in shared else None
+    own = input_types[source.argument] if source is not None else None
+    if field.data_types is None:
+        return own if own is not None else input_types[schema.inputs[0].argument]
+    return own if own in field.data_types else field.data_types[0]

@@ -35,3 +35,19 @@ class AxisDirection(enum.Enum):
 
     INCREASING = 0
     DECREASING = 1
+
+
+class RoundingMode(enum.Enum):
+    """DML_ROUNDING_MODE: how ELEMENT_WISE_ROUND breaks a fraction."""
+
+    HALVES_TO_NEAREST_EVEN = 0
+    TOWARD_ZERO = 1
+    TOWARD_INFINITY = 2  # the nearest integer, halves away from zero
+
+
+class IsInfinityMode(enum.Enum):
+    """DML_IS_INFINITY_MODE: which infinities ELEMENT_WISE_IS_INFINITY reports."""
+
+    EITHER = 0
+    POSITIVE = 1
+    NEGATIVE = 2

@@ -391,11 +391,13 @@ def tensor_field(role: TensorRole, dml_name: str, argument: str | None = None,
                                                              optional)})
 
 
-def scalar_field(dml_name: str, default: float | None = None):
-    """An FP32 scalar; without a default it is required."""
+def scalar_field(dml_name: str, default: float | None = None, keyword_only: bool = False):
+    """An FP32 scalar; without a default it is required. `keyword_only`: a required scalar
+    after an optional member in DirectML's order (CLIP's Min after its ScaleBias) is given
+    by name."""
     if default is None:
-        return dataclasses.field(metadata={"scalar": ScalarField("", dml_name)})
-    return dataclasses.field(default=default, metadata={"scalar": ScalarField("", dml_name)})
+        return dataclasses.field(metadata={"scalar": ScalarField("", dml_name)}, kw_only=keyword_only)
+    return dataclasses.field(default=default, metadata={"scalar": ScalarField("", dml_name)}, kw_only=keyword_only)
 
 
 def axes_field(dml_name: str = "Axes"):

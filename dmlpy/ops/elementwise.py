@@ -1,0 +1,246 @@
+"""DirectML's ELEMENT_WISE operators: one table row per operator.
+
+What a row is and what it becomes: dmlpy/ops/elementwise_family.py. The data types and
+dimension counts of each feature level are DirectML's tables, from each operator's page.
+
+Conventions the pages leave open (written here once, and in docs/operators.md):
+- FP32 arithmetic is dmlpy's, as for the activations: each operation rounded to FP32 on its
+  own (never fused), the result rounded once to the output's type; FP16 and BFLOAT16 inputs
+  are decoded to FP32 exactly. A ScaleBias computes Scale * X + Bias first, in FP32.
+- Integers wrap: each result is exact in 64 bits and stored as the low bits of its data
+  type's width (two's complement), as NumPy, PyTorch and HLSL integers do. No page states
+  DirectML's overflow rule.
+- Comparisons and logical operators write 0 or 1; a front end's result is UINT8 (NumPy's
+  bool, as bytes). NaN compares false, -0 equals +0.
+"""
+
+from __future__ import annotations
+
+from ..base.errors import UnsupportedError
+from ..base.types import FeatureLevel as FL
+from ..base.types import TensorDataType as T
+from ..ir import expr as e
+from .elementwise_family import AB, CONDITION_AB, GRADIENT, ElementWise, EnumChoice, Scalar, declare, ladder
+from .enums import IsInfinityMode, RoundingMode
+
+F2 = (T.FLOAT32, T.FLOAT16)
+INT32S = (*F2, T.INT32, T.UINT32)
+EIGHT = (*F2, T.INT32, T.INT16, T.INT8, T.UINT32, T.UINT16, T.UINT8)
+TEN = (*EIGHT, T.INT64, T.UINT64)
+ELEVEN = (*TEN, T.FLOAT64)
+SIGNED = (*F2, T.INT32, T.INT16, T.INT8)
+LOGICAL = (T.UINT32, T.UINT8)
+UNSIGNED_BITS = (T.UINT32, T.UINT16, T.UINT8)
+ONE_OR_ZERO = (T.UINT8, T.UINT32)  # a comparison's output: UINT8 first, what the front ends write
+
+# DirectML's tables shared by several operators (newest first, as the pages list them).
+FLOAT_UNARY_1_0 = ladder((FL.LEVEL_3_0, F2, "1 to 8"), (FL.LEVEL_1_0, F2, "4"))
+FLOAT_UNARY_2_0 = ladder((FL.LEVEL_3_0, F2, "1 to 8"), (FL.LEVEL_2_0, F2, "4"))
+CLAMPS = ladder((FL.LEVEL_5_0, TEN, "1 to 8"), (FL.LEVEL_3_0, EIGHT, "1 to 8"), (FL.LEVEL_2_1, EIGHT, "4"),
+                (FL.LEVEL_1_0, F2, "4"))
+SUMS = ladder((FL.LEVEL_5_1, TEN, "1 to 8"), (FL.LEVEL_4_1, (*F2, T.INT64, T.INT32, T.UINT64, T.UINT32), "1 to 8"),
+              (FL.LEVEL_3_0, INT32S, "1 to 8"), (FL.LEVEL_2_1, INT32S, "4 to 5"), (FL.LEVEL_1_0, F2, "4 to 5"))
+LOGIC = ladder((FL.LEVEL_3_0, LOGICAL, "1 to 8"), (FL.LEVEL_2_0, LOGICAL, "4"), (FL.LEVEL_1_0, (T.UINT32,), "4"))
+COMPARISONS = ladder((FL.LEVEL_4_1, TEN, "1 to 8"), (FL.LEVEL_3_0, EIGHT, "1 to 8"), (FL.LEVEL_2_1, EIGHT, "4"),
+                     (FL.LEVEL_2_0, F2, "4"), (FL.LEVEL_1_0, F2, "4"))
+BITWISE = ladder((FL.LEVEL_4_1, ELEVEN, "1 to 8"), (FL.LEVEL_3_0, UNSIGNED_BITS, "1 to 8"))
+SHIFTS = ladder((FL.LEVEL_4_1, (T.UINT64, *UNSIGNED_BITS), "1 to 8"), (FL.LEVEL_3_0, UNSIGNED_BITS, "1 to 8"),
+                (FL.LEVEL_2_1, UNSIGNED_BITS, "4"))
+
+
+def _comparison_output_before_2_0(desc, device_level: FL) -> None:
+    """Before FEATURE_LEVEL_2_0 a comparison's OutputTensor is UINT32 only (DirectML's 1_0
+    table)."""
+    output = desc.output_tensor
+    if device_level < FL.LEVEL_2_0 and output is not None and output.data_type != T.UINT32:
+        raise UnsupportedError(
+            f"{type(desc).__name__}.output_tensor.data_type {output.data_type.name} needs {FL.LEVEL_2_0} but the "
+            f"device is capped at {device_level} (UINT32 only before it)", "data_type")
+
+
+def _minimum(a, b):
+    return e.where(a < b, a, b)
+
+
+def _maximum(a, b):
+    return e.where(a < b, b, a)
+
+
+def _clip_integers(x, low, high):
+    """Min and Max truncated toward zero and saturated to the data type (DirectML: "cast to
+    the tensor data type"), then clamped."""
+    return _minimum(e.integer_from_scalar(high), _maximum(e.integer_from_scalar(low), x))
+
+
+def _sign(x, one, minus_one, zero):
+    return e.where(x < 0, minus_one, e.where(x > 0, one, zero))
+
+
+def _either(a, b):
+    return (a & ~b) | (~a & b)
+
+
+def _comparison(dml_name: str, name: str, symbol: str, build, support=COMPARISONS, notes: str = "") -> ElementWise:
+    return ElementWise(
+        dml_name, name, f"ATensor {symbol} BTensor ? 1 : 0", support, floats=build, integers=build, operands=AB,
+        output_types=ONE_OR_ZERO, in_place=False, level_check=_comparison_output_before_2_0,
+        notes=notes or "A comparison of the values (exact for integers; NaN compares false, -0 equals +0).")
+
+
+def _rounding(x, rounding_mode: RoundingMode):
+    return {RoundingMode.HALVES_TO_NEAREST_EVEN: e.round_half_even, RoundingMode.TOWARD_ZERO: e.trunc,
+            RoundingMode.TOWARD_INFINITY: e.round_half_away}[rounding_mode](x)
+
+
+def _is_infinity(x, infinity_mode: IsInfinityMode):
+    infinite = e.isinf(x)
+    return {IsInfinityMode.EITHER: infinite, IsInfinityMode.POSITIVE: infinite & (x > 0),
+            IsInfinityMode.NEGATIVE: infinite & (x < 0)}[infinity_mode]
+
+
+MIN_MAX = (Scalar("min", "Min"), Scalar("max", "Max"))
+
+TABLE: tuple[ElementWise, ...] = (
+    # --- Unary ---------------------------------------------------------------------------------
+    ElementWise(
+        "IDENTITY", "element_wise_identity", "ScaleBias(InputTensor)",
+        ladder((FL.LEVEL_4_1, ELEVEN, "1 to 8"), (FL.LEVEL_3_0, EIGHT, "1 to 8"), (FL.LEVEL_2_1, EIGHT, "4 to 5"),
+               (FL.LEVEL_1_0, F2, "4 to 5")),
+        floats=lambda x: x, integers=lambda x: x, scale_bias=True,
+        notes="Without a ScaleBias the bits pass through unchanged (NaN payloads, -0, subnormals)."),
+    ElementWise(
+        "ABS", "abs", "abs(ScaleBias(InputTensor))",
+        ladder((FL.LEVEL_4_1, (*SIGNED, T.INT64), "1 to 8"), (FL.LEVEL_3_0, SIGNED, "1 to 8"),
+               (FL.LEVEL_2_1, SIGNED, "4"), (FL.LEVEL_1_0, F2, "4")),
+        floats=e.abs_, integers=lambda x: e.where(x < 0, e.wrapping_neg(x), x), scale_bias=True,
+        notes="Clears the sign bit of floats (NaN stays NaN); the most negative integer stays itself (it wraps)."),
+    ElementWise("CEIL", "ceil", "ceil(ScaleBias(InputTensor))", FLOAT_UNARY_1_0, floats=e.ceil, scale_bias=True,
+                notes="Exact; -0.5 gives -0."),
+    ElementWise("FLOOR", "floor", "floor(ScaleBias(InputTensor))", FLOAT_UNARY_1_0, floats=e.floor, scale_bias=True,
+                notes="Exact; a negative subnormal gives -1 on every device."),
+    ElementWise(
+        "ROUND", "round", "the integral value RoundingMode picks",
+        ladder((FL.LEVEL_3_0, F2, "1 to 8"), (FL.LEVEL_2_1, F2, "4")), floats=_rounding,
+        enums=(EnumChoice("rounding_mode", "RoundingMode", RoundingMode, "HALVES_TO_NEAREST_EVEN"),),
+        notes="Exact. HALVES_TO_NEAREST_EVEN (the default, DirectML's value 0) as np.round; TOWARD_ZERO as "
+              "np.trunc; TOWARD_INFINITY halves away from zero."),
+    ElementWise(
+        "CLIP", "clip", "min(Max, max(Min, ScaleBias(InputTensor)))", CLAMPS,
+        floats=lambda x, low, high: e.minimum(high, e.maximum(low, x)), integers=_clip_integers,
+        scale_bias=True, scalars=MIN_MAX,
+        notes="NaN gives NaN. On integers Min and Max are truncated toward zero and saturated to the data type "
+              "first (DirectML's cast); on floats rounding them to the data type first gives the same result."),
+    ElementWise("EXP", "exp", "exp(ScaleBias(InputTensor))", FLOAT_UNARY_1_0, floats=e.exp, scale_bias=True,
+                notes="dmlpy's exp (shaders/transcendental.glsl): the same bits on every device."),
+    ElementWise("LOG", "log", "log(ScaleBias(InputTensor))", FLOAT_UNARY_1_0, floats=e.log, scale_bias=True,
+                notes="dmlpy's log: log(0) = -inf, a negative input gives NaN."),
+    ElementWise("RECIP", "reciprocal", "1 / ScaleBias(InputTensor)", FLOAT_UNARY_1_0,
+                floats=lambda x: 1 / x, scale_bias=True, notes="Correctly rounded; 1/±0 = ±inf."),
+    ElementWise(
+        "THRESHOLD", "threshold", "max(ScaleBias(InputTensor), Min)",
+        ladder((FL.LEVEL_3_0, EIGHT, "1 to 8"), (FL.LEVEL_2_1, EIGHT, "4"), (FL.LEVEL_1_0, F2, "4")),
+        floats=lambda x, low: e.maximum(x, low), integers=lambda x, low: _maximum(x, e.integer_from_scalar(low)),
+        scale_bias=True, scalars=(Scalar("min", "Min"),),
+        notes="NaN gives NaN; on integers Min is truncated toward zero and saturated first, as CLIP's."),
+    ElementWise("LOGICAL_NOT", "logical_not", "InputTensor == 0 ? 1 : 0", LOGIC, bits=lambda x: ~e.nonzero(x)),
+    ElementWise(
+        "SIGN", "sign", "InputTensor < 0 ? -1 : InputTensor > 0 ? 1 : 0",
+        ladder((FL.LEVEL_4_1, TEN, "1 to 8"), (FL.LEVEL_3_0, EIGHT, "1 to 8"), (FL.LEVEL_2_1, EIGHT, "4"),
+               (FL.LEVEL_2_0, F2, "4")),
+        floats=lambda x: _sign(x, 1, -1, 0),
+        integers=lambda x: _sign(x, e.integer_constant(1), e.integer_constant(-1), 0),
+        notes="-0 and NaN give +0, as DirectML's formula says (NumPy's sign gives NaN for NaN)."),
+    ElementWise(
+        "IS_NAN", "isnan", "InputTensor is NaN ? 1 : 0", ladder((FL.LEVEL_3_0, F2, "1 to 8"), (FL.LEVEL_2_0, F2, "4")),
+        floats=e.isnan, output_types=ONE_OR_ZERO, in_place=False, notes="Decided on the stored bits."),
+    ElementWise(
+        "IS_INFINITY", "isinf", "InputTensor is an infinity InfinityMode names ? 1 : 0",
+        ladder((FL.LEVEL_3_0, F2, "1 to 8"), (FL.LEVEL_2_1, F2, "4")), floats=_is_infinity,
+        enums=(EnumChoice("infinity_mode", "InfinityMode", IsInfinityMode, "EITHER"),), output_types=(T.UINT8,),
+        in_place=False, notes="EITHER (the default, DirectML's value 0), POSITIVE or NEGATIVE."),
+    ElementWise("TANH", "element_wise_tanh", "tanh(ScaleBias(InputTensor))", FLOAT_UNARY_2_0, floats=e.tanh,
+                scale_bias=True, notes="dmlpy's tanh, as ACTIVATION_TANH's."),
+    ElementWise(
+        "NEGATE", "negative", "-InputTensor", ladder((FL.LEVEL_5_0, (*SIGNED, T.INT64), "1 to 8")),
+        floats=lambda x: -x, integers=e.wrapping_neg,
+        notes="Flips the sign bit of floats (NaN included); the most negative integer stays itself (it wraps)."),
+    ElementWise("BIT_NOT", "bitwise_not", "~InputTensor", BITWISE, bits=e.bits_not,
+                notes="On the stored bits of any data type of the table, as DirectML: only the width counts."),
+    ElementWise(
+        "BIT_COUNT", "bitwise_count", "the number of 1 bits of InputTensor", BITWISE, bits=e.bits_count,
+        output_types=ONE_OR_ZERO, in_place=False, notes="On the stored bits, as BIT_NOT's."),
+    # --- Binary and ternary ----------------------------------------------------------------------
+    ElementWise("ADD", "add", "ATensor + BTensor", SUMS, floats=lambda a, b: a + b, integers=e.wrapping_add,
+                operands=AB),
+    ElementWise(
+        "ADD1", "add1", "FusedActivation(ATensor + BTensor)",
+        ladder((FL.LEVEL_3_0, F2, "1 to 8"), (FL.LEVEL_2_0, F2, "4 to 5")), floats=lambda a, b: a + b, operands=AB,
+        fused_activation=True,
+        notes="The sum is rounded to the output's data type before the activation: the bits of ADD then the "
+              "activation on its own."),
+    ElementWise(
+        "SUBTRACT", "subtract", "ATensor - BTensor",
+        ladder((FL.LEVEL_5_1, TEN, "1 to 8"), (FL.LEVEL_4_1, (*F2, T.INT64, T.INT32, T.UINT64, T.UINT32), "1 to 8"),
+               (FL.LEVEL_3_0, INT32S, "1 to 8"), (FL.LEVEL_2_1, INT32S, "4"), (FL.LEVEL_1_0, F2, "4")),
+        floats=lambda a, b: a - b, integers=e.wrapping_sub, operands=AB),
+    ElementWise("MULTIPLY", "multiply", "ATensor * BTensor", SUMS, floats=lambda a, b: a * b,
+                integers=e.wrapping_mul, operands=AB),
+    ElementWise(
+        "DIVIDE", "divide", "ATensor / BTensor",
+        ladder((FL.LEVEL_6_0, TEN, "1 to 8"), (FL.LEVEL_5_1, EIGHT, "1 to 8"), (FL.LEVEL_3_0, INT32S, "1 to 8"),
+               (FL.LEVEL_2_1, INT32S, "4"), (FL.LEVEL_1_0, F2, "4")),
+        floats=lambda a, b: a / b, operands=AB,
+        notes="Correctly rounded on floats. Integer division (DirectML truncates) is not computed yet."),
+    ElementWise("MAX", "maximum", "max(ATensor, BTensor)", CLAMPS, floats=e.maximum, integers=_maximum,
+                operands=AB, notes="NaN if either is NaN (the first NaN operand, as NumPy's maximum); where the two "
+                "compare equal (-0 and +0 included) the result is BTensor's bits."),
+    ElementWise("MIN", "minimum", "min(ATensor, BTensor)", CLAMPS, floats=e.minimum, integers=_minimum,
+                operands=AB, notes="NaN if either is NaN (the first NaN operand, as NumPy's minimum); where the two "
+                "compare equal (-0 and +0 included) the result is BTensor's bits."),
+    ElementWise(
+        "MEAN", "element_wise_mean", "(ATensor + BTensor) / 2",
+        ladder((FL.LEVEL_3_0, INT32S, "1 to 8"), (FL.LEVEL_2_1, INT32S, "4"), (FL.LEVEL_1_0, F2, "4")),
+        floats=lambda a, b: (a + b) * 0.5, operands=AB,
+        notes="The sum in FP32, then halved (exact but for a subnormal result, which rounds): DirectML's formula "
+              "as written, so two FP32 values near the largest overflow. Integers are not computed yet."),
+    ElementWise(
+        "DIFFERENCE_SQUARE", "difference_square", "(ATensor - BTensor) * (ATensor - BTensor)",
+        ladder((FL.LEVEL_3_1, INT32S, "1 to 8")), operands=AB,
+        floats=lambda a, b: (lambda d: d * d)(a - b), integers=lambda a, b: (lambda d: e.wrapping_mul(d, d))(
+            e.wrapping_sub(a, b))),
+    ElementWise("LOGICAL_AND", "logical_and", "ATensor != 0 && BTensor != 0 ? 1 : 0", LOGIC, operands=AB,
+                bits=lambda a, b: e.nonzero(a) & e.nonzero(b)),
+    ElementWise("LOGICAL_OR", "logical_or", "ATensor != 0 || BTensor != 0 ? 1 : 0", LOGIC, operands=AB,
+                bits=lambda a, b: e.nonzero(a) | e.nonzero(b)),
+    ElementWise("LOGICAL_XOR", "logical_xor", "(ATensor != 0) != (BTensor != 0) ? 1 : 0", LOGIC, operands=AB,
+                bits=lambda a, b: _either(e.nonzero(a), e.nonzero(b))),
+    _comparison("LOGICAL_EQUALS", "equal", "==", lambda a, b: a.equals(b)),
+    _comparison("LOGICAL_GREATER_THAN", "greater", ">", lambda a, b: a > b),
+    _comparison("LOGICAL_LESS_THAN", "less", "<", lambda a, b: a < b),
+    _comparison("LOGICAL_GREATER_THAN_OR_EQUAL", "greater_equal", ">=", lambda a, b: a >= b, COMPARISONS[:2]),
+    _comparison("LOGICAL_LESS_THAN_OR_EQUAL", "less_equal", "<=", lambda a, b: a <= b, COMPARISONS[:2]),
+    ElementWise("BIT_AND", "bitwise_and", "ATensor & BTensor", BITWISE, bits=e.bits_and, operands=AB),
+    ElementWise("BIT_OR", "bitwise_or", "ATensor | BTensor", BITWISE, bits=e.bits_or, operands=AB),
+    ElementWise("BIT_XOR", "bitwise_xor", "ATensor ^ BTensor", BITWISE, bits=e.bits_xor, operands=AB),
+    ElementWise("BIT_SHIFT_LEFT", "left_shift", "ATensor << BTensor", SHIFTS, bits=e.bits_shift_left, operands=AB,
+                notes="A logical shift; by the element's width or more it gives 0 (NumPy's left_shift)."),
+    ElementWise("BIT_SHIFT_RIGHT", "right_shift", "ATensor >> BTensor", SHIFTS, bits=e.bits_shift_right,
+                operands=AB, notes="A logical shift; by the element's width or more it gives 0."),
+    ElementWise(
+        "IF", "where", "ConditionTensor != 0 ? ATensor : BTensor",
+        ladder((FL.LEVEL_5_0, ELEVEN, "1 to 8"), (FL.LEVEL_3_0, EIGHT, "1 to 8"), (FL.LEVEL_2_0, (T.FLOAT16,), "4")),
+        bits=lambda condition, a, b: e.where(e.nonzero(condition), a, b), operands=CONDITION_AB, in_place=False,
+        notes="A select: the chosen element's bits pass through unchanged. DirectML's 2_0 table lists FLOAT16 "
+              "only; from 3_0 every type of its table."),
+    # --- Gradients --------------------------------------------------------------------------------
+    ElementWise(
+        "CLIP_GRAD", "clip_grad", "InputTensor <= Min || InputTensor >= Max ? 0 : InputGradientTensor",
+        ladder((FL.LEVEL_5_0, TEN, "1 to 8"), (FL.LEVEL_3_1, EIGHT, "1 to 8")),
+        floats=lambda x, dy, low, high: e.where((x <= low) | (x >= high), 0, dy),
+        integers=lambda x, dy, low, high: e.where(
+            (x <= e.integer_from_scalar(low)) | (x >= e.integer_from_scalar(high)), 0, dy),
+        operands=GRADIENT, scalars=MIN_MAX, output_field=("output_gradient_tensor", "OutputGradientTensor"),
+        notes="dY's bits pass through where Min < X < Max (NaN X included: both comparisons are false)."),
+)
+
+DESCS = {cls.__name__: cls for cls in (declare(row) for row in TABLE)}

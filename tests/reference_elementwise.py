@@ -1,0 +1,201 @@
+"""Independent references for DirectML's ELEMENT_WISE operators, written plainly (NumPy in
+FP32 for floats, Python integers for integers; never the shader's code), shared by
+tests/test_elementwise.py and the fuzz tests."""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+from reference import ulp_error
+
+import dmlpy as dml
+
+T = dml.TensorDataType
+NUMPY = {T.FLOAT32: np.float32, T.FLOAT16: np.float16, T.BFLOAT16: ml_dtypes.bfloat16, T.INT32: np.int32,
+         T.INT16: np.int16, T.INT8: np.int8, T.UINT32: np.uint32, T.UINT16: np.uint16, T.UINT8: np.uint8}
+UNSIGNED_OF = {1: np.uint8, 2: np.uint16, 4: np.uint32}
+FLOATS = (T.FLOAT32, T.FLOAT16, T.BFLOAT16)
+
+
+# --- The references --------------------------------------------------------------------------
+
+
+def f32(x):
+    """A float input decoded to FP32 (exact for FP16 and BF16)."""
+    return np.asarray(x).astype(np.float32)
+
+
+def wrap(values, dtype):
+    """Python integers stored as `dtype`: their low bits, two's complement."""
+    info = np.iinfo(dtype)
+    span = 1 << info.bits
+    wrapped = [((int(v) - info.min) % span) + info.min for v in values]  # Python ints: never through a float
+    return np.array(wrapped, dtype)
+
+
+def ints(x):
+    return [int(v) for v in np.ravel(x)]
+
+
+def truncated(value: float, dtype) -> int:
+    """An FP32 scalar cast to an integer type: toward zero, saturated, NaN 0."""
+    if np.isnan(value):
+        return 0
+    info = np.iinfo(dtype)
+    if not np.isfinite(value):
+        return info.max if value > 0 else info.min
+    whole = int(np.trunc(np.float64(np.float32(value))))
+    return min(max(whole, info.min), info.max)
+
+
+def first_if(keep_a, a, b):
+    """dmlpy's min and max: the first operand where it is NaN or `keep_a` holds, else the
+    second (so a NaN in either gives NaN, and a tie, -0 against +0 included, the second)."""
+    return np.where(np.isnan(a) | keep_a, a, b)
+
+
+def fp32_then(dtype, compute):
+    def reference(*args, **scalars):
+        with np.errstate(all="ignore"):
+            return np.asarray(compute(*[f32(a) for a in args], **scalars), np.float32).astype(dtype)
+    return reference
+
+
+def round_half_away(x):
+    return np.where(np.abs(x - np.trunc(x)) == 0.5, np.trunc(x) + np.sign(x), np.round(x))
+
+
+FLOAT_MATH = {
+    "IDENTITY": lambda x: x,
+    "ABS": np.abs,
+    "CEIL": np.ceil,
+    "FLOOR": np.floor,
+    "ROUND": np.round,
+    "CLIP": lambda x, min, max: (lambda m: first_if(np.float32(max) < m, np.float32(max), m))(
+        first_if(x < np.float32(min), np.float32(min), x)),
+    "RECIP": lambda x: np.float32(1) / x,
+    "THRESHOLD": lambda x, min: first_if(np.float32(min) < x, x, np.float32(min)),
+    "SIGN": lambda x: np.where(x < 0, -1, np.where(x > 0, 1, 0)).astype(np.float32),
+    "NEGATE": np.negative,
+    "ADD": np.add,
+    "ADD1": np.add,
+    "SUBTRACT": np.subtract,
+    "MULTIPLY": np.multiply,
+    "DIVIDE": np.divide,
+    "MAX": lambda a, b: first_if(b < a, a, b),
+    "MIN": lambda a, b: first_if(a < b, a, b),
+    "MEAN": lambda a, b: (a + b) * np.float32(0.5),
+    "DIFFERENCE_SQUARE": lambda a, b: (a - b) * (a - b),
+}
+
+INTEGER_MATH = {
+    "IDENTITY": lambda x: x,
+    "ABS": abs,
+    "NEGATE": lambda x: -x,
+    "SIGN": lambda x: (x > 0) - (x < 0),
+    "ADD": lambda a, b: a + b,
+    "SUBTRACT": lambda a, b: a - b,
+    "MULTIPLY": lambda a, b: a * b,
+    "MAX": max,
+    "MIN": min,
+    "DIFFERENCE_SQUARE": lambda a, b: (a - b) * (a - b),
+}
+
+COMPARE = {"LOGICAL_EQUALS": np.equal, "LOGICAL_GREATER_THAN": np.greater, "LOGICAL_LESS_THAN": np.less,
+           "LOGICAL_GREATER_THAN_OR_EQUAL": np.greater_equal, "LOGICAL_LESS_THAN_OR_EQUAL": np.less_equal}
+LOGIC = {"LOGICAL_AND": np.logical_and, "LOGICAL_OR": np.logical_or, "LOGICAL_XOR": np.logical_xor}
+
+
+def expected_of(name: str, data_type: T, args: list[np.ndarray], scalars: dict, output_type: T) -> np.ndarray:
+    """The reference result, stored as `output_type`."""
+    dtype, out = NUMPY[data_type], NUMPY[output_type]
+    if name in COMPARE:
+        if data_type in FLOATS:
+            return COMPARE[name](f32(args[0]), f32(args[1])).astype(out)
+        return np.array([COMPARE[name](a, b) for a, b in zip(ints(args[0]), ints(args[1]))], out).reshape(
+            args[0].shape)
+    if name in LOGIC:
+        return LOGIC[name](args[0] != 0, args[1] != 0).astype(out)
+    if name == "LOGICAL_NOT":
+        return (args[0] == 0).astype(out)
+    if name == "IS_NAN":
+        return np.isnan(f32(args[0])).astype(out)
+    if name == "IS_INFINITY":
+        x = f32(args[0])
+        mode = scalars.get("infinity_mode", "EITHER")
+        return {"EITHER": np.isinf(x), "POSITIVE": x == np.inf, "NEGATIVE": x == -np.inf}[mode].astype(out)
+    if name.startswith("BIT_"):
+        return bits_reference(name, args, out)
+    if name == "IF":
+        return np.where(args[0] != 0, args[1], args[2])
+    if name == "CLIP_GRAD":
+        low, high = scalars["min"], scalars["max"]
+        if data_type in FLOATS:
+            x = f32(args[0])
+            kept = ~((x <= np.float32(low)) | (x >= np.float32(high)))
+        else:
+            low, high = truncated(low, dtype), truncated(high, dtype)
+            kept = np.array([not (v <= low or v >= high) for v in ints(args[0])]).reshape(args[0].shape)
+        return np.where(kept, args[1], np.zeros_like(args[1]))
+    if data_type in FLOATS:
+        math = FLOAT_MATH[name]
+        if name == "ROUND":
+            mode = scalars.get("rounding_mode", "HALVES_TO_NEAREST_EVEN")
+            math = {"HALVES_TO_NEAREST_EVEN": np.round, "TOWARD_ZERO": np.trunc, "TOWARD_INFINITY": round_half_away}[
+                mode]
+            scalars = {}
+        return fp32_then(out, math)(*args, **scalars)
+    if name in ("CLIP", "THRESHOLD"):
+        low = truncated(scalars["min"], dtype)
+        high = truncated(scalars["max"], dtype) if name == "CLIP" else None
+        values = [max(low, v) if high is None else min(high, max(low, v)) for v in ints(args[0])]
+        return wrap(values, out).reshape(args[0].shape)
+    math = INTEGER_MATH[name]
+    values = [math(*operands) for operands in zip(*(ints(a) for a in args))]
+    return wrap(values, out).reshape(args[0].shape)
+
+
+def bits_reference(name, args, out):
+    width = args[0].dtype.itemsize * 8
+    unsigned = UNSIGNED_OF[args[0].dtype.itemsize]
+    a = [int(v) for v in np.ravel(args[0].view(unsigned))]
+    mask = (1 << width) - 1
+    if name == "BIT_NOT":
+        values = [~v & mask for v in a]
+    elif name == "BIT_COUNT":
+        return np.array([bin(v).count("1") for v in a], out).reshape(args[0].shape)
+    else:
+        b = [int(v) for v in np.ravel(args[1].view(unsigned))]
+        op = {"BIT_AND": lambda x, y: x & y, "BIT_OR": lambda x, y: x | y, "BIT_XOR": lambda x, y: x ^ y,
+              "BIT_SHIFT_LEFT": lambda x, y: (x << y) & mask if y < width else 0,
+              "BIT_SHIFT_RIGHT": lambda x, y: x >> y if y < width else 0}[name]
+        values = [op(x, y) for x, y in zip(a, b)]
+    return np.array(values, unsigned).reshape(args[0].shape).view(args[0].dtype)
+
+
+# The transcendental operators: dmlpy's own functions against float64, within these bounds (in
+# ULP of the output's type; docs/numerics.md). FP16 and BF16 results come from an FP32 value
+# within the FP32 bound, so at most one rounding step off.
+TRANSCENDENTAL = {"EXP": np.exp, "LOG": np.log, "TANH": np.tanh}
+ULP_BOUNDS = {T.FLOAT32: 2.0, T.FLOAT16: 1.0, T.BFLOAT16: 1.0}
+
+
+def assert_within_bound(got, x, name, data_type):
+    got, x = np.ravel(got), np.ravel(x)
+    with np.errstate(all="ignore"):
+        exact = TRANSCENDENTAL[name](f32(x).astype(np.float64))
+    errors = ulp_error(f32(got), exact, NUMPY[data_type], floor=2.0**-100)
+    worst = np.argmax(errors)
+    assert errors[worst] <= ULP_BOUNDS[data_type], f"{errors[worst]:.2f} ULP at x = {x[worst]!r}: {got[worst]!r}"
+
+
+def assert_same(got, expected):
+    if got.dtype.kind == "f" or got.dtype == ml_dtypes.bfloat16:
+        nan = np.isnan(f32(expected))
+        assert np.isnan(f32(got))[nan].all(), "a NaN was expected"
+        unsigned = UNSIGNED_OF[got.dtype.itemsize]
+        differ = np.flatnonzero(got.view(unsigned)[~nan] != expected.view(unsigned)[~nan])
+        assert differ.size == 0, f"{differ.size} differ: {got[~nan][differ[:6]]} != {expected[~nan][differ[:6]]}"
+    else:
+        differ = np.flatnonzero(got != expected)
+        assert differ.size == 0, f"{differ.size} differ: {got.ravel()[differ[:6]]} != {expected.ravel()[differ[:6]]}"

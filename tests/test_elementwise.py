@@ -1,0 +1,295 @@
+"""DirectML's ELEMENT_WISE operators against independent references written plainly here
+(NumPy in FP32 for floats, Python integers for integers; never the shader's code): every
+FP16 and BF16 input of the unary operators, FP32 special values and a dense sweep, the
+binary operators over special values in both argument orders, integer extremes, and the
+rules each row implies (DirectML's data types per level, dimension counts, constraints)."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from reference_elementwise import (
+    FLOATS,
+    NUMPY,
+    TRANSCENDENTAL,
+    UNSIGNED_OF,
+    assert_same,
+    assert_within_bound,
+    expected_of,
+    f32,
+)
+
+import dmlpy as dml
+from dmlpy.ops.elementwise import TABLE
+
+T = dml.TensorDataType
+FL = dml.FeatureLevel
+ROWS = {row.dml_name: row for row in TABLE}
+
+
+# --- Running a desc through the public device API ---------------------------------------------
+
+
+def run(device, desc, inputs: list[np.ndarray]) -> np.ndarray:
+    compiled = device.compile_operator(device.create_operator(desc))
+    schema = desc.schema
+    buffers = [device.create_buffer(tensor=getattr(desc, f.name)) for f in schema.tensors]
+    for buffer, values in zip(buffers, inputs):
+        buffer.write(np.ascontiguousarray(values))
+    device.execute(device.create_binding_table(compiled, inputs=buffers[:len(inputs)],
+                                               outputs=buffers[len(inputs):]))
+    return buffers[-1].read()
+
+
+def desc_for(row, data_type: T, shape, scalars: dict, output_type: T | None = None):
+    cls = dml.OPERATORS[row.name].desc_class
+    tensors = {}
+    for operand in row.operands:
+        tensors[operand.field] = dml.BufferTensorDesc(operand.data_types[0] if operand.data_types else data_type,
+                                                      shape)
+    tensors[row.output_field[0]] = dml.BufferTensorDesc(output_type or output_type_of(row, data_type), shape)
+    return cls(**tensors, **scalars)
+
+
+def output_type_of(row, data_type: T) -> T:
+    return row.output_types[0] if row.output_types else data_type
+
+
+def computed_types(row) -> list[T]:
+    """The data types dmlpy computes for a row: those its tables list (and BFLOAT16 where it has
+    a float form), but the 64-bit ones, and integers where it has no integer form."""
+    listed = {t for s in dml.OPERATORS[row.name].support for t in s.data_types}
+    return [t for t in NUMPY if t in listed and (row.bits is not None or (row.floats if t in FLOATS else row.integers))]
+
+
+SCALARS = {"CLIP": {"min": -1.5, "max": 2.25}, "THRESHOLD": {"min": -0.75}, "CLIP_GRAD": {"min": -1.5, "max": 2.25}}
+INTEGER_SCALARS = {"CLIP": {"min": -100.7, "max": 1e10}, "THRESHOLD": {"min": 3.9},
+                   "CLIP_GRAD": {"min": -5.5, "max": 70000.0}}
+
+FP32_SPECIALS = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-45, -1e-45, 1.1754942e-38, -1.1754944e-38,
+                          3.4028235e38, -3.4028235e38, 1.0, -1.0, 0.5, -0.5, 1.5, -1.5, 2.5, -2.5, 3.0, 2.9999998,
+                          8388607.5, -8388608.5, 16777215.0, 1e-30, -1e30], np.float32)
+
+
+def values_for(data_type: T, count: int, rng, operand=None) -> np.ndarray:
+    dtype = NUMPY[data_type]
+    if data_type in FLOATS:
+        with np.errstate(over="ignore"):
+            specials = FP32_SPECIALS.astype(dtype)
+        sweep = rng.integers(0, 1 << (8 * np.dtype(dtype).itemsize), count, dtype=np.uint64)
+        values = sweep.astype(UNSIGNED_OF[np.dtype(dtype).itemsize]).view(dtype)
+        values[:specials.size] = specials
+        return values
+    info = np.iinfo(dtype)
+    values = rng.integers(info.min, info.max, count, endpoint=True).astype(dtype)
+    edges = np.array([0, 1, -1 if info.min < 0 else 2, info.min, info.max, info.min + 1, info.max - 1, 7, 8, 31,
+                      32], np.int64)
+    values[:edges.size] = edges.astype(dtype)
+    return values
+
+
+def cases():
+    for row in TABLE:
+        for data_type in computed_types(row):
+            yield pytest.param(row.dml_name, data_type, id=f"{row.dml_name}-{data_type.name}")
+
+
+# --- Each operator against its reference -------------------------------------------------------
+
+
+@pytest.mark.parametrize("name, data_type", list(cases()))
+def test_every_operator_matches_its_reference(device, name, data_type):
+    row = ROWS[name]
+    rng = np.random.default_rng(sum(map(ord, name)))
+    count = 1 << 16 if data_type in (T.FLOAT16, T.BFLOAT16, T.INT16, T.UINT16, T.INT8, T.UINT8) else 1 << 14
+    args = []
+    for k, operand in enumerate(row.operands):
+        if operand.data_types:  # IF's condition: 0, 1 and other nonzero bytes
+            args.append(rng.integers(0, 4, count).astype(np.uint8) * rng.integers(0, 2, count).astype(np.uint8))
+            continue
+        values = values_for(data_type, count, rng)
+        if k == 0 and data_type in (T.FLOAT16, T.BFLOAT16, T.UINT16, T.INT16):  # every 16-bit input
+            values = np.arange(count, dtype=np.uint16).view(NUMPY[data_type])
+        if name.startswith("BIT_SHIFT") and k == 1:
+            values = rng.integers(0, 8 * values.itemsize + 3, count).astype(values.dtype)
+        args.append(values)
+    if len(row.operands) > 1 and data_type in FLOATS:  # every special meets every special, both orders
+        with np.errstate(over="ignore"):
+            specials = FP32_SPECIALS.astype(NUMPY[data_type])
+        pairs = np.array(list(itertools.product(specials, specials)), NUMPY[data_type])
+        first = next(k for k, o in enumerate(row.operands) if not o.data_types)
+        args[first][:len(pairs)], args[first + 1][:len(pairs)] = pairs[:, 0], pairs[:, 1]
+    scalars = (SCALARS if data_type in FLOATS else INTEGER_SCALARS).get(name, {})
+    output_type = output_type_of(row, data_type)
+    got = run(device, desc_for(row, data_type, (count,), scalars, output_type), args)
+    if name in TRANSCENDENTAL:
+        assert_within_bound(got, args[0], name, data_type)
+    else:
+        assert_same(got, expected_of(name, data_type, args, scalars, output_type))
+
+
+@pytest.mark.parametrize("mode", ["HALVES_TO_NEAREST_EVEN", "TOWARD_ZERO", "TOWARD_INFINITY"])
+@pytest.mark.parametrize("data_type", FLOATS)
+def test_round_in_every_mode(device, mode, data_type):
+    with np.errstate(over="ignore"):
+        x = np.concatenate([FP32_SPECIALS, np.arange(-40, 40) / np.float32(4)]).astype(NUMPY[data_type])
+    desc = desc_for(ROWS["ROUND"], data_type, x.shape, {"rounding_mode": mode})
+    assert_same(run(device, desc, [x]), expected_of("ROUND", data_type, [x], {"rounding_mode": mode}, data_type))
+
+
+@pytest.mark.parametrize("mode", ["EITHER", "POSITIVE", "NEGATIVE"])
+def test_is_infinity_in_every_mode(device, mode):
+    x = FP32_SPECIALS
+    desc = desc_for(ROWS["IS_INFINITY"], T.FLOAT32, x.shape, {"infinity_mode": mode})
+    assert_same(run(device, desc, [x]), expected_of("IS_INFINITY", T.FLOAT32, [x], {"infinity_mode": mode}, T.UINT8))
+
+
+def test_scale_bias_is_applied_first_in_fp32(device):
+    x = np.array([-2.0, -0.5, 0.0, 1.0, 3.0, np.nan, 1e-40], np.float16)
+    scale_bias = dml.ScaleBias(1.5, -0.25)
+    desc = desc_for(ROWS["ABS"], T.FLOAT16, x.shape, {"scale_bias": scale_bias})
+    expected = np.abs(f32(x) * np.float32(1.5) + np.float32(-0.25)).astype(np.float16)
+    assert_same(run(device, desc, [x]), expected)
+    clip = desc_for(ROWS["CLIP"], T.FLOAT32, x.shape, {"scale_bias": scale_bias, "min": -1.0, "max": 1.0})
+    assert_same(run(device, clip, [f32(x)]), np.clip(f32(x) * np.float32(1.5) - np.float32(0.25), -1, 1))
+    with pytest.raises(dml.UnsupportedError, match="scale_bias on INT32"):
+        device.compile_operator(device.create_operator(
+            desc_for(ROWS["ABS"], T.INT32, (4,), {"scale_bias": scale_bias})))
+
+
+def test_add1_with_a_fused_activation_gives_add_then_the_activation(device):
+    rng = np.random.default_rng(3)
+    a, b = (rng.standard_normal(1000) * 4).astype(np.float16), (rng.standard_normal(1000) * 4).astype(np.float16)
+    activation = dml.ActivationLeakyReluOperatorDesc(None, None, alpha=0.125)
+    desc = desc_for(ROWS["ADD1"], T.FLOAT16, a.shape, {"fused_activation": activation})
+    total = (f32(a) + f32(b)).astype(np.float16)
+    expected = np.where(f32(total) >= 0, f32(total), f32(total) * np.float32(0.125)).astype(np.float16)
+    assert_same(run(device, desc, [a, b]), expected)
+    with pytest.raises(dml.InvalidArgumentError, match="is not an activation DirectML fuses"):
+        desc_for(ROWS["ADD1"], T.FLOAT16, a.shape, {"fused_activation": desc_for(ROWS["ADD"], T.FLOAT16, (4,), {})})
+
+
+# --- The rules each row implies --------------------------------------------------------------------
+
+
+def test_directmls_tables_gate_data_types_and_dimension_counts(device):
+    x4 = dml.BufferTensorDesc(T.INT32, (1, 1, 2, 2))
+    add = dml.OPERATORS["add"].desc_class
+    for level, ok in ((FL.LEVEL_2_0, False), (FL.LEVEL_2_1, True)):
+        capped = dml.create_device(max_feature_level=level)
+        if ok:
+            capped.create_operator(add(x4, x4, x4))
+        else:
+            with pytest.raises(dml.UnsupportedError, match="needs FEATURE_LEVEL_2_1"):
+                capped.create_operator(add(x4, x4, x4))
+        capped.close()
+    three = dml.BufferTensorDesc(T.FLOAT32, (2, 2, 2))
+    capped = dml.create_device(max_feature_level=FL.LEVEL_2_1)
+    with pytest.raises(dml.UnsupportedError, match="3 dimensions needs FEATURE_LEVEL_3_0"):
+        capped.create_operator(add(three, three, three))
+    capped.close()
+    with pytest.raises(dml.InvalidArgumentError, match="INT8 is not supported"):
+        dml.OPERATORS["logical_and"].desc_class(*[dml.BufferTensorDesc(T.INT8, (4,))] * 3)
+
+
+def test_comparisons_write_uint8_or_uint32_and_uint32_only_before_2_0():
+    f = dml.BufferTensorDesc(T.FLOAT32, (1, 1, 2, 2))
+    less = dml.OPERATORS["less"].desc_class
+    less(f, f, dml.BufferTensorDesc(T.UINT32, (1, 1, 2, 2)))
+    with pytest.raises(dml.InvalidArgumentError, match="must be UINT8 or UINT32"):
+        less(f, f, f)
+    capped = dml.create_device(max_feature_level=FL.LEVEL_1_0)
+    capped.create_operator(less(f, f, dml.BufferTensorDesc(T.UINT32, (1, 1, 2, 2))))
+    with pytest.raises(dml.UnsupportedError, match="UINT32 only before it"):
+        capped.create_operator(less(f, f, dml.BufferTensorDesc(T.UINT8, (1, 1, 2, 2))))
+    capped.close()
+
+
+def test_if_takes_a_uint8_condition_and_operands_of_one_type():
+    cls = dml.OPERATORS["where"].desc_class
+    c, f, h = (dml.BufferTensorDesc(t, (4,)) for t in (T.UINT8, T.FLOAT32, T.FLOAT16))
+    cls(c, f, f, f)
+    with pytest.raises(dml.InvalidArgumentError, match="condition_tensor.data_type FLOAT32 is not supported"):
+        cls(f, f, f, f)
+    with pytest.raises(dml.InvalidArgumentError, match="b_tensor.data_type FLOAT16 != a_tensor.data_type FLOAT32"):
+        cls(c, f, h, f)
+
+
+def test_what_directml_accepts_but_dmlpy_does_not_compute_is_refused_at_compile(device):
+    i32 = dml.BufferTensorDesc(T.INT32, (4,))
+    divide = dml.OPERATORS["divide"].desc_class(i32, i32, i32)
+    op = device.create_operator(divide)  # DirectML's rules accept it
+    with pytest.raises(dml.UnsupportedError, match="dmlpy does not compute INT32 for this operator yet"):
+        device.compile_operator(op)
+    i64 = dml.BufferTensorDesc(T.INT64, (4,))
+    with pytest.raises(dml.UnsupportedError, match="INT64"):
+        device.compile_operator(device.create_operator(dml.OPERATORS["add"].desc_class(i64, i64, i64)))
+
+
+def test_scalars_after_the_scale_bias_are_given_by_name():
+    f = dml.BufferTensorDesc(T.FLOAT32, (4,))
+    clip = dml.OPERATORS["clip"].desc_class(f, f, min=0.0, max=6.0)
+    assert clip.scale_bias is None and (clip.min, clip.max) == (0.0, 6.0)
+    with pytest.raises(TypeError):
+        dml.OPERATORS["clip"].desc_class(f, f, None, 0.0, 6.0)
+
+
+# --- Front ends, device arrays and graphs ---------------------------------------------------------
+
+
+def test_front_ends_broadcast_take_python_scalars_and_wrap_integers(device):
+    a = np.array([[-2.5], [0.5], [3.5]], np.float32)
+    b = np.array([1.0, -1.0], np.float32)
+    assert_same(dml.add(a, b, device=device), (a + b).astype(np.float32))
+    assert_same(dml.multiply(a, 2, device=device), a * np.float32(2))
+    assert_same(dml.add(np.array([127, -128], np.int8), 1, device=device), np.array([-128, -127], np.int8))
+    assert dml.less(a, 1.0, device=device).dtype == np.uint8
+    assert_same(dml.less(a, b, device=device), (a < b).astype(np.uint8))
+    assert_same(dml.clip(a, 0.0, 2.0, device=device), np.clip(a, 0, 2))
+    assert_same(dml.round(a, rounding_mode="TOWARD_INFINITY", device=device), np.array([[-3.0], [1.0], [4.0]],
+                                                                                        np.float32))
+    assert_same(dml.abs(a, scale_bias=dml.ScaleBias(2.0, 1.0), device=device), np.abs(a * 2 + 1))
+
+
+def test_where_takes_its_condition_as_uint8_and_gives_scalars_the_operands_dtype(device):
+    condition = np.array([1, 0, 7, 0], np.uint8)
+    x = np.array([1.5, -2.0, 3.0, np.nan], np.float16)
+    got = dml.where(condition, x, 0.25, device=device)
+    assert got.dtype == np.float16
+    assert_same(got, np.where(condition != 0, x, np.float16(0.25)))
+    with pytest.raises(dml.InvalidArgumentError, match=r"where: condition has dtype float16, which ELEMENT_WISE_IF "
+                                                       r"does not take \(it takes np.uint8\)"):
+        dml.where(x, x, x, device=device)
+    with pytest.raises(dml.InvalidArgumentError, match="b.dtype float32 != a.dtype float16"):
+        dml.where(condition, x, x.astype(np.float32), device=device)
+
+
+def test_device_array_chains_of_element_wise_operators_fuse_with_the_bits_of_the_calls(device):
+    rng = np.random.default_rng(2)
+    a, b, c = ((rng.standard_normal(1000) * 3).astype(np.float32) for _ in range(3))
+    on_device = [dml.asarray(v, device=device) for v in (a, b, c)]
+    fused = dml.where(dml.less(on_device[0], 0.0), dml.add(dml.multiply(on_device[0], on_device[1]), on_device[2]),
+                      dml.exp(on_device[2]))
+    one_by_one = dml.where(dml.less(a, 0.0, device=device),
+                           dml.add(dml.multiply(a, b, device=device), c, device=device), dml.exp(c, device=device),
+                           device=device)
+    assert_same(fused.numpy(), one_by_one)
+
+
+def test_graph_functions_of_the_family(device):
+    g = dml.GraphBuilder(device)
+    condition = g.input(dml.BufferTensorDesc(np.uint8, (4,)))
+    x = g.input(dml.BufferTensorDesc(np.float32, (4,)))
+    chosen = dml.graph.where(condition, dml.graph.add(x, x), dml.graph.negative(x))
+    assert chosen.desc == dml.BufferTensorDesc(np.float32, (4,))
+    compiled = g.build([chosen, dml.graph.greater(x, dml.graph.negative(x))])
+    values = np.array([1.5, -2.0, 0.0, np.nan], np.float32)
+    buffers = [device.create_buffer(tensor=dml.BufferTensorDesc(t, (4,)))
+               for t in (T.UINT8, T.FLOAT32, T.FLOAT32, T.UINT8)]
+    buffers[0].write(np.array([1, 0, 3, 0], np.uint8))
+    buffers[1].write(values)
+    device.execute(device.create_binding_table(compiled, inputs=buffers[:2], outputs=buffers[2:]))
+    assert_same(buffers[2].read(), np.where([True, False, True, False], values + values, -values))
+    assert_same(buffers[3].read(), (values > -values).astype(np.uint8))
