@@ -293,3 +293,28 @@ def test_graph_functions_of_the_family(device):
     device.execute(device.create_binding_table(compiled, inputs=buffers[:2], outputs=buffers[2:]))
     assert_same(buffers[2].read(), np.where([True, False, True, False], values + values, -values))
     assert_same(buffers[3].read(), (values > -values).astype(np.uint8))
+
+
+def test_device_arrays_take_pythons_operators_and_numpys_ufuncs(device):
+    a_host = np.array([-2.5, 0.5, 3.5, np.nan], np.float32)
+    b_host = np.array([1.0, -2.0, 3.0, 4.0], np.float32)
+    a, b = dml.asarray(a_host, device=device), dml.asarray(b_host, device=device)
+    assert_same((a + b).numpy(), a_host + b_host)
+    assert_same((2 * a - b / 4).numpy(), (np.float32(2) * a_host) - (b_host / np.float32(4)))
+    assert_same((-a).numpy(), -a_host)
+    assert_same(abs(a).numpy(), np.abs(a_host))
+    assert_same((a < b).numpy(), (a_host < b_host).astype(np.uint8))
+    assert_same((a == a).numpy(), (a_host == a_host).astype(np.uint8))
+    assert_same((a >= 0.5).numpy(), (a_host >= 0.5).astype(np.uint8))
+    bits = dml.asarray(np.array([0b1100, 0b1010], np.uint8), device=device)
+    assert_same((bits & 0b0110).numpy(), np.array([0b0100, 0b0010], np.uint8))
+    assert_same((~bits).numpy(), np.array([0b11110011, 0b11110101], np.uint8))
+    on_device = np.add(a, b)  # a ufunc dmlpy has stays on the device
+    assert isinstance(on_device, dml.DeviceArray)
+    assert_same(on_device.numpy(), a_host + b_host)
+    with np.errstate(invalid="ignore"):
+        assert_same(np.sqrt(a), np.sqrt(a_host))  # one it has not: through the host
+    with pytest.raises(ValueError, match="ambiguous"):
+        bool(a < b)
+    assert bool(dml.asarray([1.0], device=device) > 0)
+    assert len({a, b, a}) == 2  # identity hashes: == gives arrays, not a truth

@@ -50,7 +50,6 @@ from reference import REFERENCES, REFERENCES_F64, REFERENCES_ROWWISE  # noqa: E4
 from reference import prelu_grad as reference_prelu_grad  # noqa: E402
 
 import dmlpy as dml  # noqa: E402
-from dmlpy.base.types import data_type_info  # noqa: E402
 from dmlpy.cli.progress import Progress  # noqa: E402
 from dmlpy.kernels.codegen import plan_copy  # noqa: E402
 from dmlpy.ops.activations import TABLE  # noqa: E402
@@ -59,7 +58,8 @@ from dmlpy.runtime.kompute import Launch  # noqa: E402
 from dmlpy.runtime.shader_compiler import compile_glsl  # noqa: E402
 
 T = dml.TensorDataType
-NUMPY = {T.FLOAT32: np.float32, T.FLOAT16: np.float16, T.BFLOAT16: ml_dtypes.bfloat16, T.INT8: np.int8}
+NUMPY = {T.FLOAT32: np.float32, T.FLOAT16: np.float16, T.BFLOAT16: ml_dtypes.bfloat16, T.INT8: np.int8,
+         T.UINT8: np.uint8}
 CHANNELS = 64
 REQUIRED_SCALARS = {"alpha": 1.5, "beta": -0.25}  # for scalars DirectML gives no default
 
@@ -93,7 +93,13 @@ TARGET_CASES = [
     Case("relu_grad", T.INT8, "transposed-output"),
     Case("relu_grad", T.FLOAT32, "broadcast"), Case("relu_grad", T.FLOAT16, "broadcast"),
     Case("prelu_grad", T.FLOAT32, "ncx"), Case("prelu_grad", T.FLOAT32, "nxc"), Case("prelu_grad", T.FLOAT16, "nxc")]
-FULL_CASES = [*TARGET_CASES,
+# The element-wise family's memory-bound binary operators (three streams, as RELU_GRAD's),
+# the transcendental ones (compute-bound on lavapipe), and ADD with one operand broadcast.
+ELEMENT_WISE_CASES = [
+    *[Case(op, t, "packed") for op in ("add", "multiply", "maximum", "less", "where") for t in (T.FLOAT32, T.FLOAT16)],
+    Case("logical_and", T.UINT8, "packed"), Case("add", T.FLOAT32, "broadcast"),
+    *[Case(op, T.FLOAT32, "packed") for op in ("exp", "log", "element_wise_tanh")]]
+FULL_CASES = [*TARGET_CASES, *ELEMENT_WISE_CASES,
               *[Case(name, T.FLOAT32, "packed") for name in ELEMENTWISE
                 if name not in ("relu_grad", "hard_sigmoid_grad")],
               *[Case(name, T.FLOAT32, "rows") for name in ROWWISE]]
@@ -147,7 +153,6 @@ def shape_of(case: Case, count: int) -> tuple[int, ...]:
 def build(case: Case, count: int):
     """The desc for a case (its strides realise the layout) and the bytes it must move."""
     sizes = shape_of(case, count)
-    element = data_type_info(case.data_type).element_size
     desc = dml.BufferTensorDesc
     schema = dml.OPERATORS[case.operator]
     t = case.data_type
@@ -158,12 +163,15 @@ def build(case: Case, count: int):
                                desc(t, channel_sizes))
     else:
         column_major = (1, sizes[0])
-        inputs = [desc(t, sizes, column_major if case.layout == "transposed-inputs" else
+        # A tensor of a fixed set of types (IF's condition, a comparison's output) takes the first.
+        own = [f.data_types[0] if f.data_types and t not in f.data_types else t for f in schema.tensors]
+        inputs = [desc(own[k], sizes, column_major if case.layout == "transposed-inputs" else
                        (0, 1) if case.layout == "broadcast" and k == 1 else None) for k in range(len(schema.inputs))]
-        output = desc(t, sizes, column_major if case.layout == "transposed-output" else None)
+        output = desc(own[-1], sizes, column_major if case.layout == "transposed-output" else None)
         op = schema.desc_class(*inputs, output, **scalars_of(case.operator))
     elements = math.prod(sizes)
-    moved = sum(min(getattr(op, f.name).total_tensor_size_in_bytes, elements * element) for f in schema.tensors)
+    moved = sum(min(getattr(op, f.name).total_tensor_size_in_bytes, elements * getattr(op, f.name).element_size)
+                for f in schema.tensors)
     return op, elements, moved
 
 
@@ -219,9 +227,10 @@ def arrays_for(case: Case, count: int) -> list[np.ndarray]:
     """The case's inputs as NumPy arrays in the same layout."""
     schema = dml.OPERATORS[case.operator]
     sizes = shape_of(case, count)
-    dtype = NUMPY[case.data_type]
     rng = np.random.default_rng(0)
-    arrays = [(rng.standard_normal(sizes) * 3).astype(dtype) for _ in schema.inputs]
+    arrays = [(rng.standard_normal(sizes) * 3).astype(NUMPY[case.data_type]) if not f.data_types
+              or case.data_type in f.data_types else rng.integers(0, 2, sizes).astype(NUMPY[f.data_types[0]])
+              for f in schema.inputs]
     if case.layout == "transposed-inputs":
         arrays = [np.asfortranarray(a) for a in arrays]
     elif case.layout in ("broadcast", "nxc"):
@@ -236,7 +245,12 @@ def numpy_run(case: Case, count: int):
     of the tests), writing the result in the case's output layout."""
     arrays = arrays_for(case, count)
     order = "F" if case.layout == "transposed-output" else "C"
-    out = np.empty(shape_of(case, count), NUMPY[case.data_type], order=order)
+    output = dml.OPERATORS[case.operator].outputs[0]
+    out_type = output.data_types[0] if output.data_types and case.data_type not in output.data_types else case.data_type
+    out = np.empty(shape_of(case, count), NUMPY[out_type], order=order)
+    if case.operator in NUMPY_ELEMENT_WISE:
+        function = NUMPY_ELEMENT_WISE[case.operator]
+        return host_seconds(lambda: np.copyto(out, function(*arrays), casting="unsafe"))
     if case.operator in REFERENCES_ROWWISE:
         reference = REFERENCES_ROWWISE[case.operator]
         return host_seconds(lambda: np.copyto(out, reference(*arrays, axes=(1,))))
@@ -247,6 +261,12 @@ def numpy_run(case: Case, count: int):
     x, slope, dy = arrays
     axes = (0,) if case.layout == "nxc" else (0, 2)
     return host_seconds(lambda: (np.copyto(out, reference_prelu_grad(x, slope, dy, axes)[0])))
+
+
+# NumPy's functions for the element-wise family's benchmark cases.
+NUMPY_ELEMENT_WISE = {"add": np.add, "multiply": np.multiply, "maximum": np.maximum, "less": np.less,
+                      "logical_and": np.logical_and, "where": lambda c, a, b: np.where(c != 0, a, b), "exp": np.exp,
+                      "log": np.log, "element_wise_tanh": np.tanh}
 
 
 # PyTorch's own kernels for the same operations, where it has one.

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 import weakref
+from collections.abc import Callable
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -41,6 +42,30 @@ from ..runtime.device import Device
 
 DLPACK_CPU = 1  # kDLCPU: the host copy __dlpack__ exports
 
+# Python's operators and NumPy's ufuncs on device arrays, each the front end of one element-wise
+# operator, by front-end name. frontends/numpy_api.py fills it once, when it makes the front ends
+# (they are built after this module); it is only read after that.
+ARRAY_OPERATORS: dict[str, Callable] = {}
+# NumPy's ufunc names where the front end's differ.
+UFUNC_FRONT_ENDS = {"absolute": "abs", "invert": "bitwise_not", "true_divide": "divide"}
+
+
+def _operator(name: str, reflected: bool = False):
+    def method(self, other):
+        function = ARRAY_OPERATORS.get(name)
+        if function is None:
+            return NotImplemented
+        return function(other, self) if reflected else function(self, other)
+    method.__name__ = name
+    return method
+
+
+def _unary(name: str):
+    def method(self):
+        return ARRAY_OPERATORS[name](self)
+    method.__name__ = name
+    return method
+
 
 def _return_to_pool(device, size: int, buffer) -> None:
     """An array was collected: its buffer serves the next array of its size. Runs inside the
@@ -51,7 +76,40 @@ def _return_to_pool(device, size: int, buffer) -> None:
 
 
 class DeviceArray:
-    """A packed array in device memory (see module doc). Create with `dmlpy.asarray`."""
+    """A packed array in device memory (see module doc). Create with `dmlpy.asarray`.
+
+    Python's arithmetic, comparison and bitwise operators run the element-wise family's
+    operators on the device (deferred and fused, as the front ends are); comparisons give
+    UINT8 arrays of 0 and 1. Arrays keep their identity hash: `==` gives an array."""
+
+    __add__, __radd__ = _operator("add"), _operator("add", True)
+    __sub__, __rsub__ = _operator("subtract"), _operator("subtract", True)
+    __mul__, __rmul__ = _operator("multiply"), _operator("multiply", True)
+    __truediv__, __rtruediv__ = _operator("divide"), _operator("divide", True)
+    __and__, __rand__ = _operator("bitwise_and"), _operator("bitwise_and", True)
+    __or__, __ror__ = _operator("bitwise_or"), _operator("bitwise_or", True)
+    __xor__, __rxor__ = _operator("bitwise_xor"), _operator("bitwise_xor", True)
+    __lt__, __le__ = _operator("less"), _operator("less_equal")
+    __gt__, __ge__ = _operator("greater"), _operator("greater_equal")
+    __eq__ = _operator("equal")
+    __neg__, __abs__, __invert__ = _unary("negative"), _unary("abs"), _unary("bitwise_not")
+    __hash__ = object.__hash__
+
+    def __bool__(self) -> bool:
+        """As NumPy: the truth of a one-element array; any other is ambiguous."""
+        if self.size != 1:
+            raise ValueError(f"the truth value of a DeviceArray of {self.size} elements is ambiguous: use "
+                             "dmlpy's logical operators, or .numpy().any() / .all()")
+        return bool(self.numpy().reshape(-1)[0])
+
+    def __array_ufunc__(self, ufunc, method: str, *inputs, **kwargs):
+        """NumPy's ufuncs the element-wise family has stay on the device (`np.add(a, b)`);
+        the others, and reductions or `out=` through NumPy, compute on host copies."""
+        name = UFUNC_FRONT_ENDS.get(ufunc.__name__, ufunc.__name__)
+        if method == "__call__" and not kwargs and name in ARRAY_OPERATORS:
+            return ARRAY_OPERATORS[name](*inputs)
+        hosts = [x.numpy() if isinstance(x, DeviceArray) else x for x in inputs]
+        return getattr(ufunc, method)(*hosts, **kwargs)
 
     def __init__(self, device: Device, shape: tuple[int, ...], dtype: np.dtype):
         self._describe(device, shape, dtype)
@@ -69,7 +127,8 @@ class DeviceArray:
         self._release = None  # the finalizer that pools the buffer
         self._deferred: tuple[OperatorDesc, tuple[DeviceArray, ...]] | None = None  # (desc, its input arrays)
         self._operator_count = 0  # deferred operators this array's value waits on
-        self._readers: weakref.WeakSet[DeviceArray] = weakref.WeakSet()  # deferred arrays that read this one
+        # The deferred arrays that read this one, by id: a WeakSet would compare them with ==.
+        self._readers: weakref.WeakValueDictionary[int, DeviceArray] = weakref.WeakValueDictionary()
 
     @classmethod
     def deferred(cls, device, shape, dtype, desc: OperatorDesc, inputs: tuple[DeviceArray, ...]) -> DeviceArray:
@@ -85,7 +144,7 @@ class DeviceArray:
             array._deferred = (desc, inputs)
             array._operator_count = count
             for source in inputs:
-                source._readers.add(array)
+                source._readers[id(array)] = array
         return array
 
     def _allocate(self) -> None:
@@ -120,7 +179,7 @@ class DeviceArray:
     def _settle_readers(self) -> None:
         """Compute every deferred array that reads this one: it is about to change (call
         holding the array lock)."""
-        for reader in list(self._readers):
+        for reader in list(self._readers.values()):
             reader._computed()
 
     def _compute(self) -> None:
@@ -176,7 +235,7 @@ class DeviceArray:
         self._allocate()
         _execute(self.device, compiled, inputs, self._buffer)
         for source in self._deferred[1]:
-            source._readers.discard(self)
+            source._readers.pop(id(self), None)
         self._deferred = None
         self._operator_count = 0
 
@@ -249,7 +308,7 @@ class DeviceArray:
             self._settle_readers()
             if self._deferred is not None:  # every element is replaced: the pending value is never needed
                 for source in self._deferred[1]:
-                    source._readers.discard(self)
+                    source._readers.pop(id(self), None)
                 self._deferred, self._operator_count = None, 0
                 self._allocate()
             if host.size:

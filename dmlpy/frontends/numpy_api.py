@@ -39,7 +39,7 @@ from .arrays import (
     whole_row_pieces,
 )
 from .call_cache import run_bound
-from .device_array import DeviceArray, run_on_arrays
+from .device_array import ARRAY_OPERATORS, DeviceArray, run_on_arrays
 from .result_types import output_data_type, type_groups
 
 LOG = logging.getLogger(__name__)
@@ -426,3 +426,8 @@ FRONT_ENDS: dict[str, Callable] = {
     schema.name: front_end(schema) for schema in OPERATORS.values()
     if schema.name not in _AXES_FORMS and schema.family.front_end is not FrontEndShape.OWN}
 globals().update(FRONT_ENDS)
+ARRAY_OPERATORS.update({name: FRONT_ENDS[name] for name in (
+    "add", "subtract", "multiply", "divide", "bitwise_and", "bitwise_or", "bitwise_xor", "less", "less_equal",
+    "greater", "greater_equal", "equal", "negative", "abs", "bitwise_not", "maximum", "minimum", "exp", "log",
+    "floor", "ceil", "sign", "isnan", "isinf", "reciprocal", "logical_and", "logical_or", "logical_xor",
+    "logical_not", "left_shift", "right_shift")})
