@@ -3,7 +3,7 @@
 from dataclasses import dataclass
 from typing import Any, Literal, overload
 
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import ArrayLike, DTypeLike, NDArray
 
 from . import graph as graph
 from .base.adapter import AdapterInfo as AdapterInfo
@@ -1485,6 +1485,15 @@ class ElementWiseIfOperatorDesc(OperatorDesc):
         b_tensor: BufferTensorDesc,
         output_tensor: BufferTensorDesc,
     ) -> None: ...
+
+@dataclass(frozen=True)
+class CastOperatorDesc(OperatorDesc):
+    """DML_CAST_OPERATOR_DESC: InputTensor converted to OutputTensor's data type"""
+
+    input_tensor: BufferTensorDesc
+    output_tensor: BufferTensorDesc
+
+    def __init__(self, input_tensor: BufferTensorDesc, output_tensor: BufferTensorDesc) -> None: ...
 
 @dataclass(frozen=True)
 class ElementWiseClipGradOperatorDesc(OperatorDesc):
@@ -4570,6 +4579,40 @@ def where(
     condition: ArrayLike | DeviceArray,
     a: ArrayLike | DeviceArray,
     b: ArrayLike | DeviceArray,
+    *,
+    out: DeviceArray,
+    device: Device | None = ...,
+) -> DeviceArray: ...
+
+@overload
+def cast(
+    x: DeviceArray,
+    dtype: DTypeLike | TensorDataType,
+    *,
+    out: None = ...,
+    device: Device | None = ...,
+) -> DeviceArray:
+    """CAST on NumPy arrays: OutputTensor = InputTensor converted to OutputTensor's data type."""
+@overload
+def cast(
+    x: ArrayLike,
+    dtype: DTypeLike | TensorDataType,
+    *,
+    out: None = ...,
+    device: Device | None = ...,
+) -> NDArray[Any]: ...
+@overload
+def cast(
+    x: ArrayLike | DeviceArray,
+    dtype: DTypeLike | TensorDataType,
+    *,
+    out: NDArray[Any],
+    device: Device | None = ...,
+) -> NDArray[Any]: ...
+@overload
+def cast(
+    x: ArrayLike | DeviceArray,
+    dtype: DTypeLike | TensorDataType,
     *,
     out: DeviceArray,
     device: Device | None = ...,

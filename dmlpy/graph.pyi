@@ -2,6 +2,9 @@
 
 from typing import Literal
 
+from numpy.typing import DTypeLike
+
+from .base.types import TensorDataType
 from .frontends.graph_builder import GraphBuilder as GraphBuilder
 from .frontends.graph_builder import GraphValue as GraphValue
 from .frontends.graph_builder import chain as chain
@@ -345,6 +348,9 @@ def right_shift(a: GraphValue, b: GraphValue) -> GraphValue:
 
 def where(condition: GraphValue, a: GraphValue, b: GraphValue) -> GraphValue:
     """Add an ELEMENT_WISE_IF node: OutputTensor = ConditionTensor != 0 ? ATensor : BTensor."""
+
+def cast(x: GraphValue, dtype: DTypeLike | TensorDataType) -> GraphValue:
+    """Add an CAST node: OutputTensor = InputTensor converted to OutputTensor's data type."""
 
 def clip_grad(x: GraphValue, dy: GraphValue, *, min: float, max: float) -> GraphValue:
     """Add an ELEMENT_WISE_CLIP_GRAD node: OutputGradientTensor = InputTensor <= Min || InputTensor >= Max ? 0 :

@@ -199,3 +199,23 @@ def assert_same(got, expected):
     else:
         differ = np.flatnonzero(got != expected)
         assert differ.size == 0, f"{differ.size} differ: {got.ravel()[differ[:6]]} != {expected.ravel()[differ[:6]]}"
+
+
+def cast_reference(x: np.ndarray, target) -> np.ndarray:
+    """DML_CAST as dmlpy documents it: floats to floats through FP32 rounded once (NumPy's
+    conversions round to nearest even), floats to integers toward zero and saturated with NaN
+    as 0, integers to floats to nearest even, integers to integers wrapped."""
+    out = np.dtype(target)
+    if x.dtype.kind == "f" or x.dtype == ml_dtypes.bfloat16:
+        x32 = f32(x)
+        if out.kind == "f" or out == ml_dtypes.bfloat16:
+            with np.errstate(over="ignore"):
+                return x32.astype(out)
+        info = np.iinfo(out)
+        values = [0 if np.isnan(v) else info.max if v >= info.max else info.min if v <= info.min else int(np.trunc(v))
+                  for v in x32.astype(np.float64)]
+        return np.array(values, out)
+    if out.kind == "f" or out == ml_dtypes.bfloat16:
+        with np.errstate(over="ignore"):
+            return np.array([np.float32(int(v)) for v in np.ravel(x)], np.float32).astype(out)
+    return wrap(ints(x), out)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 
+import ml_dtypes
 import numpy as np
 import pytest
 from reference_elementwise import (
@@ -17,6 +18,7 @@ from reference_elementwise import (
     UNSIGNED_OF,
     assert_same,
     assert_within_bound,
+    cast_reference,
     expected_of,
     f32,
 )
@@ -318,3 +320,33 @@ def test_device_arrays_take_pythons_operators_and_numpys_ufuncs(device):
         bool(a < b)
     assert bool(dml.asarray([1.0], device=device) > 0)
     assert len({a, b, a}) == 2  # identity hashes: == gives arrays, not a truth
+
+
+CAST_TYPES = [T.FLOAT32, T.FLOAT16, T.INT32, T.INT16, T.INT8, T.UINT32, T.UINT16, T.UINT8]
+
+
+@pytest.mark.parametrize("target", CAST_TYPES, ids=lambda t: t.name)
+@pytest.mark.parametrize("source", CAST_TYPES, ids=lambda t: t.name)
+def test_cast_between_every_pair_of_types(device, source, target):
+    rng = np.random.default_rng(int(source) * 16 + int(target))
+    x = values_for(source, 1 << 14, rng)
+    if source in FLOATS:  # beyond every integer range, halves, and the edges of each
+        edges = np.array([2.5, -2.5, 127.9, 128.0, -128.9, -129.0, 255.5, 256.0, 32767.5, 65535.9, 65536.0,
+                          2147483520.0, 2147483648.0, -2147483904.0, 4294967040.0, 4294967296.0, 65520.0],
+                         np.float32)
+        with np.errstate(over="ignore"):
+            x[-edges.size:] = edges.astype(NUMPY[source])
+    desc = dml.CastOperatorDesc(dml.BufferTensorDesc(source, x.shape), dml.BufferTensorDesc(target, x.shape))
+    assert_same(run(device, desc, [x]), cast_reference(x, NUMPY[target]))
+
+
+def test_cast_front_end_and_astype(device):
+    x = np.array([-2.7, 0.5, 300.4, np.nan], np.float32)
+    assert_same(dml.cast(x, np.int8, device=device), np.array([-2, 0, 127, 0], np.int8))
+    on_device = dml.asarray(x, device=device).astype(np.float16)
+    assert on_device.dtype == np.float16 and isinstance(on_device, dml.DeviceArray)
+    assert_same(on_device.numpy(), x.astype(np.float16))
+    with pytest.raises(dml.InvalidArgumentError, match="dtype 'int128' is not a NumPy dtype"):
+        dml.cast(x, "int128", device=device)
+    with pytest.raises(dml.InvalidArgumentError, match="BFLOAT16 is not supported"):
+        dml.cast(x, ml_dtypes.bfloat16, device=device)

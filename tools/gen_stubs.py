@@ -40,6 +40,7 @@ HOST_ARRAY = "ArrayLike"
 ANY_ARRAY = "ArrayLike | DeviceArray"
 HOST_RESULT = "NDArray[Any]"
 FRONT_END_AXES = "int | tuple[int, ...] | list[int] | None"  # NumPy's conventions (normalized_axes)
+RESULT_DTYPE = "DTypeLike | TensorDataType"  # CAST's result type, in the front end and graph function
 DESC_AXES = "tuple[int, ...]"
 DESC_AXES_ARGUMENT = "tuple[int, ...] | list[int]"  # OperatorDesc.__post_init__ takes a list as the tuple
 
@@ -247,6 +248,8 @@ def front_end(stub: Stub, name: str, function) -> list[str]:
             others[parameter] = "bool"
         elif parameter == "device":
             others[parameter] = f"{stub.use_type(dmlpy.Device)} | None"
+        elif parameter == "dtype":
+            others[parameter] = _result_dtype(stub)
         elif parameter != "out":
             others[parameter] = field_type(stub, schema, parameter, argument=True)
     device_array = stub.use_type(dmlpy.DeviceArray)
@@ -269,13 +272,20 @@ def front_end(stub: Stub, name: str, function) -> list[str]:
     return lines
 
 
+def _result_dtype(stub: Stub) -> str:
+    stub.use("numpy.typing", "DTypeLike")
+    stub.use_type(dmlpy.TensorDataType)
+    return RESULT_DTYPE
+
+
 def graph_function(stub: Stub, name: str, function) -> list[str]:
     """A graph function: GraphValues in, the node's output (a tuple for several) out."""
     schema = dmlpy.OPERATORS[name]
     value = stub.use_type(dmlpy.GraphValue)
     arrays = {t.argument: value for t in schema.inputs}
     signature = inspect.signature(function)
-    types = {p: arrays.get(p) or field_type(stub, schema, p, argument=True) for p in signature.parameters}
+    types = {p: arrays.get(p) or (_result_dtype(stub) if p == "dtype" else
+                                  field_type(stub, schema, p, argument=True)) for p in signature.parameters}
     returns = value if len(schema.outputs) == 1 else f"tuple[{', '.join([value] * len(schema.outputs))}]"
     return _def(name, _parameters(signature, types), returns, function.__doc__)
 

@@ -95,6 +95,11 @@ class DeviceArray:
     __neg__, __abs__, __invert__ = _unary("negative"), _unary("abs"), _unary("bitwise_not")
     __hash__ = object.__hash__
 
+    def astype(self, dtype: np.typing.DTypeLike) -> DeviceArray:
+        """The array converted to `dtype` on the device (DML_CAST; its rounding rules in
+        docs/operators.md); deferred and fused as any element-wise result."""
+        return ARRAY_OPERATORS["cast"](self, dtype)
+
     def __bool__(self) -> bool:
         """As NumPy: the truth of a one-element array; any other is ambiguous."""
         if self.size != 1:

@@ -17,7 +17,7 @@ from ..ops.catalogue import OPERATORS
 from ..ops.graph import GraphDesc, GraphInputEdge, GraphIntermediateEdge, GraphOutputEdge
 from ..ops.schema import OperatorDesc, OperatorSchema, schema_of
 from ..runtime.device import CompiledGraph, Device
-from .result_types import output_data_type
+from .result_types import free_output, output_data_type
 
 
 @dataclass(frozen=True, eq=False)
@@ -179,6 +179,8 @@ def builder_function(schema: OperatorSchema):
     parameters += [inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY,
                                      default=inspect.Parameter.empty if f.default is dataclasses.MISSING
                                      else f.default) for f in others]
+    if free_output(schema):  # CAST: the output's data type, after the inputs
+        parameters.insert(len(arguments), inspect.Parameter("dtype", positional))
     signature = inspect.Signature(parameters)
 
     def add(*args, **kwargs):
@@ -204,7 +206,9 @@ def builder_function(schema: OperatorSchema):
         sizes = {field.name: first.desc.sizes for field in schema.outputs}
         if schema.output_sizes is not None:  # outputs shaped otherwise (PReLU's slope gradient)
             sizes.update(schema.output_sizes(tensors))
-        result_type = output_data_type(schema, {f.argument: s.desc.data_type for f, s in zip(schema.inputs, sources)})
+        requested = BufferTensorDesc(values["dtype"], (1,)).data_type if "dtype" in values else None
+        result_type = output_data_type(schema, {f.argument: s.desc.data_type for f, s in zip(schema.inputs, sources)},
+                                       requested)
         tensors.update({name: BufferTensorDesc(result_type, s) for name, s in sizes.items()})
         desc = schema.desc_class(**tensors, **fields)
         outputs = builder._append(desc, sources)

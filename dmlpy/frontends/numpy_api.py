@@ -40,7 +40,7 @@ from .arrays import (
 )
 from .call_cache import run_bound
 from .device_array import ARRAY_OPERATORS, DeviceArray, run_on_arrays
-from .result_types import output_data_type, type_groups
+from .result_types import free_output, output_data_type, type_groups
 
 LOG = logging.getLogger(__name__)
 
@@ -102,14 +102,15 @@ def _compiled_for(device: Device, desc_class, data_types, sizes, strides, fields
 
 
 def _run_elementwise(desc_class, arrays: dict[str, np.ndarray], out, device: Device | None,
-                     **fields) -> np.ndarray:
+                     requested: T | None = None, **fields) -> np.ndarray:
     """Run an element-wise operator; `arrays` maps argument names to its inputs, in order;
-    `fields` are the desc's scalars and flags."""
+    `fields` are the desc's scalars and flags; `requested` the result's type where the
+    operator leaves it free (CAST)."""
     schema = desc_class.schema
     arrays = broadcast(arrays, type_groups(schema))
     first = next(iter(arrays.values()))
     input_types = {name: data_type_for_numpy(a.dtype) for name, a in arrays.items()}
-    result_type = output_data_type(schema, input_types)
+    result_type = output_data_type(schema, input_types, requested)
     data_types = [*input_types.values(), result_type]
     result_dtype = data_type_info(result_type).numpy_dtype
     device = as_device(device)
@@ -140,7 +141,7 @@ def _run_elementwise(desc_class, arrays: dict[str, np.ndarray], out, device: Dev
                  "host copies", desc_class.schema.name, device.segment_size)
         packed = np.empty(first.shape, result_dtype)
         _run_elementwise(desc_class, {name: np.ascontiguousarray(a) for name, a in arrays.items()}, packed,
-                         device, **fields)
+                         device, requested, **fields)
         result[...] = packed
         return result
     spans = [span(v, sizes, s) for v, s in zip(views, strides)]
@@ -196,7 +197,8 @@ def _resident(values: dict[str, object], out) -> bool:
 
 
 def _run_resident(schema: OperatorSchema, values: dict[str, object], out, device: Device | None, fields: dict,
-                  rowwise: bool = False, axes=None, host_run=None) -> DeviceArray | np.ndarray:
+                  rowwise: bool = False, axes=None, host_run=None, requested: T | None = None
+                  ) -> DeviceArray | np.ndarray:
     """Run an operator on device arrays without a host round trip; host arguments are uploaded
     first. Element-wise operators broadcast as NumPy does; row-wise ones (`rowwise`) take one
     shape, over the last axis (`axes` None: rows folded as DirectML's 2-D form) or `axes`.
@@ -235,14 +237,14 @@ def _run_resident(schema: OperatorSchema, values: dict[str, object], out, device
     except ValueError:
         shapes = ", ".join(f"{name} {a.shape}" for name, a in arrays.items())
         raise InvalidArgumentError(f"the shapes do not broadcast: {shapes}", "sizes") from None
-    result_type = output_data_type(schema, {name: a.data_type for name, a in arrays.items()})
+    result_type = output_data_type(schema, {name: a.data_type for name, a in arrays.items()}, requested)
     result_dtype = data_type_info(result_type).numpy_dtype
     if rowwise and any(a.shape != shape for a in arrays.values()):
         raise InvalidArgumentError(f"{schema.name} on device arrays takes arrays of one shape (no broadcasting)",
                                    "sizes")
     if out is not None and not isinstance(out, DeviceArray):
         check_out(out, shape, result_dtype)
-        out[...] = _run_resident(schema, arrays, None, None, fields, rowwise, axes, host_run).numpy()
+        out[...] = _run_resident(schema, arrays, None, None, fields, rowwise, axes, host_run, requested).numpy()
         return out
     if out is not None and (out.device is not owner or out.shape != shape or out.dtype != result_dtype):
         raise InvalidArgumentError(f"out is a DeviceArray of shape {out.shape} and dtype {out.dtype} on "
@@ -298,6 +300,19 @@ def _run_resident(schema: OperatorSchema, values: dict[str, object], out, device
     if result is not out and out is not None:
         return _run_resident(OPERATORS["identity"], {"x": result}, out, None, {})
     return result
+
+
+def _requested_type(dtype) -> T:
+    """A front end's `dtype` (a NumPy dtype, or a TensorDataType) as the TensorDataType."""
+    if isinstance(dtype, T):
+        return dtype
+    try:
+        data_type = data_type_for_numpy(np.dtype(dtype))
+    except (TypeError, ValueError):
+        data_type = None
+    if data_type is None:
+        raise InvalidArgumentError(f"dtype {dtype!r} is not a NumPy dtype that names a TensorDataType", "dtype")
+    return data_type
 
 
 def _field_default(schema: OperatorSchema, name: str):
@@ -363,6 +378,8 @@ def front_end(schema: OperatorSchema):
     arguments = [field.argument for field in schema.inputs]
     positional, keyword = inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY
     parameters = [inspect.Parameter(name, positional) for name in arguments]
+    if free_output(schema):  # CAST: the result's type, after the inputs
+        parameters.append(inspect.Parameter("dtype", positional))
     parameters += [inspect.Parameter(s.name, positional, default=_field_default(schema, s.name))
                    for s in schema.scalars]
     if axes_form is not None:
@@ -396,11 +413,12 @@ def front_end(schema: OperatorSchema):
         fields.update({v.name: values[v.name] for v in schema.values})
         inputs = {name: values[name] for name in arguments}
         out, device = values["out"], values["device"]
+        requested = _requested_type(values["dtype"]) if "dtype" in values else None
         if axes_form is None:
             if _resident(inputs, out):
-                return _run_resident(schema, inputs, out, device, fields)
+                return _run_resident(schema, inputs, out, device, fields, requested=requested)
             return _run_elementwise(schema.desc_class, as_arrays(inputs, type_groups(schema)), out, device,
-                                    **fields)
+                                    requested, **fields)
         axes, forms = values["axes"], (schema, axes_form)
         if _resident(inputs, out):
             return _run_resident(forms[axes is not None], inputs, out, device, fields, rowwise=True, axes=axes,
@@ -430,4 +448,4 @@ ARRAY_OPERATORS.update({name: FRONT_ENDS[name] for name in (
     "add", "subtract", "multiply", "divide", "bitwise_and", "bitwise_or", "bitwise_xor", "less", "less_equal",
     "greater", "greater_equal", "equal", "negative", "abs", "bitwise_not", "maximum", "minimum", "exp", "log",
     "floor", "ceil", "sign", "isnan", "isinf", "reciprocal", "logical_and", "logical_or", "logical_xor",
-    "logical_not", "left_shift", "right_shift")})
+    "logical_not", "left_shift", "right_shift", "cast")})

@@ -17,10 +17,22 @@ def type_groups(schema: OperatorSchema) -> list[tuple[str, ...]]:
     return ([together] if together else []) + [(f.argument,) for f in schema.inputs if f.name not in shared]
 
 
-def output_data_type(schema: OperatorSchema, input_types: Mapping[str, TensorDataType]) -> TensorDataType:
-    """The data type of a front end's result from its inputs' (by argument): that of the
-    inputs whose data type the output shares, unless the output's field fixes a set (a
-    comparison's UINT8 or UINT32): then the first of the set, NumPy's bool as bytes."""
+def free_output(schema: OperatorSchema) -> bool:
+    """Whether the output's data type is tied to no input's and fixed to no set (CAST's): the
+    front end then takes it as `dtype`."""
+    field = schema.outputs[0]
+    shared = {t.name for t in schema.sharing("data_type")} if "data_type" in schema.same else set()
+    return field.data_types is None and field.name not in shared
+
+
+def output_data_type(schema: OperatorSchema, input_types: Mapping[str, TensorDataType],
+                     requested: TensorDataType | None = None) -> TensorDataType:
+    """The data type of a front end's result from its inputs' (by argument): `requested`
+    where the output's type is free (CAST's `dtype`), else that of the inputs whose data
+    type the output shares, unless the output's field fixes a set (a comparison's UINT8 or
+    UINT32): then the first of the set, NumPy's bool as bytes."""
+    if requested is not None and free_output(schema):
+        return requested
     field = schema.outputs[0]
     shared = {t.name for t in schema.sharing("data_type")} if "data_type" in schema.same else set()
     source = next((f for f in schema.inputs if f.name in shared), None) if field.name in shared else None

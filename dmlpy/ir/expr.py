@@ -375,6 +375,13 @@ def wrapping_neg(x: Expr) -> Expr:
     return wrapping_sub(INTEGER_ZERO, x)
 
 
+def integer_to_float(x: Expr) -> Expr:
+    """An integer (of at most 32 bits) as the FP32 number nearest it, ties to even."""
+    if not _is_integer(x):
+        raise TypeError("integer_to_float takes an integer")
+    return Expr("wide_to_float", (x,))
+
+
 def integer_from_scalar(x) -> Expr:
     """An FP32 number (a scalar) as the integer of the output's data type it converts to:
     truncated toward zero, saturated to the type's range (NaN: 0)."""

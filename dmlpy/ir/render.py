@@ -78,6 +78,8 @@ RENDER: dict[str, str] = {
     "wide_le": "bool {out} = !dml_wide_less({1}, {0});",
     "wide_eq": "bool {out} = {0} == {1};",
     "wide_from_float": "uvec2 {out} = dml_wide_from_float(floatBitsToUint({0}));",
+    # Vulkan's integer-to-float conversions are correctly rounded.
+    "wide_to_float": "float {out} = int({0}.y) < 0 ? float(int({0}.x)) : float({0}.x);",
     "floor": "float {out} = dml_floor({0});",
     "ceil": "float {out} = dml_ceil({0});",
     "trunc": "float {out} = dml_trunc({0});",

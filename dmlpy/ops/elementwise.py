@@ -99,6 +99,21 @@ def _is_infinity(x, infinity_mode: IsInfinityMode):
 
 
 MIN_MAX = (Scalar("min", "Min"), Scalar("max", "Max"))
+FLOATS = (T.FLOAT32, T.FLOAT16, T.BFLOAT16)
+
+
+def _cast(desc) -> e.Expr:
+    """Floats to floats rounded once to nearest even (the same type: the bits as they are);
+    floats to integers toward zero, saturated, NaN to 0; integers to floats to nearest even;
+    integers to integers wrapped to the target's width."""
+    source, target = desc.input_tensor.data_type, desc.output_tensor.data_type
+    x = e.tensor(0)
+    if source in FLOATS:
+        if target in FLOATS:
+            return x if source == target else e.as_float(x)
+        return e.integer_from_scalar(x)
+    value = e.integer(x)
+    return e.integer_to_float(value) if target in FLOATS else value
 
 TABLE: tuple[ElementWise, ...] = (
     # --- Unary ---------------------------------------------------------------------------------
@@ -232,6 +247,16 @@ TABLE: tuple[ElementWise, ...] = (
         bits=lambda condition, a, b: e.where(e.nonzero(condition), a, b), operands=CONDITION_AB, in_place=False,
         notes="A select: the chosen element's bits pass through unchanged. DirectML's 2_0 table lists FLOAT16 "
               "only; from 3_0 every type of its table."),
+    ElementWise(
+        "CAST", "cast", "InputTensor converted to OutputTensor's data type",
+        ladder((FL.LEVEL_4_1, ELEVEN, "1 to 8"), (FL.LEVEL_3_1, TEN, "1 to 8"), (FL.LEVEL_3_0, TEN, "4"),
+               (FL.LEVEL_1_0, (*F2, T.INT16, T.INT8, T.UINT16, T.UINT8), "4")),
+        custom=_cast, same_type=("input_tensor",), in_place=False, dml_prefix="", class_prefix="",
+        notes="DirectML's page states no rounding rule; dmlpy's: floats to floats round once to nearest even "
+              "(overflow gives infinity, NaN stays NaN); floats to integers truncate toward zero and saturate to "
+              "the range, NaN gives 0; integers to floats round to nearest even; integers to integers keep the "
+              "low bits of the target's width (two's complement), as C and HLSL casts do. The front end takes "
+              "the result's type: cast(x, np.float16)."),
     # --- Gradients --------------------------------------------------------------------------------
     ElementWise(
         "CLIP_GRAD", "clip_grad", "InputTensor <= Min || InputTensor >= Max ? 0 : InputGradientTensor",

@@ -96,6 +96,11 @@ class ElementWise:
     output_field: tuple[str, str] = ("output_tensor", "OutputTensor")
     level_check: Callable | None = None
     notes: str = ""
+    # The math from the whole desc, where it depends on more than the inputs' type (CAST's on
+    # the output's); the row then has no other form.
+    custom: Callable[..., e.Expr] | None = None
+    dml_prefix: str = "ELEMENT_WISE_"  # CAST is DML_CAST_OPERATOR_DESC
+    class_prefix: str = "ElementWise"
 
     @property
     def class_stem(self) -> str:
@@ -136,12 +141,14 @@ def _computed_type(row: ElementWise, desc) -> T:
 def _math(row: ElementWise, desc) -> tuple[e.Expr, tuple[float, ...]]:
     """The desc's output element by element, and its FP32 scalars in order."""
     data_type = _computed_type(row, desc)
-    form = _form_for(row, data_type)
+    form = row.custom or _form_for(row, data_type)
     if form is None or any(data_type_info(getattr(desc, t.name).data_type).bits == 64
                            for t in desc.schema.present(desc)):
         raise UnsupportedError(
             f"{desc.schema.dml_name} on {data_type.name}: DirectML accepts it, but dmlpy does not compute "
             f"{data_type.name} for this operator yet (see docs/operators.md)", "data_type")
+    if row.custom is not None:
+        return row.custom(desc), ()
     scale_bias = getattr(desc, "scale_bias", None) if row.scale_bias else None
     if scale_bias is not None and data_type not in FLOATS:
         raise UnsupportedError(f"{desc.schema.dml_name}.scale_bias on {data_type.name}: dmlpy applies a ScaleBias to "
@@ -194,8 +201,9 @@ def _elementwise(row: ElementWise):
 def declare(row: ElementWise) -> type:
     """Register the row's operator; returns its desc class."""
     annotations: dict[str, object] = {}
-    namespace: dict[str, object] = {"__module__": __name__, "__qualname__": f"ElementWise{row.class_stem}OperatorDesc",
-                                     "__doc__": f"DML_ELEMENT_WISE_{row.dml_name}_OPERATOR_DESC: {row.formula}"}
+    namespace: dict[str, object] = {
+        "__module__": __name__, "__qualname__": f"{row.class_prefix}{row.class_stem}OperatorDesc",
+        "__doc__": f"DML_{row.dml_prefix}{row.dml_name}_OPERATOR_DESC: {row.formula}"}
     for operand in row.operands:
         annotations[operand.field] = BufferTensorDesc
         namespace[operand.field] = tensor_field(TensorRole.INPUT, operand.dml_name, operand.argument,
@@ -220,7 +228,7 @@ def declare(row: ElementWise) -> type:
         tuple(o.field for o in row.operands if o.data_types is None) + \
         ((row.output_field[0],) if row.output_types is None else ())
     return operator(
-        dml_name=f"ELEMENT_WISE_{row.dml_name}", name=row.name, formula=f"{row.output_field[1]} = {row.formula}",
+        dml_name=f"{row.dml_prefix}{row.dml_name}", name=row.name, formula=f"{row.output_field[1]} = {row.formula}",
         family=FAMILY, support=_with_bfloat16(row),
         same={"data_type": same_type, "dimension_count": None, "sizes": None},
         shader="elementwise.comp", in_place=row.in_place, notes=row.notes,
