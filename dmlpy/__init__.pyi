@@ -1320,6 +1320,36 @@ class ElementWiseLogicalXorOperatorDesc(OperatorDesc):
     ) -> None: ...
 
 @dataclass(frozen=True)
+class ElementWiseModulusTruncateOperatorDesc(OperatorDesc):
+    """DML_ELEMENT_WISE_MODULUS_TRUNCATE_OPERATOR_DESC: ATensor - BTensor * trunc(ATensor / BTensor)"""
+
+    a_tensor: BufferTensorDesc
+    b_tensor: BufferTensorDesc
+    output_tensor: BufferTensorDesc
+
+    def __init__(
+        self,
+        a_tensor: BufferTensorDesc,
+        b_tensor: BufferTensorDesc,
+        output_tensor: BufferTensorDesc,
+    ) -> None: ...
+
+@dataclass(frozen=True)
+class ElementWiseModulusFloorOperatorDesc(OperatorDesc):
+    """DML_ELEMENT_WISE_MODULUS_FLOOR_OPERATOR_DESC: ATensor - BTensor * floor(ATensor / BTensor)"""
+
+    a_tensor: BufferTensorDesc
+    b_tensor: BufferTensorDesc
+    output_tensor: BufferTensorDesc
+
+    def __init__(
+        self,
+        a_tensor: BufferTensorDesc,
+        b_tensor: BufferTensorDesc,
+        output_tensor: BufferTensorDesc,
+    ) -> None: ...
+
+@dataclass(frozen=True)
 class ElementWiseLogicalEqualsOperatorDesc(OperatorDesc):
     """DML_ELEMENT_WISE_LOGICAL_EQUALS_OPERATOR_DESC: ATensor == BTensor ? 1 : 0"""
 
@@ -4179,6 +4209,72 @@ def logical_xor(
 ) -> NDArray[Any]: ...
 @overload
 def logical_xor(
+    a: ArrayLike | DeviceArray,
+    b: ArrayLike | DeviceArray,
+    *,
+    out: DeviceArray,
+    device: Device | None = ...,
+) -> DeviceArray: ...
+
+@overload
+def fmod(a: DeviceArray, b: ArrayLike | DeviceArray, *, out: None = ..., device: Device | None = ...) -> DeviceArray:
+    """ELEMENT_WISE_MODULUS_TRUNCATE on NumPy arrays: OutputTensor = ATensor - BTensor * trunc(ATensor / BTensor)."""
+@overload
+def fmod(
+    a: ArrayLike | DeviceArray,
+    b: DeviceArray,
+    *,
+    out: None = ...,
+    device: Device | None = ...,
+) -> DeviceArray: ...
+@overload
+def fmod(a: ArrayLike, b: ArrayLike, *, out: None = ..., device: Device | None = ...) -> NDArray[Any]: ...
+@overload
+def fmod(
+    a: ArrayLike | DeviceArray,
+    b: ArrayLike | DeviceArray,
+    *,
+    out: NDArray[Any],
+    device: Device | None = ...,
+) -> NDArray[Any]: ...
+@overload
+def fmod(
+    a: ArrayLike | DeviceArray,
+    b: ArrayLike | DeviceArray,
+    *,
+    out: DeviceArray,
+    device: Device | None = ...,
+) -> DeviceArray: ...
+
+@overload
+def remainder(
+    a: DeviceArray,
+    b: ArrayLike | DeviceArray,
+    *,
+    out: None = ...,
+    device: Device | None = ...,
+) -> DeviceArray:
+    """ELEMENT_WISE_MODULUS_FLOOR on NumPy arrays: OutputTensor = ATensor - BTensor * floor(ATensor / BTensor)."""
+@overload
+def remainder(
+    a: ArrayLike | DeviceArray,
+    b: DeviceArray,
+    *,
+    out: None = ...,
+    device: Device | None = ...,
+) -> DeviceArray: ...
+@overload
+def remainder(a: ArrayLike, b: ArrayLike, *, out: None = ..., device: Device | None = ...) -> NDArray[Any]: ...
+@overload
+def remainder(
+    a: ArrayLike | DeviceArray,
+    b: ArrayLike | DeviceArray,
+    *,
+    out: NDArray[Any],
+    device: Device | None = ...,
+) -> NDArray[Any]: ...
+@overload
+def remainder(
     a: ArrayLike | DeviceArray,
     b: ArrayLike | DeviceArray,
     *,

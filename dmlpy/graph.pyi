@@ -316,6 +316,12 @@ def logical_or(a: GraphValue, b: GraphValue) -> GraphValue:
 def logical_xor(a: GraphValue, b: GraphValue) -> GraphValue:
     """Add an ELEMENT_WISE_LOGICAL_XOR node: OutputTensor = (ATensor != 0) != (BTensor != 0) ? 1 : 0."""
 
+def fmod(a: GraphValue, b: GraphValue) -> GraphValue:
+    """Add an ELEMENT_WISE_MODULUS_TRUNCATE node: OutputTensor = ATensor - BTensor * trunc(ATensor / BTensor)."""
+
+def remainder(a: GraphValue, b: GraphValue) -> GraphValue:
+    """Add an ELEMENT_WISE_MODULUS_FLOOR node: OutputTensor = ATensor - BTensor * floor(ATensor / BTensor)."""
+
 def equal(a: GraphValue, b: GraphValue) -> GraphValue:
     """Add an ELEMENT_WISE_LOGICAL_EQUALS node: OutputTensor = ATensor == BTensor ? 1 : 0."""
 

@@ -378,6 +378,42 @@ bool dml_wide_less(uvec2 a, uvec2 b) {
     return int(a.y) < int(b.y) || (a.y == b.y && a.x < b.x);
 }
 
+// Division of integers of at most 32 bits (held wide), on their magnitudes in 32-bit unsigned
+// arithmetic (|INT32_MIN| fits), exact: the quotient truncated toward zero; the remainder with
+// the dividend's sign, or with the divisor's where `floored` (Python's %). By zero: 0.
+uvec2 dml_wide_negated(uvec2 a) {
+    return dml_wide_sub(uvec2(0u), a);
+}
+
+uint dml_wide_magnitude(uvec2 a) {
+    return int(a.y) < 0 ? dml_wide_negated(a).x : a.x;
+}
+
+uvec2 dml_wide_signed(uint magnitude, bool negative) {
+    uvec2 value = uvec2(magnitude, 0u);
+    return negative ? dml_wide_negated(value) : value;
+}
+
+uvec2 dml_wide_div(uvec2 a, uvec2 b) {
+    if (b == uvec2(0u)) return uvec2(0u);
+    return dml_wide_signed(dml_wide_magnitude(a) / dml_wide_magnitude(b), (int(a.y) < 0) != (int(b.y) < 0));
+}
+
+uvec2 dml_wide_mod(uvec2 a, uvec2 b, bool floored) {
+    if (b == uvec2(0u)) return uvec2(0u);
+    uvec2 remainder = dml_wide_signed(dml_wide_magnitude(a) % dml_wide_magnitude(b), int(a.y) < 0);
+    if (floored && remainder != uvec2(0u) && (int(remainder.y) < 0) != (int(b.y) < 0)) {
+        remainder = dml_wide_add(remainder, b);
+    }
+    return remainder;
+}
+
+// Halved toward zero: a negative odd value rounds up, as C's / 2 does.
+uvec2 dml_wide_half(uvec2 a) {
+    uvec2 biased = int(a.y) < 0 ? dml_wide_add(a, uvec2(1u, 0u)) : a;
+    return uvec2((biased.x >> 1) | (biased.y << 31), uint(int(biased.y) >> 1));
+}
+
 // Integer data types compute exactly: values are 64-bit two's-complement integers held as
 // (low word, high word), every operation's result is saturated to the data type's range,
 // and no value passes through a float. Mixed with an FP32 number (a scalar), the number's

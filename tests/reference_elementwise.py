@@ -99,6 +99,10 @@ INTEGER_MATH = {
     "MAX": max,
     "MIN": min,
     "DIFFERENCE_SQUARE": lambda a, b: (a - b) * (a - b),
+    "DIVIDE": lambda a, b: 0 if b == 0 else abs(a) // abs(b) * (1 if (a < 0) == (b < 0) else -1),
+    "MEAN": lambda a, b: (a + b) // 2 if a + b >= 0 else -((-(a + b)) // 2),
+    "MODULUS_TRUNCATE": lambda a, b: 0 if b == 0 else (abs(a) % abs(b)) * (1 if a >= 0 else -1),
+    "MODULUS_FLOOR": lambda a, b: 0 if b == 0 else a % b,
 }
 
 COMPARE = {"LOGICAL_EQUALS": np.equal, "LOGICAL_GREATER_THAN": np.greater, "LOGICAL_LESS_THAN": np.less,

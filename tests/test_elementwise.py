@@ -220,10 +220,10 @@ def test_if_takes_a_uint8_condition_and_operands_of_one_type():
 
 
 def test_what_directml_accepts_but_dmlpy_does_not_compute_is_refused_at_compile(device):
-    i32 = dml.BufferTensorDesc(T.INT32, (4,))
-    divide = dml.OPERATORS["divide"].desc_class(i32, i32, i32)
-    op = device.create_operator(divide)  # DirectML's rules accept it
-    with pytest.raises(dml.UnsupportedError, match="dmlpy does not compute INT32 for this operator yet"):
+    f32_desc = dml.BufferTensorDesc(T.FLOAT32, (4,))
+    fmod = dml.OPERATORS["fmod"].desc_class(f32_desc, f32_desc, f32_desc)
+    op = device.create_operator(fmod)  # DirectML's rules accept it
+    with pytest.raises(dml.UnsupportedError, match="dmlpy does not compute FLOAT32 for this operator yet"):
         device.compile_operator(op)
     i64 = dml.BufferTensorDesc(T.INT64, (4,))
     with pytest.raises(dml.UnsupportedError, match="INT64"):

@@ -363,6 +363,18 @@ def _integer_binary(op: str):
 wrapping_add = _integer_binary("wide_add")
 wrapping_sub = _integer_binary("wide_sub")
 wrapping_mul = _integer_binary("wide_mul_low")
+# Integer division of values of at most 32 bits, exact: the quotient truncated toward zero, the
+# remainder with the dividend's sign (C's) or the divisor's (Python's); by zero, 0.
+divide_truncated = _integer_binary("wide_div")
+remainder_truncated = _integer_binary("wide_mod_trunc")
+remainder_floored = _integer_binary("wide_mod_floor")
+
+
+def halved(x: Expr) -> Expr:
+    """An integer halved, truncated toward zero."""
+    if not _is_integer(x):
+        raise TypeError("halved takes an integer")
+    return Expr("wide_half", (x,), kind=INTEGER)
 
 
 def integer_constant(value: int) -> Expr:

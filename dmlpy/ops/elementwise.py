@@ -204,8 +204,9 @@ TABLE: tuple[ElementWise, ...] = (
         "DIVIDE", "divide", "ATensor / BTensor",
         ladder((FL.LEVEL_6_0, TEN, "1 to 8"), (FL.LEVEL_5_1, EIGHT, "1 to 8"), (FL.LEVEL_3_0, INT32S, "1 to 8"),
                (FL.LEVEL_2_1, INT32S, "4"), (FL.LEVEL_1_0, F2, "4")),
-        floats=lambda a, b: a / b, operands=AB,
-        notes="Correctly rounded on floats. Integer division (DirectML truncates) is not computed yet."),
+        floats=lambda a, b: a / b, integers=e.divide_truncated, operands=AB,
+        notes="Correctly rounded on floats. Integers: truncated toward zero (DirectML's rule); by zero the "
+              "result is 0 (NumPy's; DirectML states none); the most negative value over -1 wraps to itself."),
     ElementWise("MAX", "maximum", "max(ATensor, BTensor)", CLAMPS, floats=e.maximum, integers=_maximum,
                 operands=AB, notes="NaN if either is NaN (the first NaN operand, as NumPy's maximum); where the two "
                 "compare equal (-0 and +0 included) the result is BTensor's bits."),
@@ -215,9 +216,10 @@ TABLE: tuple[ElementWise, ...] = (
     ElementWise(
         "MEAN", "element_wise_mean", "(ATensor + BTensor) / 2",
         ladder((FL.LEVEL_3_0, INT32S, "1 to 8"), (FL.LEVEL_2_1, INT32S, "4"), (FL.LEVEL_1_0, F2, "4")),
-        floats=lambda a, b: (a + b) * 0.5, operands=AB,
+        floats=lambda a, b: (a + b) * 0.5, integers=lambda a, b: e.halved(e.wrapping_add(a, b)), operands=AB,
         notes="The sum in FP32, then halved (exact but for a subnormal result, which rounds): DirectML's formula "
-              "as written, so two FP32 values near the largest overflow. Integers are not computed yet."),
+              "as written, so two FP32 values near the largest overflow. Integers: the exact sum halved toward "
+              "zero (C's (a + b) / 2 without its overflow)."),
     ElementWise(
         "DIFFERENCE_SQUARE", "difference_square", "(ATensor - BTensor) * (ATensor - BTensor)",
         ladder((FL.LEVEL_3_1, INT32S, "1 to 8")), operands=AB,
@@ -229,6 +231,18 @@ TABLE: tuple[ElementWise, ...] = (
                 bits=lambda a, b: e.nonzero(a) | e.nonzero(b)),
     ElementWise("LOGICAL_XOR", "logical_xor", "(ATensor != 0) != (BTensor != 0) ? 1 : 0", LOGIC, operands=AB,
                 bits=lambda a, b: _either(e.nonzero(a), e.nonzero(b))),
+    ElementWise(
+        "MODULUS_TRUNCATE", "fmod", "ATensor - BTensor * trunc(ATensor / BTensor)",
+        ladder((FL.LEVEL_6_0, TEN, "1 to 8"), (FL.LEVEL_3_0, EIGHT, "1 to 8"), (FL.LEVEL_2_1, EIGHT, "4")),
+        integers=e.remainder_truncated, operands=AB,
+        notes="C's remainder: the sign of ATensor (NumPy's fmod). By zero: 0, as NumPy's. Floats are not "
+              "computed yet."),
+    ElementWise(
+        "MODULUS_FLOOR", "remainder", "ATensor - BTensor * floor(ATensor / BTensor)",
+        ladder((FL.LEVEL_6_0, TEN, "1 to 8"), (FL.LEVEL_3_0, EIGHT, "1 to 8"), (FL.LEVEL_2_1, EIGHT, "4")),
+        integers=e.remainder_floored, operands=AB,
+        notes="Python's remainder: the sign of BTensor (NumPy's remainder). By zero: 0, as NumPy's. Floats are "
+              "not computed yet."),
     _comparison("LOGICAL_EQUALS", "equal", "==", lambda a, b: a.equals(b)),
     _comparison("LOGICAL_GREATER_THAN", "greater", ">", lambda a, b: a > b),
     _comparison("LOGICAL_LESS_THAN", "less", "<", lambda a, b: a < b),
