@@ -9,10 +9,15 @@ from ..base.types import TensorDataType
 from ..ops.schema import OperatorSchema
 
 
+def _sharing_data_type(schema: OperatorSchema) -> set[str]:
+    """The fields that must share one data type (the schema's `same`)."""
+    return {t.name for t in schema.sharing("data_type")} if "data_type" in schema.same else set()
+
+
 def type_groups(schema: OperatorSchema) -> list[tuple[str, ...]]:
     """The inputs' front-end arguments grouped by the data type they share (the schema's
     `same`): IF's condition on its own, its A and B together."""
-    shared = {t.name for t in schema.sharing("data_type")} if "data_type" in schema.same else set()
+    shared = _sharing_data_type(schema)
     together = tuple(f.argument for f in schema.inputs if f.name in shared)
     return ([together] if together else []) + [(f.argument,) for f in schema.inputs if f.name not in shared]
 
@@ -21,7 +26,7 @@ def free_output(schema: OperatorSchema) -> bool:
     """Whether the output's data type is tied to no input's and fixed to no set (CAST's): the
     front end then takes it as `dtype`."""
     field = schema.outputs[0]
-    shared = {t.name for t in schema.sharing("data_type")} if "data_type" in schema.same else set()
+    shared = _sharing_data_type(schema)
     return field.data_types is None and field.name not in shared
 
 
@@ -34,7 +39,7 @@ def output_data_type(schema: OperatorSchema, input_types: Mapping[str, TensorDat
     if requested is not None and free_output(schema):
         return requested
     field = schema.outputs[0]
-    shared = {t.name for t in schema.sharing("data_type")} if "data_type" in schema.same else set()
+    shared = _sharing_data_type(schema)
     source = next((f for f in schema.inputs if f.name in shared), None) if field.name in shared else None
     own = input_types[source.argument] if source is not None else None
     if field.data_types is None:

@@ -351,30 +351,28 @@ round_half_away = _unary("round_half_away")  # ties away from zero
 # Integer arithmetic that wraps: exact in 64 bits, and the stored result keeps the low bits of
 # the data type's width (two's complement), as NumPy, PyTorch and HLSL integers do. The
 # activations' integer forms saturate instead (the arithmetic operators above).
-def _integer_binary(op: str):
-    def build(a: Expr, b: Expr) -> Expr:
-        if not (_is_integer(a) and _is_integer(b)):
-            raise TypeError(f"{op} takes two integers")
-        return Expr(op, (a, b), kind=INTEGER)
+def _operation(op: str, operand_kind: str, result_kind: str, arity: int = 2):
+    """A builder of `op` over `arity` operands of `operand_kind` (integers, stored bits): any
+    other operand is a TypeError when the row is declared."""
+    def build(*operands: Expr) -> Expr:
+        if len(operands) != arity or any(not isinstance(x, Expr) or x.kind != operand_kind for x in operands):
+            raise TypeError(f"{op} takes {arity} {operand_kind} operand(s)")
+        return Expr(op, operands, kind=result_kind)
     build.__name__ = op
     return build
 
 
-wrapping_add = _integer_binary("wide_add")
-wrapping_sub = _integer_binary("wide_sub")
-wrapping_mul = _integer_binary("wide_mul_low")
+wrapping_add = _operation("wide_add", INTEGER, INTEGER)
+wrapping_sub = _operation("wide_sub", INTEGER, INTEGER)
+wrapping_mul = _operation("wide_mul_low", INTEGER, INTEGER)
 # Integer division of values of at most 32 bits, exact: the quotient truncated toward zero, the
 # remainder with the dividend's sign (C's) or the divisor's (Python's); by zero, 0.
-divide_truncated = _integer_binary("wide_div")
-remainder_truncated = _integer_binary("wide_mod_trunc")
-remainder_floored = _integer_binary("wide_mod_floor")
+divide_truncated = _operation("wide_div", INTEGER, INTEGER)
+remainder_truncated = _operation("wide_mod_trunc", INTEGER, INTEGER)
+remainder_floored = _operation("wide_mod_floor", INTEGER, INTEGER)
 
 
-def halved(x: Expr) -> Expr:
-    """An integer halved, truncated toward zero."""
-    if not _is_integer(x):
-        raise TypeError("halved takes an integer")
-    return Expr("wide_half", (x,), kind=INTEGER)
+halved = _operation("wide_half", INTEGER, INTEGER, 1)  # toward zero
 
 
 def integer_constant(value: int) -> Expr:
@@ -387,11 +385,7 @@ def wrapping_neg(x: Expr) -> Expr:
     return wrapping_sub(INTEGER_ZERO, x)
 
 
-def integer_to_float(x: Expr) -> Expr:
-    """An integer (of at most 32 bits) as the FP32 number nearest it, ties to even."""
-    if not _is_integer(x):
-        raise TypeError("integer_to_float takes an integer")
-    return Expr("wide_to_float", (x,))
+integer_to_float = _operation("wide_to_float", INTEGER, FLOAT, 1)  # of at most 32 bits: nearest, ties to even
 
 
 def integer_from_scalar(x) -> Expr:
@@ -402,37 +396,11 @@ def integer_from_scalar(x) -> Expr:
 
 # Operations on the raw bits of stored values, whatever their data type (DirectML's BIT_*
 # operators "ignore the data type except for the width of each element").
-def _bits_binary(op: str):
-    def build(a: Expr, b: Expr) -> Expr:
-        if a.kind != STORED or b.kind != STORED:
-            raise TypeError(f"{op} takes stored bits")
-        return Expr(op, (a, b), kind=STORED)
-    build.__name__ = op
-    return build
-
-
-bits_and = _bits_binary("bits_and")
-bits_or = _bits_binary("bits_or")
-bits_xor = _bits_binary("bits_xor")
-bits_shift_left = _bits_binary("bits_shift_left")  # a logical shift; by the element width or more: 0
-bits_shift_right = _bits_binary("bits_shift_right")
-
-
-def bits_not(x: Expr) -> Expr:
-    if x.kind != STORED:
-        raise TypeError("bits_not takes stored bits")
-    return Expr("bits_not", (x,), kind=STORED)
-
-
-def bits_count(x: Expr) -> Expr:
-    """How many of the element's bits are 1, as an integer."""
-    if x.kind != STORED:
-        raise TypeError("bits_count takes stored bits")
-    return Expr("bits_count", (x,), kind=INTEGER)
-
-
-def nonzero(x: Expr) -> Expr:
-    """Whether the stored bits are not all 0: DirectML's logical operators' truth."""
-    if x.kind != STORED:
-        raise TypeError("nonzero takes stored bits")
-    return Expr("nonzero", (x,), kind=BOOL)
+bits_and = _operation("bits_and", STORED, STORED)
+bits_or = _operation("bits_or", STORED, STORED)
+bits_xor = _operation("bits_xor", STORED, STORED)
+bits_shift_left = _operation("bits_shift_left", STORED, STORED)  # a logical shift; by the element width or more: 0
+bits_shift_right = _operation("bits_shift_right", STORED, STORED)
+bits_not = _operation("bits_not", STORED, STORED, 1)
+bits_count = _operation("bits_count", STORED, INTEGER, 1)  # how many of the element's bits are 1
+nonzero = _operation("nonzero", STORED, BOOL, 1)  # the stored bits are not all 0: DirectML's logical truth

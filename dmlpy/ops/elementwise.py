@@ -20,7 +20,7 @@ from ..base.errors import UnsupportedError
 from ..base.types import FeatureLevel as FL
 from ..base.types import TensorDataType as T
 from ..ir import expr as e
-from .elementwise_family import AB, CONDITION_AB, GRADIENT, ElementWise, EnumChoice, Scalar, declare, ladder
+from .elementwise_family import AB, CONDITION_AB, FLOATS, GRADIENT, ElementWise, EnumChoice, Scalar, declare, ladder
 from .enums import IsInfinityMode, RoundingMode
 
 F2 = (T.FLOAT32, T.FLOAT16)
@@ -44,6 +44,7 @@ LOGIC = ladder((FL.LEVEL_3_0, LOGICAL, "1 to 8"), (FL.LEVEL_2_0, LOGICAL, "4"), 
 COMPARISONS = ladder((FL.LEVEL_4_1, TEN, "1 to 8"), (FL.LEVEL_3_0, EIGHT, "1 to 8"), (FL.LEVEL_2_1, EIGHT, "4"),
                      (FL.LEVEL_2_0, F2, "4"), (FL.LEVEL_1_0, F2, "4"))
 BITWISE = ladder((FL.LEVEL_4_1, ELEVEN, "1 to 8"), (FL.LEVEL_3_0, UNSIGNED_BITS, "1 to 8"))
+MODULI = ladder((FL.LEVEL_6_0, TEN, "1 to 8"), (FL.LEVEL_3_0, EIGHT, "1 to 8"), (FL.LEVEL_2_1, EIGHT, "4"))
 SHIFTS = ladder((FL.LEVEL_4_1, (T.UINT64, *UNSIGNED_BITS), "1 to 8"), (FL.LEVEL_3_0, UNSIGNED_BITS, "1 to 8"),
                 (FL.LEVEL_2_1, UNSIGNED_BITS, "4"))
 
@@ -99,7 +100,6 @@ def _is_infinity(x, infinity_mode: IsInfinityMode):
 
 
 MIN_MAX = (Scalar("min", "Min"), Scalar("max", "Max"))
-FLOATS = (T.FLOAT32, T.FLOAT16, T.BFLOAT16)
 
 
 def _cast(desc) -> e.Expr:
@@ -233,14 +233,12 @@ TABLE: tuple[ElementWise, ...] = (
                 bits=lambda a, b: _either(e.nonzero(a), e.nonzero(b))),
     ElementWise(
         "MODULUS_TRUNCATE", "fmod", "ATensor - BTensor * trunc(ATensor / BTensor)",
-        ladder((FL.LEVEL_6_0, TEN, "1 to 8"), (FL.LEVEL_3_0, EIGHT, "1 to 8"), (FL.LEVEL_2_1, EIGHT, "4")),
-        integers=e.remainder_truncated, operands=AB,
+        MODULI, integers=e.remainder_truncated, operands=AB,
         notes="C's remainder: the sign of ATensor (NumPy's fmod). By zero: 0, as NumPy's. Floats are not "
               "computed yet."),
     ElementWise(
         "MODULUS_FLOOR", "remainder", "ATensor - BTensor * floor(ATensor / BTensor)",
-        ladder((FL.LEVEL_6_0, TEN, "1 to 8"), (FL.LEVEL_3_0, EIGHT, "1 to 8"), (FL.LEVEL_2_1, EIGHT, "4")),
-        integers=e.remainder_floored, operands=AB,
+        MODULI, integers=e.remainder_floored, operands=AB,
         notes="Python's remainder: the sign of BTensor (NumPy's remainder). By zero: 0, as NumPy's. Floats are "
               "not computed yet."),
     _comparison("LOGICAL_EQUALS", "equal", "==", lambda a, b: a.equals(b)),

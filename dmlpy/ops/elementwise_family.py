@@ -124,11 +124,7 @@ def _with_bfloat16(row: ElementWise) -> tuple[Support, ...]:
 
 
 def _form_for(row: ElementWise, data_type: T) -> Callable | None:
-    if row.bits is not None:
-        return row.bits
-    if data_type_info(data_type).bits == 64:
-        return None
-    return row.floats if data_type in FLOATS else row.integers
+    return row.bits or (row.floats if data_type in FLOATS else row.integers)
 
 
 def _computed_type(row: ElementWise, desc) -> T:

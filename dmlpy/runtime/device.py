@@ -396,7 +396,7 @@ class Device:
         compiled = self.compiled_operators.get(key)
         if compiled is None:
             compiled = self.compiled_operators.put(key, self.compile_operator(op))
-        else:
+        elif LOG.isEnabledFor(logging.DEBUG):  # describe() only when it is shown: this is every call's path
             LOG.debug("reusing the compiled %s", describe(op.desc))
         return compiled
 
