@@ -23,6 +23,10 @@ from dmlpy.ops.catalogue import FAMILIES
 DOC = Path(__file__).resolve().parent.parent / "docs" / "operators.md"
 
 
+# DirectML's documentation page of an operator desc, where its fields, data types per feature
+# level and constraints come from.
+DIRECTML_PAGE = "https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_{}_operator_desc"
+
 def _data_type(data_type) -> str:
     extension = data_type_info(data_type).extension
     return f"{data_type.name} (dmlpy extension)" if extension else data_type.name
@@ -53,6 +57,8 @@ def entry(schema) -> list[str]:
              f"`{schema.desc_class.__name__}`, family `{schema.family.name}`, shader `shaders/{schema.shader}`, "
              f"introduced in {schema.introduced}.", "",
              "```", schema.formula, "```", "",
+             *([] if schema.extension else
+               [f"Rules from DirectML's page: {DIRECTML_PAGE.format(schema.dml_name.lower())}", ""]),
              *([schema.notes, ""] if schema.notes else []),
              "| field | DirectML member | role |", "| --- | --- | --- |"]
     lines += [f"| `{t.name}` | {t.dml_name} | {_tensor_role(t)} |" for t in schema.tensors]
