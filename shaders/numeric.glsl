@@ -233,6 +233,62 @@ float dml_div(float a, float b) {
     return dml_rounded(sign, exponent, quotient, remainder != 0u);
 }
 
+// sqrt(x), correctly rounded on every device (Vulkan lets a driver's be off by as much as
+// its inversesqrt): the root of the significand is formed digit by digit in integers, 25
+// bits and a sticky remainder, then rounded once. sqrt(-0) is -0, a negative x gives NaN.
+float dml_sqrt(float x) {
+    uint bits = floatBitsToUint(x);
+    uint magnitude = bits & 0x7FFFFFFFu;
+    if (magnitude == 0u || bits == 0x7F800000u || magnitude > 0x7F800000u) return x;
+    if ((bits >> 31) != 0u) return uintBitsToFloat(0x7FC00000u);
+    int exponent;
+    uint significand = dml_significand(magnitude, exponent);  // x = significand 2^(exponent - 23)
+    // radicand = significand 2^(1 or 2), in [2^24, 2^26), with an even exponent left over:
+    // x = radicand 2^(2 half), and sqrt(radicand 2^24) has its leading one at bit 24.
+    uint shift = (exponent & 1) == 0 ? 1u : 2u;
+    uint radicand = significand << shift;
+    int half_exponent = (exponent - int(shift) + 1) / 2;  // exact: the numerator is even
+    uint root = 0u, remainder = 0u;
+    [[unroll]] for (int i = 0; i < 25; ++i) {  // two radicand bits per step, the last 12 pairs zeros
+        uint pair = i < 13 ? (radicand >> uint(24 - 2 * i)) & 3u : 0u;
+        remainder = (remainder << 2) | pair;
+        uint trial = (root << 2) | 1u;
+        root <<= 1;
+        if (remainder >= trial) {
+            remainder -= trial;
+            root |= 1u;
+        }
+    }
+    return dml_rounded(0u, half_exponent, root, remainder != 0u);
+}
+
+// fmod(a, b) as C defines it: a - b trunc(a / b), exact (the remainder of the significands,
+// one shift and subtraction per bit of the exponents' difference), the sign of a. A zero b,
+// an infinite a or a NaN gives NaN; an infinite b gives a.
+float dml_fmod(float a, float b) {
+    uint ua = floatBitsToUint(a), ub = floatBitsToUint(b);
+    uint ma = ua & 0x7FFFFFFFu, mb = ub & 0x7FFFFFFFu;
+    if (ma > 0x7F800000u || mb > 0x7F800000u) return dml_nan_of(a, b);
+    if (ma == 0x7F800000u || mb == 0u) return uintBitsToFloat(0x7FC00000u);
+    if (ma < mb) return a;  // an infinite b, a zero a, or |a| < |b|
+    int ea, eb;
+    uint remainder = dml_significand(ma, ea), divisor = dml_significand(mb, eb);
+    for (int steps = ea - eb; steps > 0; --steps) {  // at most 277
+        if (remainder >= divisor) remainder -= divisor;
+        remainder <<= 1;
+    }
+    if (remainder >= divisor) remainder -= divisor;
+    uint sign = ua & 0x80000000u;
+    if (remainder == 0u) return uintBitsToFloat(sign);
+    // remainder 2^(eb - 23), below 2^(eb + 1): exact as a normal or a subnormal number
+    int top = findMSB(remainder);
+    int exponent = eb - 23 + top;  // of the leading one
+    if (exponent >= -126)
+        return uintBitsToFloat(sign | (uint(exponent + 127) << 23) | ((remainder << uint(23 - top)) & 0x7FFFFFu));
+    int scale = eb + 126;  // a subnormal: remainder 2^(eb - 23) in units of 2^-149, exactly
+    return uintBitsToFloat(sign | (scale >= 0 ? remainder << uint(scale) : remainder >> uint(-scale)));
+}
+
 #if defined(DENORMALS_EXACT)
 // x * 2^64 from its bits, exactly, for |x| < 2^64: a subnormal becomes a normal number.
 float dml_scaled_up(float x) {
@@ -376,6 +432,24 @@ uvec2 dml_wide_mul_low(uvec2 a, uvec2 b) {
 
 bool dml_wide_less(uvec2 a, uvec2 b) {
     return int(a.y) < int(b.y) || (a.y == b.y && a.x < b.x);
+}
+
+// base^exponent modulo 2^64, by repeated squaring (the stored result keeps the data type's
+// low bits, as repeated multiplication would). An exponent is at most 32 bits wide. A
+// negative exponent gives the integer part of 1 / base^n: 1 for base 1, +-1 for base -1, else
+// 0 (0 for base 0 too, where NumPy raises).
+uvec2 dml_wide_pow(uvec2 base, uvec2 exponent) {
+    if (int(exponent.y) < 0) {
+        if (base == uvec2(1u, 0u)) return base;
+        if (base == uvec2(0xFFFFFFFFu)) return (exponent.x & 1u) == 1u ? base : uvec2(1u, 0u);
+        return uvec2(0u);
+    }
+    uvec2 result = uvec2(1u, 0u);
+    for (uint n = exponent.x; n != 0u; n >>= 1) {
+        if ((n & 1u) != 0u) result = dml_wide_mul_low(result, base);
+        base = dml_wide_mul_low(base, base);
+    }
+    return result;
 }
 
 // Division of integers of at most 32 bits (held wide), on their magnitudes in 32-bit unsigned

@@ -155,6 +155,16 @@ float dml_softplus(float x) {
     return dml_add(max(x, 0.0), dml_log1p_unit(dml_exp(-abs(x))));
 }
 
+// a + b = sum + error exactly (Knuth's two-sum: no order of magnitudes assumed).
+float dml_two_sum(float a, float b, out float error) {
+    precise float sum = a + b;
+    precise float b_part = sum - a;
+    precise float a_part = sum - b_part;
+    precise float lost = (a - a_part) + (b - b_part);
+    error = lost;
+    return sum;
+}
+
 // a b = product + error exactly (Dekker's product from 12-bit halves; |a|, |b| < 2^100).
 float dml_two_product(float a, float b, out float error) {
     precise float split_a = 4097.0 * a;
@@ -397,3 +407,17 @@ float dml_gelu_slope(float x) {
     float negative_side = dml_mul(dml_gauss(t), slope_factor);  // maybe subnormal
     return x > 0.0 ? dml_sub(1.0, negative_side) : negative_side;
 }
+
+// The further functions, each file where a kernel calls one of its functions.
+#if defined(USES_TRIGONOMETRIC)
+#include "trigonometric.glsl"
+#endif
+#if defined(USES_INVERSE_TRIGONOMETRIC)
+#include "inverse_trigonometric.glsl"
+#endif
+#if defined(USES_HYPERBOLIC)
+#include "hyperbolic.glsl"
+#endif
+#if defined(USES_POWER)
+#include "power.glsl"
+#endif

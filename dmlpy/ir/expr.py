@@ -264,8 +264,8 @@ def substitute(result: Expr, inputs: list[Expr], scalar_offset: int) -> Expr:
         if node.serial not in made:
             if node.op == "input":
                 made[node.serial] = inputs[node.value]
-            elif node.op == "scalar":
-                made[node.serial] = scalar(node.value + scalar_offset)
+            elif node.op in ("scalar", "wide_scalar", "wide_scalar_signed"):
+                made[node.serial] = Expr(node.op, value=node.value + scalar_offset, kind=node.kind)
             elif not node.args:
                 made[node.serial] = node
             else:
@@ -276,6 +276,22 @@ def substitute(result: Expr, inputs: list[Expr], scalar_offset: int) -> Expr:
 
 
 log = _unary("log")
+sqrt = _unary("sqrt")  # correctly rounded
+sin = _unary("sin")
+cos = _unary("cos")
+tan = _unary("tan")
+asin = _unary("asin")
+acos = _unary("acos")
+atan = _unary("atan")
+atan2 = _binary("atan2")  # atan2(y, x): the angle of the point (x, y), C's rules for zeros and infinities
+sinh = _unary("sinh")
+cosh = _unary("cosh")
+asinh = _unary("asinh")
+acosh = _unary("acosh")
+atanh = _unary("atanh")
+erf = _unary("erf")
+pow_ = _binary("pow")  # C's pow, its special cases included
+fmod = _binary("fmod")  # C's fmod: exact, the sign of the dividend
 product_error = _binary("product_error")  # a·b - fl(a·b), exactly: what rounding the product dropped
 gelu = _unary("gelu")  # x·Φ(x), Φ the standard normal CDF (1 + erf(x/√2))/2, without 1 - erf cancelling
 gelu_slope = _unary("gelu_slope")  # GELU'(x) = Φ(x) + x·φ(x)
@@ -365,6 +381,7 @@ def _operation(op: str, operand_kind: str, result_kind: str, arity: int = 2):
 wrapping_add = _operation("wide_add", INTEGER, INTEGER)
 wrapping_sub = _operation("wide_sub", INTEGER, INTEGER)
 wrapping_mul = _operation("wide_mul_low", INTEGER, INTEGER)
+wrapping_pow = _operation("wide_pow", INTEGER, INTEGER)  # a negative exponent: the integer part of 1 / x^n
 # Integer division of values of at most 32 bits, exact: the quotient truncated toward zero, the
 # remainder with the dividend's sign (C's) or the divisor's (Python's); by zero, 0.
 divide_truncated = _operation("wide_div", INTEGER, INTEGER)
@@ -386,6 +403,12 @@ def wrapping_neg(x: Expr) -> Expr:
 
 
 integer_to_float = _operation("wide_to_float", INTEGER, FLOAT, 1)  # of at most 32 bits: nearest, ties to even
+
+
+def integer_scalar(index: int, signed: bool) -> Expr:
+    """Scalar `index` pushed as the 32 bits of an integer (kernels.codegen.ScalarBits), as an
+    exact integer: sign-extended where `signed`."""
+    return Expr("wide_scalar_signed" if signed else "wide_scalar", value=index, kind=INTEGER)
 
 
 def integer_from_scalar(x) -> Expr:

@@ -55,11 +55,30 @@ RENDER: dict[str, str] = {
     "product_error": "float {out} = dml_product_error({0}, {1});",
     "gelu_slope": "float {out} = dml_gelu_slope({0});",
     "exp_diff": "float {out} = dml_exp_diff({0}, {1});",
+    "sqrt": "float {out} = dml_sqrt({0});",
+    "sin": "float {out} = dml_sin({0});",
+    "cos": "float {out} = dml_cos({0});",
+    "tan": "float {out} = dml_tan({0});",
+    "asin": "float {out} = dml_asin({0});",
+    "acos": "float {out} = dml_acos({0});",
+    "atan": "float {out} = dml_atan({0});",
+    "sinh": "float {out} = dml_sinh({0});",
+    "cosh": "float {out} = dml_cosh({0});",
+    "asinh": "float {out} = dml_asinh({0});",
+    "acosh": "float {out} = dml_acosh({0});",
+    "atanh": "float {out} = dml_atanh({0});",
+    "erf": "float {out} = dml_erf({0});",
+    "atan2": "float {out} = dml_atan2({0}, {1});",
+    "pow": "float {out} = dml_pow({0}, {1});",
+    "fmod": "float {out} = dml_fmod({0}, {1});",
     "round": "uint {out} = {encoded};",
     "narrow": "uint {out} = {0}.x & {mask}u;",
     "one_bits": "uint {out} = {one:#x}u;",
     "to_wide": "uvec2 {out} = {decoded};",
     "wide_zero": "uvec2 {out} = uvec2(0u);",
+    "wide_scalar": "uvec2 {out} = uvec2(params.scalar_bits[{value}], 0u);",
+    "wide_scalar_signed": "uvec2 {out} = uvec2(params.scalar_bits[{value}], int(params.scalar_bits[{value}]) < 0 ? "
+                          "0xFFFFFFFFu : 0u);",
     "wide_mul": "uvec2 {out} = dml_wide_mul({0}, {1});",
     "wide_sub_float": "uvec2 {out} = dml_wide_sub_float({0}, floatBitsToUint({1}));",
     "wide_add_float": "uvec2 {out} = dml_wide_sub_float({0}, floatBitsToUint({1}) ^ 0x80000000u);",
@@ -72,6 +91,7 @@ RENDER: dict[str, str] = {
     "wide_add": "uvec2 {out} = dml_wide_add({0}, {1});",
     "wide_sub": "uvec2 {out} = dml_wide_sub({0}, {1});",
     "wide_mul_low": "uvec2 {out} = dml_wide_mul_low({0}, {1});",
+    "wide_pow": "uvec2 {out} = dml_wide_pow({0}, {1});",
     "wide_div": "uvec2 {out} = dml_wide_div({0}, {1});",
     "wide_mod_trunc": "uvec2 {out} = dml_wide_mod({0}, {1}, false);",
     "wide_mod_floor": "uvec2 {out} = dml_wide_mod({0}, {1}, true);",
@@ -241,19 +261,30 @@ def _assigned(kind: str, value_kind: str, value: str, value_type: T | None, stor
     raise TypeError(f"a {value_kind} value cannot be assigned as {kind}")
 
 
-# The primitives shaders/transcendental.glsl implements.
+# The primitives shaders/transcendental.glsl implements, and the files it includes for some of
+# them (each behind its own define, so a kernel compiles only the functions it calls).
 TRANSCENDENTALS = ("exp", "expm1", "tanh", "sigmoid", "softplus", "sigmoid_slope", "tanh_slope", "log", "gelu",
                    "gelu_slope", "exp_diff", "product_error")
+FUNCTION_FILES = {
+    **dict.fromkeys(("sin", "cos", "tan"), "USES_TRIGONOMETRIC"),
+    **dict.fromkeys(("asin", "acos", "atan", "atan2"), "USES_INVERSE_TRIGONOMETRIC"),
+    **dict.fromkeys(("sinh", "cosh", "asinh", "acosh", "atanh", "erf"), "USES_HYPERBOLIC"),
+    "pow": "USES_POWER",
+}
 
 
-def uses_transcendentals(result: Expr) -> bool:
-    seen, stack = set(), [result]
+def transcendental_defines(*results: Expr) -> dict[str, str]:
+    """The defines that include what `results` call of dmlpy's own functions (none: {})."""
+    defines: dict[str, str] = {}
+    seen, stack = set(), list(results)
     while stack:
         node = stack.pop()
         if node.serial in seen:
             continue
         seen.add(node.serial)
-        if node.op in TRANSCENDENTALS:
-            return True
+        if node.op in TRANSCENDENTALS or node.op in FUNCTION_FILES:
+            defines["USES_TRANSCENDENTALS"] = ""
+        if node.op in FUNCTION_FILES:
+            defines[FUNCTION_FILES[node.op]] = ""
         stack.extend(node.args)
-    return False
+    return defines

@@ -136,9 +136,14 @@ class KernelPlan:
         return self.interface.push_constants(base_elements, element_count, self.scalar_bits)
 
 
+class ScalarBits(int):
+    """A scalar pushed as these 32 bits as they are (an integer's, e.g. CLIP1's INT32 Min), not
+    as an FP32 number."""
+
+
 def fp32_bits(scalars: tuple[float, ...]) -> tuple[int, ...]:
-    """Each scalar's bits as an FP32 number (push constants hold bits)."""
-    return tuple(int(np.float32(s).view(np.uint32)) for s in scalars)
+    """Each scalar's bits as an FP32 number (push constants hold bits), a ScalarBits' as they are."""
+    return tuple(int(s) if isinstance(s, ScalarBits) else int(np.float32(s).view(np.uint32)) for s in scalars)
 
 
 def workgroup_size_for(adapter: AdapterInfo) -> int:
@@ -278,9 +283,8 @@ def plan_elementwise(inputs: list[BufferTensorDesc], output: BufferTensorDesc, a
         f"PATH_{'PACKED' if path == 'broadcast' else path.upper()}": "",
         "WORKGROUP_SIZE": workgroup_size,
         **float_controls_defines(adapter),
+        **render.transcendental_defines(result),
     }
-    if render.uses_transcendentals(result):
-        defines["USES_TRANSCENDENTALS"] = ""
     input_types = tuple(t.data_type for t in inputs)
     packed = path in ("packed", "broadcast")
     # The packed paths move 16-byte vectors where every tensor starts on 16 bytes (segments

@@ -105,8 +105,7 @@ def plan_reduction(inputs: list[BufferTensorDesc], outputs: list[ReducedOutput],
         "REDUCED_SIZES": uint_list(reduced_sizes),
         "REDUCED_STRIDES": uint_list(s[d] for d in range(len(reduced_sizes)) for s in reduced_strides),
     }
-    if any(render.uses_transcendentals(o.value) for o in outputs):
-        common["USES_TRANSCENDENTALS"] = ""
+    common.update(render.transcendental_defines(*(o.value for o in outputs)))
 
     final_elements = any(at == len(nodes) and not o.per_row for at, o in zip(written_by, outputs))
     # Row outputs come from the stage that completes the last total: the final stage where
