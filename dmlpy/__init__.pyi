@@ -991,6 +991,28 @@ class ElementWiseClipOperatorDesc(OperatorDesc):
     ) -> None: ...
 
 @dataclass(frozen=True)
+class ElementWiseClip1OperatorDesc(OperatorDesc):
+    """DML_ELEMENT_WISE_CLIP1_OPERATOR_DESC: min(Max, max(Min, ScaleBias(InputTensor)))"""
+
+    input_tensor: BufferTensorDesc
+    output_tensor: BufferTensorDesc
+    scale_bias: ScaleBias | None
+    min_max_data_type: TensorDataType | None
+    min: int | float
+    max: int | float
+
+    def __init__(
+        self,
+        input_tensor: BufferTensorDesc,
+        output_tensor: BufferTensorDesc,
+        scale_bias: ScaleBias | None = ...,
+        *,
+        min_max_data_type: TensorDataType | str | None = ...,
+        min: int | float,
+        max: int | float,
+    ) -> None: ...
+
+@dataclass(frozen=True)
 class ElementWiseExpOperatorDesc(OperatorDesc):
     """DML_ELEMENT_WISE_EXP_OPERATOR_DESC: exp(ScaleBias(InputTensor))"""
 
@@ -1051,6 +1073,219 @@ class ElementWiseThresholdOperatorDesc(OperatorDesc):
         scale_bias: ScaleBias | None = ...,
         *,
         min: float,
+    ) -> None: ...
+
+@dataclass(frozen=True)
+class ElementWiseSqrtOperatorDesc(OperatorDesc):
+    """DML_ELEMENT_WISE_SQRT_OPERATOR_DESC: sqrt(ScaleBias(InputTensor))"""
+
+    input_tensor: BufferTensorDesc
+    output_tensor: BufferTensorDesc
+    scale_bias: ScaleBias | None
+
+    def __init__(
+        self,
+        input_tensor: BufferTensorDesc,
+        output_tensor: BufferTensorDesc,
+        scale_bias: ScaleBias | None = ...,
+    ) -> None: ...
+
+@dataclass(frozen=True)
+class ElementWiseSinOperatorDesc(OperatorDesc):
+    """DML_ELEMENT_WISE_SIN_OPERATOR_DESC: sin(ScaleBias(InputTensor))"""
+
+    input_tensor: BufferTensorDesc
+    output_tensor: BufferTensorDesc
+    scale_bias: ScaleBias | None
+
+    def __init__(
+        self,
+        input_tensor: BufferTensorDesc,
+        output_tensor: BufferTensorDesc,
+        scale_bias: ScaleBias | None = ...,
+    ) -> None: ...
+
+@dataclass(frozen=True)
+class ElementWiseCosOperatorDesc(OperatorDesc):
+    """DML_ELEMENT_WISE_COS_OPERATOR_DESC: cos(ScaleBias(InputTensor))"""
+
+    input_tensor: BufferTensorDesc
+    output_tensor: BufferTensorDesc
+    scale_bias: ScaleBias | None
+
+    def __init__(
+        self,
+        input_tensor: BufferTensorDesc,
+        output_tensor: BufferTensorDesc,
+        scale_bias: ScaleBias | None = ...,
+    ) -> None: ...
+
+@dataclass(frozen=True)
+class ElementWiseTanOperatorDesc(OperatorDesc):
+    """DML_ELEMENT_WISE_TAN_OPERATOR_DESC: tan(ScaleBias(InputTensor))"""
+
+    input_tensor: BufferTensorDesc
+    output_tensor: BufferTensorDesc
+    scale_bias: ScaleBias | None
+
+    def __init__(
+        self,
+        input_tensor: BufferTensorDesc,
+        output_tensor: BufferTensorDesc,
+        scale_bias: ScaleBias | None = ...,
+    ) -> None: ...
+
+@dataclass(frozen=True)
+class ElementWiseAsinOperatorDesc(OperatorDesc):
+    """DML_ELEMENT_WISE_ASIN_OPERATOR_DESC: asin(ScaleBias(InputTensor))"""
+
+    input_tensor: BufferTensorDesc
+    output_tensor: BufferTensorDesc
+    scale_bias: ScaleBias | None
+
+    def __init__(
+        self,
+        input_tensor: BufferTensorDesc,
+        output_tensor: BufferTensorDesc,
+        scale_bias: ScaleBias | None = ...,
+    ) -> None: ...
+
+@dataclass(frozen=True)
+class ElementWiseAcosOperatorDesc(OperatorDesc):
+    """DML_ELEMENT_WISE_ACOS_OPERATOR_DESC: acos(ScaleBias(InputTensor))"""
+
+    input_tensor: BufferTensorDesc
+    output_tensor: BufferTensorDesc
+    scale_bias: ScaleBias | None
+
+    def __init__(
+        self,
+        input_tensor: BufferTensorDesc,
+        output_tensor: BufferTensorDesc,
+        scale_bias: ScaleBias | None = ...,
+    ) -> None: ...
+
+@dataclass(frozen=True)
+class ElementWiseAtanOperatorDesc(OperatorDesc):
+    """DML_ELEMENT_WISE_ATAN_OPERATOR_DESC: atan(ScaleBias(InputTensor))"""
+
+    input_tensor: BufferTensorDesc
+    output_tensor: BufferTensorDesc
+    scale_bias: ScaleBias | None
+
+    def __init__(
+        self,
+        input_tensor: BufferTensorDesc,
+        output_tensor: BufferTensorDesc,
+        scale_bias: ScaleBias | None = ...,
+    ) -> None: ...
+
+@dataclass(frozen=True)
+class ElementWiseErfOperatorDesc(OperatorDesc):
+    """DML_ELEMENT_WISE_ERF_OPERATOR_DESC: erf(ScaleBias(InputTensor))"""
+
+    input_tensor: BufferTensorDesc
+    output_tensor: BufferTensorDesc
+    scale_bias: ScaleBias | None
+
+    def __init__(
+        self,
+        input_tensor: BufferTensorDesc,
+        output_tensor: BufferTensorDesc,
+        scale_bias: ScaleBias | None = ...,
+    ) -> None: ...
+
+@dataclass(frozen=True)
+class ElementWiseSinhOperatorDesc(OperatorDesc):
+    """DML_ELEMENT_WISE_SINH_OPERATOR_DESC: sinh(ScaleBias(InputTensor))"""
+
+    input_tensor: BufferTensorDesc
+    output_tensor: BufferTensorDesc
+    scale_bias: ScaleBias | None
+
+    def __init__(
+        self,
+        input_tensor: BufferTensorDesc,
+        output_tensor: BufferTensorDesc,
+        scale_bias: ScaleBias | None = ...,
+    ) -> None: ...
+
+@dataclass(frozen=True)
+class ElementWiseCoshOperatorDesc(OperatorDesc):
+    """DML_ELEMENT_WISE_COSH_OPERATOR_DESC: cosh(ScaleBias(InputTensor))"""
+
+    input_tensor: BufferTensorDesc
+    output_tensor: BufferTensorDesc
+    scale_bias: ScaleBias | None
+
+    def __init__(
+        self,
+        input_tensor: BufferTensorDesc,
+        output_tensor: BufferTensorDesc,
+        scale_bias: ScaleBias | None = ...,
+    ) -> None: ...
+
+@dataclass(frozen=True)
+class ElementWiseAsinhOperatorDesc(OperatorDesc):
+    """DML_ELEMENT_WISE_ASINH_OPERATOR_DESC: asinh(ScaleBias(InputTensor))"""
+
+    input_tensor: BufferTensorDesc
+    output_tensor: BufferTensorDesc
+    scale_bias: ScaleBias | None
+
+    def __init__(
+        self,
+        input_tensor: BufferTensorDesc,
+        output_tensor: BufferTensorDesc,
+        scale_bias: ScaleBias | None = ...,
+    ) -> None: ...
+
+@dataclass(frozen=True)
+class ElementWiseAcoshOperatorDesc(OperatorDesc):
+    """DML_ELEMENT_WISE_ACOSH_OPERATOR_DESC: acosh(ScaleBias(InputTensor))"""
+
+    input_tensor: BufferTensorDesc
+    output_tensor: BufferTensorDesc
+    scale_bias: ScaleBias | None
+
+    def __init__(
+        self,
+        input_tensor: BufferTensorDesc,
+        output_tensor: BufferTensorDesc,
+        scale_bias: ScaleBias | None = ...,
+    ) -> None: ...
+
+@dataclass(frozen=True)
+class ElementWiseAtanhOperatorDesc(OperatorDesc):
+    """DML_ELEMENT_WISE_ATANH_OPERATOR_DESC: atanh(ScaleBias(InputTensor))"""
+
+    input_tensor: BufferTensorDesc
+    output_tensor: BufferTensorDesc
+    scale_bias: ScaleBias | None
+
+    def __init__(
+        self,
+        input_tensor: BufferTensorDesc,
+        output_tensor: BufferTensorDesc,
+        scale_bias: ScaleBias | None = ...,
+    ) -> None: ...
+
+@dataclass(frozen=True)
+class ElementWiseConstantPowOperatorDesc(OperatorDesc):
+    """DML_ELEMENT_WISE_CONSTANT_POW_OPERATOR_DESC: pow(ScaleBias(InputTensor), Exponent)"""
+
+    input_tensor: BufferTensorDesc
+    output_tensor: BufferTensorDesc
+    scale_bias: ScaleBias | None
+    exponent: float
+
+    def __init__(
+        self,
+        input_tensor: BufferTensorDesc,
+        output_tensor: BufferTensorDesc,
+        scale_bias: ScaleBias | None = ...,
+        *,
+        exponent: float,
     ) -> None: ...
 
 @dataclass(frozen=True)
@@ -1262,6 +1497,38 @@ class ElementWiseMeanOperatorDesc(OperatorDesc):
 @dataclass(frozen=True)
 class ElementWiseDifferenceSquareOperatorDesc(OperatorDesc):
     """DML_ELEMENT_WISE_DIFFERENCE_SQUARE_OPERATOR_DESC: (ATensor - BTensor) * (ATensor - BTensor)"""
+
+    a_tensor: BufferTensorDesc
+    b_tensor: BufferTensorDesc
+    output_tensor: BufferTensorDesc
+
+    def __init__(
+        self,
+        a_tensor: BufferTensorDesc,
+        b_tensor: BufferTensorDesc,
+        output_tensor: BufferTensorDesc,
+    ) -> None: ...
+
+@dataclass(frozen=True)
+class ElementWisePowOperatorDesc(OperatorDesc):
+    """DML_ELEMENT_WISE_POW_OPERATOR_DESC: pow(ScaleBias(InputTensor), ExponentTensor)"""
+
+    input_tensor: BufferTensorDesc
+    exponent_tensor: BufferTensorDesc
+    output_tensor: BufferTensorDesc
+    scale_bias: ScaleBias | None
+
+    def __init__(
+        self,
+        input_tensor: BufferTensorDesc,
+        exponent_tensor: BufferTensorDesc,
+        output_tensor: BufferTensorDesc,
+        scale_bias: ScaleBias | None = ...,
+    ) -> None: ...
+
+@dataclass(frozen=True)
+class ElementWiseAtanYxOperatorDesc(OperatorDesc):
+    """DML_ELEMENT_WISE_ATAN_YX_OPERATOR_DESC: atan2(ATensor, BTensor)"""
 
     a_tensor: BufferTensorDesc
     b_tensor: BufferTensorDesc
@@ -1542,6 +1809,28 @@ class ElementWiseClipGradOperatorDesc(OperatorDesc):
         output_gradient_tensor: BufferTensorDesc,
         min: float,
         max: float,
+    ) -> None: ...
+
+@dataclass(frozen=True)
+class ElementWiseClipGrad1OperatorDesc(OperatorDesc):
+    """DML_ELEMENT_WISE_CLIP_GRAD1_OPERATOR_DESC: InputTensor <= Min || InputTensor >= Max ? 0 : InputGradientTensor"""
+
+    input_tensor: BufferTensorDesc
+    input_gradient_tensor: BufferTensorDesc
+    output_gradient_tensor: BufferTensorDesc
+    min_max_data_type: TensorDataType | None
+    min: int | float
+    max: int | float
+
+    def __init__(
+        self,
+        input_tensor: BufferTensorDesc,
+        input_gradient_tensor: BufferTensorDesc,
+        output_gradient_tensor: BufferTensorDesc,
+        *,
+        min_max_data_type: TensorDataType | str | None = ...,
+        min: int | float,
+        max: int | float,
     ) -> None: ...
 
 @overload
@@ -3535,6 +3824,52 @@ def clip(
 ) -> DeviceArray: ...
 
 @overload
+def clip1(
+    x: DeviceArray,
+    *,
+    scale_bias: ScaleBias | None = ...,
+    min_max_data_type: TensorDataType | str | None = ...,
+    min: int | float,
+    max: int | float,
+    out: None = ...,
+    device: Device | None = ...,
+) -> DeviceArray:
+    """ELEMENT_WISE_CLIP1 on NumPy arrays: OutputTensor = min(Max, max(Min, ScaleBias(InputTensor)))."""
+@overload
+def clip1(
+    x: ArrayLike,
+    *,
+    scale_bias: ScaleBias | None = ...,
+    min_max_data_type: TensorDataType | str | None = ...,
+    min: int | float,
+    max: int | float,
+    out: None = ...,
+    device: Device | None = ...,
+) -> NDArray[Any]: ...
+@overload
+def clip1(
+    x: ArrayLike | DeviceArray,
+    *,
+    scale_bias: ScaleBias | None = ...,
+    min_max_data_type: TensorDataType | str | None = ...,
+    min: int | float,
+    max: int | float,
+    out: NDArray[Any],
+    device: Device | None = ...,
+) -> NDArray[Any]: ...
+@overload
+def clip1(
+    x: ArrayLike | DeviceArray,
+    *,
+    scale_bias: ScaleBias | None = ...,
+    min_max_data_type: TensorDataType | str | None = ...,
+    min: int | float,
+    max: int | float,
+    out: DeviceArray,
+    device: Device | None = ...,
+) -> DeviceArray: ...
+
+@overload
 def exp(
     x: DeviceArray,
     *,
@@ -3668,6 +4003,486 @@ def threshold(
 def threshold(
     x: ArrayLike | DeviceArray,
     min: float,
+    *,
+    scale_bias: ScaleBias | None = ...,
+    out: DeviceArray,
+    device: Device | None = ...,
+) -> DeviceArray: ...
+
+@overload
+def sqrt(
+    x: DeviceArray,
+    *,
+    scale_bias: ScaleBias | None = ...,
+    out: None = ...,
+    device: Device | None = ...,
+) -> DeviceArray:
+    """ELEMENT_WISE_SQRT on NumPy arrays: OutputTensor = sqrt(ScaleBias(InputTensor))."""
+@overload
+def sqrt(
+    x: ArrayLike,
+    *,
+    scale_bias: ScaleBias | None = ...,
+    out: None = ...,
+    device: Device | None = ...,
+) -> NDArray[Any]: ...
+@overload
+def sqrt(
+    x: ArrayLike | DeviceArray,
+    *,
+    scale_bias: ScaleBias | None = ...,
+    out: NDArray[Any],
+    device: Device | None = ...,
+) -> NDArray[Any]: ...
+@overload
+def sqrt(
+    x: ArrayLike | DeviceArray,
+    *,
+    scale_bias: ScaleBias | None = ...,
+    out: DeviceArray,
+    device: Device | None = ...,
+) -> DeviceArray: ...
+
+@overload
+def sin(
+    x: DeviceArray,
+    *,
+    scale_bias: ScaleBias | None = ...,
+    out: None = ...,
+    device: Device | None = ...,
+) -> DeviceArray:
+    """ELEMENT_WISE_SIN on NumPy arrays: OutputTensor = sin(ScaleBias(InputTensor))."""
+@overload
+def sin(
+    x: ArrayLike,
+    *,
+    scale_bias: ScaleBias | None = ...,
+    out: None = ...,
+    device: Device | None = ...,
+) -> NDArray[Any]: ...
+@overload
+def sin(
+    x: ArrayLike | DeviceArray,
+    *,
+    scale_bias: ScaleBias | None = ...,
+    out: NDArray[Any],
+    device: Device | None = ...,
+) -> NDArray[Any]: ...
+@overload
+def sin(
+    x: ArrayLike | DeviceArray,
+    *,
+    scale_bias: ScaleBias | None = ...,
+    out: DeviceArray,
+    device: Device | None = ...,
+) -> DeviceArray: ...
+
+@overload
+def cos(
+    x: DeviceArray,
+    *,
+    scale_bias: ScaleBias | None = ...,
+    out: None = ...,
+    device: Device | None = ...,
+) -> DeviceArray:
+    """ELEMENT_WISE_COS on NumPy arrays: OutputTensor = cos(ScaleBias(InputTensor))."""
+@overload
+def cos(
+    x: ArrayLike,
+    *,
+    scale_bias: ScaleBias | None = ...,
+    out: None = ...,
+    device: Device | None = ...,
+) -> NDArray[Any]: ...
+@overload
+def cos(
+    x: ArrayLike | DeviceArray,
+    *,
+    scale_bias: ScaleBias | None = ...,
+    out: NDArray[Any],
+    device: Device | None = ...,
+) -> NDArray[Any]: ...
+@overload
+def cos(
+    x: ArrayLike | DeviceArray,
+    *,
+    scale_bias: ScaleBias | None = ...,
+    out: DeviceArray,
+    device: Device | None = ...,
+) -> DeviceArray: ...
+
+@overload
+def tan(
+    x: DeviceArray,
+    *,
+    scale_bias: ScaleBias | None = ...,
+    out: None = ...,
+    device: Device | None = ...,
+) -> DeviceArray:
+    """ELEMENT_WISE_TAN on NumPy arrays: OutputTensor = tan(ScaleBias(InputTensor))."""
+@overload
+def tan(
+    x: ArrayLike,
+    *,
+    scale_bias: ScaleBias | None = ...,
+    out: None = ...,
+    device: Device | None = ...,
+) -> NDArray[Any]: ...
+@overload
+def tan(
+    x: ArrayLike | DeviceArray,
+    *,
+    scale_bias: ScaleBias | None = ...,
+    out: NDArray[Any],
+    device: Device | None = ...,
+) -> NDArray[Any]: ...
+@overload
+def tan(
+    x: ArrayLike | DeviceArray,
+    *,
+    scale_bias: ScaleBias | None = ...,
+    out: DeviceArray,
+    device: Device | None = ...,
+) -> DeviceArray: ...
+
+@overload
+def arcsin(
+    x: DeviceArray,
+    *,
+    scale_bias: ScaleBias | None = ...,
+    out: None = ...,
+    device: Device | None = ...,
+) -> DeviceArray:
+    """ELEMENT_WISE_ASIN on NumPy arrays: OutputTensor = asin(ScaleBias(InputTensor))."""
+@overload
+def arcsin(
+    x: ArrayLike,
+    *,
+    scale_bias: ScaleBias | None = ...,
+    out: None = ...,
+    device: Device | None = ...,
+) -> NDArray[Any]: ...
+@overload
+def arcsin(
+    x: ArrayLike | DeviceArray,
+    *,
+    scale_bias: ScaleBias | None = ...,
+    out: NDArray[Any],
+    device: Device | None = ...,
+) -> NDArray[Any]: ...
+@overload
+def arcsin(
+    x: ArrayLike | DeviceArray,
+    *,
+    scale_bias: ScaleBias | None = ...,
+    out: DeviceArray,
+    device: Device | None = ...,
+) -> DeviceArray: ...
+
+@overload
+def arccos(
+    x: DeviceArray,
+    *,
+    scale_bias: ScaleBias | None = ...,
+    out: None = ...,
+    device: Device | None = ...,
+) -> DeviceArray:
+    """ELEMENT_WISE_ACOS on NumPy arrays: OutputTensor = acos(ScaleBias(InputTensor))."""
+@overload
+def arccos(
+    x: ArrayLike,
+    *,
+    scale_bias: ScaleBias | None = ...,
+    out: None = ...,
+    device: Device | None = ...,
+) -> NDArray[Any]: ...
+@overload
+def arccos(
+    x: ArrayLike | DeviceArray,
+    *,
+    scale_bias: ScaleBias | None = ...,
+    out: NDArray[Any],
+    device: Device | None = ...,
+) -> NDArray[Any]: ...
+@overload
+def arccos(
+    x: ArrayLike | DeviceArray,
+    *,
+    scale_bias: ScaleBias | None = ...,
+    out: DeviceArray,
+    device: Device | None = ...,
+) -> DeviceArray: ...
+
+@overload
+def arctan(
+    x: DeviceArray,
+    *,
+    scale_bias: ScaleBias | None = ...,
+    out: None = ...,
+    device: Device | None = ...,
+) -> DeviceArray:
+    """ELEMENT_WISE_ATAN on NumPy arrays: OutputTensor = atan(ScaleBias(InputTensor))."""
+@overload
+def arctan(
+    x: ArrayLike,
+    *,
+    scale_bias: ScaleBias | None = ...,
+    out: None = ...,
+    device: Device | None = ...,
+) -> NDArray[Any]: ...
+@overload
+def arctan(
+    x: ArrayLike | DeviceArray,
+    *,
+    scale_bias: ScaleBias | None = ...,
+    out: NDArray[Any],
+    device: Device | None = ...,
+) -> NDArray[Any]: ...
+@overload
+def arctan(
+    x: ArrayLike | DeviceArray,
+    *,
+    scale_bias: ScaleBias | None = ...,
+    out: DeviceArray,
+    device: Device | None = ...,
+) -> DeviceArray: ...
+
+@overload
+def erf(
+    x: DeviceArray,
+    *,
+    scale_bias: ScaleBias | None = ...,
+    out: None = ...,
+    device: Device | None = ...,
+) -> DeviceArray:
+    """ELEMENT_WISE_ERF on NumPy arrays: OutputTensor = erf(ScaleBias(InputTensor))."""
+@overload
+def erf(
+    x: ArrayLike,
+    *,
+    scale_bias: ScaleBias | None = ...,
+    out: None = ...,
+    device: Device | None = ...,
+) -> NDArray[Any]: ...
+@overload
+def erf(
+    x: ArrayLike | DeviceArray,
+    *,
+    scale_bias: ScaleBias | None = ...,
+    out: NDArray[Any],
+    device: Device | None = ...,
+) -> NDArray[Any]: ...
+@overload
+def erf(
+    x: ArrayLike | DeviceArray,
+    *,
+    scale_bias: ScaleBias | None = ...,
+    out: DeviceArray,
+    device: Device | None = ...,
+) -> DeviceArray: ...
+
+@overload
+def sinh(
+    x: DeviceArray,
+    *,
+    scale_bias: ScaleBias | None = ...,
+    out: None = ...,
+    device: Device | None = ...,
+) -> DeviceArray:
+    """ELEMENT_WISE_SINH on NumPy arrays: OutputTensor = sinh(ScaleBias(InputTensor))."""
+@overload
+def sinh(
+    x: ArrayLike,
+    *,
+    scale_bias: ScaleBias | None = ...,
+    out: None = ...,
+    device: Device | None = ...,
+) -> NDArray[Any]: ...
+@overload
+def sinh(
+    x: ArrayLike | DeviceArray,
+    *,
+    scale_bias: ScaleBias | None = ...,
+    out: NDArray[Any],
+    device: Device | None = ...,
+) -> NDArray[Any]: ...
+@overload
+def sinh(
+    x: ArrayLike | DeviceArray,
+    *,
+    scale_bias: ScaleBias | None = ...,
+    out: DeviceArray,
+    device: Device | None = ...,
+) -> DeviceArray: ...
+
+@overload
+def cosh(
+    x: DeviceArray,
+    *,
+    scale_bias: ScaleBias | None = ...,
+    out: None = ...,
+    device: Device | None = ...,
+) -> DeviceArray:
+    """ELEMENT_WISE_COSH on NumPy arrays: OutputTensor = cosh(ScaleBias(InputTensor))."""
+@overload
+def cosh(
+    x: ArrayLike,
+    *,
+    scale_bias: ScaleBias | None = ...,
+    out: None = ...,
+    device: Device | None = ...,
+) -> NDArray[Any]: ...
+@overload
+def cosh(
+    x: ArrayLike | DeviceArray,
+    *,
+    scale_bias: ScaleBias | None = ...,
+    out: NDArray[Any],
+    device: Device | None = ...,
+) -> NDArray[Any]: ...
+@overload
+def cosh(
+    x: ArrayLike | DeviceArray,
+    *,
+    scale_bias: ScaleBias | None = ...,
+    out: DeviceArray,
+    device: Device | None = ...,
+) -> DeviceArray: ...
+
+@overload
+def arcsinh(
+    x: DeviceArray,
+    *,
+    scale_bias: ScaleBias | None = ...,
+    out: None = ...,
+    device: Device | None = ...,
+) -> DeviceArray:
+    """ELEMENT_WISE_ASINH on NumPy arrays: OutputTensor = asinh(ScaleBias(InputTensor))."""
+@overload
+def arcsinh(
+    x: ArrayLike,
+    *,
+    scale_bias: ScaleBias | None = ...,
+    out: None = ...,
+    device: Device | None = ...,
+) -> NDArray[Any]: ...
+@overload
+def arcsinh(
+    x: ArrayLike | DeviceArray,
+    *,
+    scale_bias: ScaleBias | None = ...,
+    out: NDArray[Any],
+    device: Device | None = ...,
+) -> NDArray[Any]: ...
+@overload
+def arcsinh(
+    x: ArrayLike | DeviceArray,
+    *,
+    scale_bias: ScaleBias | None = ...,
+    out: DeviceArray,
+    device: Device | None = ...,
+) -> DeviceArray: ...
+
+@overload
+def arccosh(
+    x: DeviceArray,
+    *,
+    scale_bias: ScaleBias | None = ...,
+    out: None = ...,
+    device: Device | None = ...,
+) -> DeviceArray:
+    """ELEMENT_WISE_ACOSH on NumPy arrays: OutputTensor = acosh(ScaleBias(InputTensor))."""
+@overload
+def arccosh(
+    x: ArrayLike,
+    *,
+    scale_bias: ScaleBias | None = ...,
+    out: None = ...,
+    device: Device | None = ...,
+) -> NDArray[Any]: ...
+@overload
+def arccosh(
+    x: ArrayLike | DeviceArray,
+    *,
+    scale_bias: ScaleBias | None = ...,
+    out: NDArray[Any],
+    device: Device | None = ...,
+) -> NDArray[Any]: ...
+@overload
+def arccosh(
+    x: ArrayLike | DeviceArray,
+    *,
+    scale_bias: ScaleBias | None = ...,
+    out: DeviceArray,
+    device: Device | None = ...,
+) -> DeviceArray: ...
+
+@overload
+def arctanh(
+    x: DeviceArray,
+    *,
+    scale_bias: ScaleBias | None = ...,
+    out: None = ...,
+    device: Device | None = ...,
+) -> DeviceArray:
+    """ELEMENT_WISE_ATANH on NumPy arrays: OutputTensor = atanh(ScaleBias(InputTensor))."""
+@overload
+def arctanh(
+    x: ArrayLike,
+    *,
+    scale_bias: ScaleBias | None = ...,
+    out: None = ...,
+    device: Device | None = ...,
+) -> NDArray[Any]: ...
+@overload
+def arctanh(
+    x: ArrayLike | DeviceArray,
+    *,
+    scale_bias: ScaleBias | None = ...,
+    out: NDArray[Any],
+    device: Device | None = ...,
+) -> NDArray[Any]: ...
+@overload
+def arctanh(
+    x: ArrayLike | DeviceArray,
+    *,
+    scale_bias: ScaleBias | None = ...,
+    out: DeviceArray,
+    device: Device | None = ...,
+) -> DeviceArray: ...
+
+@overload
+def constant_pow(
+    x: DeviceArray,
+    exponent: float,
+    *,
+    scale_bias: ScaleBias | None = ...,
+    out: None = ...,
+    device: Device | None = ...,
+) -> DeviceArray:
+    """ELEMENT_WISE_CONSTANT_POW on NumPy arrays: OutputTensor = pow(ScaleBias(InputTensor), Exponent)."""
+@overload
+def constant_pow(
+    x: ArrayLike,
+    exponent: float,
+    *,
+    scale_bias: ScaleBias | None = ...,
+    out: None = ...,
+    device: Device | None = ...,
+) -> NDArray[Any]: ...
+@overload
+def constant_pow(
+    x: ArrayLike | DeviceArray,
+    exponent: float,
+    *,
+    scale_bias: ScaleBias | None = ...,
+    out: NDArray[Any],
+    device: Device | None = ...,
+) -> NDArray[Any]: ...
+@overload
+def constant_pow(
+    x: ArrayLike | DeviceArray,
+    exponent: float,
     *,
     scale_bias: ScaleBias | None = ...,
     out: DeviceArray,
@@ -4101,6 +4916,83 @@ def difference_square(
 ) -> NDArray[Any]: ...
 @overload
 def difference_square(
+    a: ArrayLike | DeviceArray,
+    b: ArrayLike | DeviceArray,
+    *,
+    out: DeviceArray,
+    device: Device | None = ...,
+) -> DeviceArray: ...
+
+@overload
+def power(
+    x: DeviceArray,
+    exponent: ArrayLike | DeviceArray,
+    *,
+    scale_bias: ScaleBias | None = ...,
+    out: None = ...,
+    device: Device | None = ...,
+) -> DeviceArray:
+    """ELEMENT_WISE_POW on NumPy arrays: OutputTensor = pow(ScaleBias(InputTensor), ExponentTensor)."""
+@overload
+def power(
+    x: ArrayLike | DeviceArray,
+    exponent: DeviceArray,
+    *,
+    scale_bias: ScaleBias | None = ...,
+    out: None = ...,
+    device: Device | None = ...,
+) -> DeviceArray: ...
+@overload
+def power(
+    x: ArrayLike,
+    exponent: ArrayLike,
+    *,
+    scale_bias: ScaleBias | None = ...,
+    out: None = ...,
+    device: Device | None = ...,
+) -> NDArray[Any]: ...
+@overload
+def power(
+    x: ArrayLike | DeviceArray,
+    exponent: ArrayLike | DeviceArray,
+    *,
+    scale_bias: ScaleBias | None = ...,
+    out: NDArray[Any],
+    device: Device | None = ...,
+) -> NDArray[Any]: ...
+@overload
+def power(
+    x: ArrayLike | DeviceArray,
+    exponent: ArrayLike | DeviceArray,
+    *,
+    scale_bias: ScaleBias | None = ...,
+    out: DeviceArray,
+    device: Device | None = ...,
+) -> DeviceArray: ...
+
+@overload
+def arctan2(a: DeviceArray, b: ArrayLike | DeviceArray, *, out: None = ..., device: Device | None = ...) -> DeviceArray:
+    """ELEMENT_WISE_ATAN_YX on NumPy arrays: OutputTensor = atan2(ATensor, BTensor)."""
+@overload
+def arctan2(
+    a: ArrayLike | DeviceArray,
+    b: DeviceArray,
+    *,
+    out: None = ...,
+    device: Device | None = ...,
+) -> DeviceArray: ...
+@overload
+def arctan2(a: ArrayLike, b: ArrayLike, *, out: None = ..., device: Device | None = ...) -> NDArray[Any]: ...
+@overload
+def arctan2(
+    a: ArrayLike | DeviceArray,
+    b: ArrayLike | DeviceArray,
+    *,
+    out: NDArray[Any],
+    device: Device | None = ...,
+) -> NDArray[Any]: ...
+@overload
+def arctan2(
     a: ArrayLike | DeviceArray,
     b: ArrayLike | DeviceArray,
     *,
@@ -4764,6 +5656,65 @@ def clip_grad(
     min: float,
     max: float,
     *,
+    out: DeviceArray,
+    device: Device | None = ...,
+) -> DeviceArray: ...
+
+@overload
+def clip_grad1(
+    x: DeviceArray,
+    dy: ArrayLike | DeviceArray,
+    *,
+    min_max_data_type: TensorDataType | str | None = ...,
+    min: int | float,
+    max: int | float,
+    out: None = ...,
+    device: Device | None = ...,
+) -> DeviceArray:
+    """ELEMENT_WISE_CLIP_GRAD1 on NumPy arrays: OutputGradientTensor = InputTensor <= Min || InputTensor >= Max ? 0 :
+        InputGradientTensor.
+    """
+@overload
+def clip_grad1(
+    x: ArrayLike | DeviceArray,
+    dy: DeviceArray,
+    *,
+    min_max_data_type: TensorDataType | str | None = ...,
+    min: int | float,
+    max: int | float,
+    out: None = ...,
+    device: Device | None = ...,
+) -> DeviceArray: ...
+@overload
+def clip_grad1(
+    x: ArrayLike,
+    dy: ArrayLike,
+    *,
+    min_max_data_type: TensorDataType | str | None = ...,
+    min: int | float,
+    max: int | float,
+    out: None = ...,
+    device: Device | None = ...,
+) -> NDArray[Any]: ...
+@overload
+def clip_grad1(
+    x: ArrayLike | DeviceArray,
+    dy: ArrayLike | DeviceArray,
+    *,
+    min_max_data_type: TensorDataType | str | None = ...,
+    min: int | float,
+    max: int | float,
+    out: NDArray[Any],
+    device: Device | None = ...,
+) -> NDArray[Any]: ...
+@overload
+def clip_grad1(
+    x: ArrayLike | DeviceArray,
+    dy: ArrayLike | DeviceArray,
+    *,
+    min_max_data_type: TensorDataType | str | None = ...,
+    min: int | float,
+    max: int | float,
     out: DeviceArray,
     device: Device | None = ...,
 ) -> DeviceArray: ...

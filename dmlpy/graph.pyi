@@ -240,6 +240,16 @@ def round(
 def clip(x: GraphValue, *, scale_bias: ScaleBias | None = ..., min: float, max: float) -> GraphValue:
     """Add an ELEMENT_WISE_CLIP node: OutputTensor = min(Max, max(Min, ScaleBias(InputTensor)))."""
 
+def clip1(
+    x: GraphValue,
+    *,
+    scale_bias: ScaleBias | None = ...,
+    min_max_data_type: TensorDataType | str | None = ...,
+    min: int | float,
+    max: int | float,
+) -> GraphValue:
+    """Add an ELEMENT_WISE_CLIP1 node: OutputTensor = min(Max, max(Min, ScaleBias(InputTensor)))."""
+
 def exp(x: GraphValue, *, scale_bias: ScaleBias | None = ...) -> GraphValue:
     """Add an ELEMENT_WISE_EXP node: OutputTensor = exp(ScaleBias(InputTensor))."""
 
@@ -251,6 +261,48 @@ def reciprocal(x: GraphValue, *, scale_bias: ScaleBias | None = ...) -> GraphVal
 
 def threshold(x: GraphValue, *, scale_bias: ScaleBias | None = ..., min: float) -> GraphValue:
     """Add an ELEMENT_WISE_THRESHOLD node: OutputTensor = max(ScaleBias(InputTensor), Min)."""
+
+def sqrt(x: GraphValue, *, scale_bias: ScaleBias | None = ...) -> GraphValue:
+    """Add an ELEMENT_WISE_SQRT node: OutputTensor = sqrt(ScaleBias(InputTensor))."""
+
+def sin(x: GraphValue, *, scale_bias: ScaleBias | None = ...) -> GraphValue:
+    """Add an ELEMENT_WISE_SIN node: OutputTensor = sin(ScaleBias(InputTensor))."""
+
+def cos(x: GraphValue, *, scale_bias: ScaleBias | None = ...) -> GraphValue:
+    """Add an ELEMENT_WISE_COS node: OutputTensor = cos(ScaleBias(InputTensor))."""
+
+def tan(x: GraphValue, *, scale_bias: ScaleBias | None = ...) -> GraphValue:
+    """Add an ELEMENT_WISE_TAN node: OutputTensor = tan(ScaleBias(InputTensor))."""
+
+def arcsin(x: GraphValue, *, scale_bias: ScaleBias | None = ...) -> GraphValue:
+    """Add an ELEMENT_WISE_ASIN node: OutputTensor = asin(ScaleBias(InputTensor))."""
+
+def arccos(x: GraphValue, *, scale_bias: ScaleBias | None = ...) -> GraphValue:
+    """Add an ELEMENT_WISE_ACOS node: OutputTensor = acos(ScaleBias(InputTensor))."""
+
+def arctan(x: GraphValue, *, scale_bias: ScaleBias | None = ...) -> GraphValue:
+    """Add an ELEMENT_WISE_ATAN node: OutputTensor = atan(ScaleBias(InputTensor))."""
+
+def erf(x: GraphValue, *, scale_bias: ScaleBias | None = ...) -> GraphValue:
+    """Add an ELEMENT_WISE_ERF node: OutputTensor = erf(ScaleBias(InputTensor))."""
+
+def sinh(x: GraphValue, *, scale_bias: ScaleBias | None = ...) -> GraphValue:
+    """Add an ELEMENT_WISE_SINH node: OutputTensor = sinh(ScaleBias(InputTensor))."""
+
+def cosh(x: GraphValue, *, scale_bias: ScaleBias | None = ...) -> GraphValue:
+    """Add an ELEMENT_WISE_COSH node: OutputTensor = cosh(ScaleBias(InputTensor))."""
+
+def arcsinh(x: GraphValue, *, scale_bias: ScaleBias | None = ...) -> GraphValue:
+    """Add an ELEMENT_WISE_ASINH node: OutputTensor = asinh(ScaleBias(InputTensor))."""
+
+def arccosh(x: GraphValue, *, scale_bias: ScaleBias | None = ...) -> GraphValue:
+    """Add an ELEMENT_WISE_ACOSH node: OutputTensor = acosh(ScaleBias(InputTensor))."""
+
+def arctanh(x: GraphValue, *, scale_bias: ScaleBias | None = ...) -> GraphValue:
+    """Add an ELEMENT_WISE_ATANH node: OutputTensor = atanh(ScaleBias(InputTensor))."""
+
+def constant_pow(x: GraphValue, *, scale_bias: ScaleBias | None = ..., exponent: float) -> GraphValue:
+    """Add an ELEMENT_WISE_CONSTANT_POW node: OutputTensor = pow(ScaleBias(InputTensor), Exponent)."""
 
 def logical_not(x: GraphValue) -> GraphValue:
     """Add an ELEMENT_WISE_LOGICAL_NOT node: OutputTensor = InputTensor == 0 ? 1 : 0."""
@@ -307,6 +359,12 @@ def element_wise_mean(a: GraphValue, b: GraphValue) -> GraphValue:
 def difference_square(a: GraphValue, b: GraphValue) -> GraphValue:
     """Add an ELEMENT_WISE_DIFFERENCE_SQUARE node: OutputTensor = (ATensor - BTensor) * (ATensor - BTensor)."""
 
+def power(x: GraphValue, exponent: GraphValue, *, scale_bias: ScaleBias | None = ...) -> GraphValue:
+    """Add an ELEMENT_WISE_POW node: OutputTensor = pow(ScaleBias(InputTensor), ExponentTensor)."""
+
+def arctan2(a: GraphValue, b: GraphValue) -> GraphValue:
+    """Add an ELEMENT_WISE_ATAN_YX node: OutputTensor = atan2(ATensor, BTensor)."""
+
 def logical_and(a: GraphValue, b: GraphValue) -> GraphValue:
     """Add an ELEMENT_WISE_LOGICAL_AND node: OutputTensor = ATensor != 0 && BTensor != 0 ? 1 : 0."""
 
@@ -360,6 +418,18 @@ def cast(x: GraphValue, dtype: DTypeLike | TensorDataType) -> GraphValue:
 
 def clip_grad(x: GraphValue, dy: GraphValue, *, min: float, max: float) -> GraphValue:
     """Add an ELEMENT_WISE_CLIP_GRAD node: OutputGradientTensor = InputTensor <= Min || InputTensor >= Max ? 0 :
+        InputGradientTensor.
+    """
+
+def clip_grad1(
+    x: GraphValue,
+    dy: GraphValue,
+    *,
+    min_max_data_type: TensorDataType | str | None = ...,
+    min: int | float,
+    max: int | float,
+) -> GraphValue:
+    """Add an ELEMENT_WISE_CLIP_GRAD1 node: OutputGradientTensor = InputTensor <= Min || InputTensor >= Max ? 0 :
         InputGradientTensor.
     """
 

@@ -4,6 +4,8 @@ tests/test_elementwise.py and the fuzz tests."""
 
 from __future__ import annotations
 
+import math
+
 import ml_dtypes
 import numpy as np
 from reference import ulp_error
@@ -86,6 +88,10 @@ FLOAT_MATH = {
     "MIN": lambda a, b: first_if(a < b, a, b),
     "MEAN": lambda a, b: (a + b) * np.float32(0.5),
     "DIFFERENCE_SQUARE": lambda a, b: (a - b) * (a - b),
+    "SQRT": np.sqrt,
+    "CLIP1": lambda x, min, max: FLOAT_MATH["CLIP"](x, min, max),
+    "MODULUS_TRUNCATE": np.fmod,
+    "MODULUS_FLOOR": np.remainder,
 }
 
 INTEGER_MATH = {
@@ -103,6 +109,8 @@ INTEGER_MATH = {
     "MEAN": lambda a, b: (a + b) // 2 if a + b >= 0 else -((-(a + b)) // 2),
     "MODULUS_TRUNCATE": lambda a, b: 0 if b == 0 else (abs(a) % abs(b)) * (1 if a >= 0 else -1),
     "MODULUS_FLOOR": lambda a, b: 0 if b == 0 else a % b,
+    # 64 bits of the power are all any data type keeps; a negative exponent: int(1 / a^-b)
+    "POW": lambda a, b: pow(a, b, 1 << 64) if b >= 0 else 1 if a == 1 else (-1 if b % 2 else 1) if a == -1 else 0,
 }
 
 COMPARE = {"LOGICAL_EQUALS": np.equal, "LOGICAL_GREATER_THAN": np.greater, "LOGICAL_LESS_THAN": np.less,
@@ -132,9 +140,11 @@ def expected_of(name: str, data_type: T, args: list[np.ndarray], scalars: dict, 
         return bits_reference(name, args, out)
     if name == "IF":
         return np.where(args[0] != 0, args[1], args[2])
-    if name == "CLIP_GRAD":
+    if name in ("CLIP_GRAD", "CLIP_GRAD1"):
         low, high = scalars["min"], scalars["max"]
-        if data_type in FLOATS:
+        if name == "CLIP_GRAD1" and data_type not in FLOATS:
+            kept = np.array([low < v < high for v in ints(args[0])]).reshape(args[0].shape)
+        elif data_type in FLOATS:
             x = f32(args[0])
             kept = ~((x <= np.float32(low)) | (x >= np.float32(high)))
         else:
@@ -149,6 +159,8 @@ def expected_of(name: str, data_type: T, args: list[np.ndarray], scalars: dict, 
                 mode]
             scalars = {}
         return fp32_then(out, math)(*args, **scalars)
+    if name == "CLIP1":
+        return wrap([min(scalars["max"], max(scalars["min"], v)) for v in ints(args[0])], out).reshape(args[0].shape)
     if name in ("CLIP", "THRESHOLD"):
         low = truncated(scalars["min"], dtype)
         high = truncated(scalars["max"], dtype) if name == "CLIP" else None
@@ -177,20 +189,36 @@ def bits_reference(name, args, out):
     return np.array(values, unsigned).reshape(args[0].shape).view(args[0].dtype)
 
 
-# The transcendental operators: dmlpy's own functions against float64, within these bounds (in
+def _erf(x):
+    return np.frompyfunc(math.erf, 1, 1)(x).astype(np.float64)
+
+
+# The operators computed by dmlpy's own functions, against float64, within these bounds (in
 # ULP of the output's type; docs/numerics.md). FP16 and BF16 results come from an FP32 value
-# within the FP32 bound, so at most one rounding step off.
-TRANSCENDENTAL = {"EXP": np.exp, "LOG": np.log, "TANH": np.tanh}
+# within the FP32 bound, so at most one rounding step off. Each takes float64 inputs (the
+# stored values, exactly) and the desc's scalars.
+TRANSCENDENTAL = {
+    "EXP": np.exp, "LOG": np.log, "TANH": np.tanh, "SIN": np.sin, "COS": np.cos, "TAN": np.tan,
+    "ASIN": np.arcsin, "ACOS": np.arccos, "ATAN": np.arctan, "SINH": np.sinh, "COSH": np.cosh,
+    "ASINH": np.arcsinh, "ACOSH": np.arccosh, "ATANH": np.arctanh, "ERF": _erf,
+    "POW": np.power, "CONSTANT_POW": lambda x, exponent: np.power(x, np.float64(np.float32(exponent))),
+    "ATAN_YX": np.arctan2,
+}
 ULP_BOUNDS = {T.FLOAT32: 2.0, T.FLOAT16: 1.0, T.BFLOAT16: 1.0}
 
 
-def assert_within_bound(got, x, name, data_type):
-    got, x = np.ravel(got), np.ravel(x)
+def assert_within_bound(got, args, name, data_type, scalars=None, bound=None):
+    """`got` within `bound` (default ULP_BOUNDS) of the float64 result of `args`; the worst
+    element named in the message."""
+    got = np.ravel(got)
     with np.errstate(all="ignore"):
-        exact = TRANSCENDENTAL[name](f32(x).astype(np.float64))
-    errors = ulp_error(f32(got), exact, NUMPY[data_type], floor=2.0**-100)
+        wide = [f32(np.ravel(a)).astype(np.float64) for a in args]
+        exact = TRANSCENDENTAL[name](*wide, **(scalars or {}))
+        errors = ulp_error(f32(got), exact, NUMPY[data_type], floor=2.0**-100)
     worst = np.argmax(errors)
-    assert errors[worst] <= ULP_BOUNDS[data_type], f"{errors[worst]:.2f} ULP at x = {x[worst]!r}: {got[worst]!r}"
+    inputs = ", ".join(repr(a[worst]) for a in wide)
+    assert errors[worst] <= (bound or ULP_BOUNDS[data_type]), (
+        f"{name}: {errors[worst]:.2f} ULP at ({inputs}): got {got[worst]!r}, exact {exact[worst]!r}")
 
 
 def assert_same(got, expected):

@@ -66,9 +66,12 @@ def computed_types(row) -> list[T]:
     return [t for t in NUMPY if t in listed and (row.bits is not None or (row.floats if t in FLOATS else row.integers))]
 
 
-SCALARS = {"CLIP": {"min": -1.5, "max": 2.25}, "THRESHOLD": {"min": -0.75}, "CLIP_GRAD": {"min": -1.5, "max": 2.25}}
+SCALARS = {"CLIP": {"min": -1.5, "max": 2.25}, "THRESHOLD": {"min": -0.75}, "CLIP_GRAD": {"min": -1.5, "max": 2.25},
+           "CONSTANT_POW": {"exponent": -2.5}, "CLIP1": {"min": -1.5, "max": 2.25},
+           "CLIP_GRAD1": {"min": -1.5, "max": 2.25}}
 INTEGER_SCALARS = {"CLIP": {"min": -100.7, "max": 1e10}, "THRESHOLD": {"min": 3.9},
-                   "CLIP_GRAD": {"min": -5.5, "max": 70000.0}}
+                   "CLIP_GRAD": {"min": -5.5, "max": 70000.0}, "CLIP1": {"min": 3, "max": 100},
+                   "CLIP_GRAD1": {"min": 3, "max": 100}}
 
 FP32_SPECIALS = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-45, -1e-45, 1.1754942e-38, -1.1754944e-38,
                           3.4028235e38, -3.4028235e38, 1.0, -1.0, 0.5, -0.5, 1.5, -1.5, 2.5, -2.5, 3.0, 2.9999998,
@@ -126,8 +129,8 @@ def test_every_operator_matches_its_reference(device, name, data_type):
     scalars = (SCALARS if data_type in FLOATS else INTEGER_SCALARS).get(name, {})
     output_type = output_type_of(row, data_type)
     got = run(device, desc_for(row, data_type, (count,), scalars, output_type), args)
-    if name in TRANSCENDENTAL:
-        assert_within_bound(got, args[0], name, data_type)
+    if name in TRANSCENDENTAL and data_type in FLOATS:
+        assert_within_bound(got, args, name, data_type, scalars)
     else:
         assert_same(got, expected_of(name, data_type, args, scalars, output_type))
 
@@ -220,14 +223,53 @@ def test_if_takes_a_uint8_condition_and_operands_of_one_type():
 
 
 def test_what_directml_accepts_but_dmlpy_does_not_compute_is_refused_at_compile(device):
-    f32_desc = dml.BufferTensorDesc(T.FLOAT32, (4,))
-    fmod = dml.OPERATORS["fmod"].desc_class(f32_desc, f32_desc, f32_desc)
-    op = device.create_operator(fmod)  # DirectML's rules accept it
-    with pytest.raises(dml.UnsupportedError, match="dmlpy does not compute FLOAT32 for this operator yet"):
+    i32, f32_desc = dml.BufferTensorDesc(T.INT32, (4,)), dml.BufferTensorDesc(T.FLOAT32, (4,))
+    power = dml.OPERATORS["power"].desc_class(i32, f32_desc, i32)
+    op = device.create_operator(power)  # DirectML's rules accept it
+    with pytest.raises(dml.UnsupportedError, match="integer InputTensor and a float ExponentTensor"):
         device.compile_operator(op)
     i64 = dml.BufferTensorDesc(T.INT64, (4,))
     with pytest.raises(dml.UnsupportedError, match="INT64"):
         device.compile_operator(device.create_operator(dml.OPERATORS["add"].desc_class(i64, i64, i64)))
+
+
+def test_clip1_reads_min_and_max_as_its_data_type(device):
+    cls = dml.OPERATORS["clip1"].desc_class
+    i8, f16 = dml.BufferTensorDesc(T.INT8, (4,)), dml.BufferTensorDesc(T.FLOAT16, (4,))
+    assert cls(i8, i8, min_max_data_type="INT8", min=-128, max=127).min_max_data_type is T.INT8
+    cls(f16, f16, min=-0.5, max=1e10)  # None: the output's; a float type's as FP32
+    with pytest.raises(dml.InvalidArgumentError, match="min_max_data_type INT32 must equal output_tensor.data_type"):
+        cls(i8, i8, min_max_data_type=T.INT32, min=0, max=1)
+    with pytest.raises(dml.InvalidArgumentError, match=r"max 128 is not a value of INT8.*\[-128, 127\]"):
+        cls(i8, i8, min=0, max=128)
+    with pytest.raises(dml.InvalidArgumentError, match="min 0.5 is not a value of INT8"):
+        cls(i8, i8, min=0.5, max=1)
+    with pytest.raises(dml.InvalidArgumentError, match="min is NaN"):
+        cls(f16, f16, min=float("nan"), max=1.0)
+    with pytest.raises(dml.InvalidArgumentError, match="must be a TensorDataType"):
+        cls(i8, i8, min_max_data_type=3, min=0, max=1)
+    with pytest.raises(TypeError):
+        cls(i8, i8, None, T.INT8, 0, 1)  # after the ScaleBias, by name
+    grad = dml.OPERATORS["clip_grad1"].desc_class
+    with pytest.raises(dml.InvalidArgumentError, match="must equal output_gradient_tensor.data_type"):
+        grad(i8, i8, i8, min_max_data_type=T.UINT8, min=0, max=1)
+    x = np.array([-128, -3, 0, 5, 127], np.int8)
+    assert_same(dml.clip1(x, min=-3, max=4, device=device), np.clip(x, -3, 4))
+    assert_same(dml.clip_grad1(x, np.full_like(x, 9), min=-3, max=127, device=device),
+                np.array([0, 0, 9, 9, 0], np.int8))
+
+
+def test_pow_exponent_type_may_differ_from_3_0(device):
+    cls = dml.OPERATORS["power"].desc_class
+    f, i = dml.BufferTensorDesc(T.FLOAT32, (1, 1, 2, 2)), dml.BufferTensorDesc(T.INT32, (1, 1, 2, 2))
+    capped = dml.create_device(max_feature_level=FL.LEVEL_2_1)
+    with pytest.raises(dml.UnsupportedError, match="exponent_tensor.data_type INT32 differs"):
+        capped.create_operator(cls(f, i, f))
+    capped.close()
+    with pytest.raises(dml.InvalidArgumentError, match="output_tensor.data_type INT32 != input_tensor"):
+        cls(f, f, i)
+    got = dml.power(np.array([2.0, -2.0, 0.5, -0.0], np.float32), np.array([10, 3, -2, -1], np.int32), device=device)
+    assert_same(got, np.array([1024.0, -8.0, 4.0, -np.inf], np.float32))
 
 
 def test_scalars_after_the_scale_bias_are_given_by_name():
@@ -315,7 +357,12 @@ def test_device_arrays_take_pythons_operators_and_numpys_ufuncs(device):
     assert isinstance(on_device, dml.DeviceArray)
     assert_same(on_device.numpy(), a_host + b_host)
     with np.errstate(invalid="ignore"):
-        assert_same(np.sqrt(a), np.sqrt(a_host))  # one it has not: through the host
+        assert_same(np.log1p(a), np.log1p(a_host))  # one it has not: through the host
+    assert_same((a ** 2).numpy(), a_host ** np.float32(2))
+    assert_same((a % 2).numpy(), a_host % np.float32(2))  # Python's %: the divisor's sign
+    assert_same((7 % b).numpy(), np.float32(7) % b_host)
+    with np.errstate(invalid="ignore"):
+        assert_same(np.sqrt(a).numpy(), np.sqrt(a_host))
     with pytest.raises(ValueError, match="ambiguous"):
         bool(a < b)
     assert bool(dml.asarray([1.0], device=device) > 0)

@@ -291,7 +291,8 @@ def _fusable_types(schema) -> set:
         tensor = dml.BufferTensorDesc(data_type, (4,))
         try:
             desc = schema.desc_class(**{t.name: tensor for t in schema.tensors},
-                                     **{s.name: 1.0 for s in schema.scalars if _required(schema, s.name)})
+                                     **{s.name: 1.0 for s in schema.scalars if _required(schema, s.name)},
+                                     **{v.name: 1 for v in schema.values if _required(schema, v.name)})
         except dml.DmlError:  # a type the operator does not take
             continue
         if schema.elementwise(desc) is not None:
@@ -327,6 +328,8 @@ def random_graphs(draw):
         # Input 0 continues the chain; the others read a graph input or an earlier value.
         others = [draw(st.integers(-2, len(steps) - 1)) for _ in schema.inputs[1:]]
         fields = {s.name: draw(st.sampled_from(REQUIRED_SCALARS)) for s in schema.scalars if _required(schema, s.name)}
+        # CLIP1's Min and Max, DML_SCALAR_UNIONs: small ints are values of every data type
+        fields.update({v.name: draw(st.integers(0, 5)) for v in schema.values if _required(schema, v.name)})
         if schema.flags and draw(st.booleans()):
             fields["use_dst"] = True
         if schema.choices:

@@ -12,6 +12,7 @@ import dmlpy as dml
 from dmlpy.cli.progress import Progress
 from dmlpy.ops.activations import TABLE
 from dmlpy.ops.elementwise import TABLE as ELEMENT_WISE_TABLE
+from dmlpy.ops.fields import ScalarUnionField
 from dmlpy.runtime.shader_compiler import find_tool
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -56,6 +57,7 @@ DUMPS = [(n, d, layout) for n in sorted(set(dml.OPERATORS) - ELEMENT_WISE_NAMES)
 def test_dumped_spirv_passes_spirv_val(tmp_path, name, dtype, layout):
     schema = dml.OPERATORS[name]
     scalars = [arg for s in schema.scalars for arg in (f"--{s.name}", "0.25")]
+    scalars += [arg for v in schema.values if isinstance(v, ScalarUnionField) for arg in (f"--{v.name}", "1")]
     axes = ["--axes", "0"] if schema.axes else []
     if name in LAST_AXIS_ONLY:  # effective rank 2 at most
         layout = [arg.replace("2,3,4", "1,3,4") for arg in layout]

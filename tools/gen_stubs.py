@@ -27,7 +27,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import dmlpy
 import dmlpy.graph
-from dmlpy.ops.fields import EnumField, FusedActivationField, IntListField, ScaleBiasField, ValueField
+from dmlpy.ops.fields import (
+    DataTypeField,
+    EnumField,
+    FusedActivationField,
+    IntListField,
+    ScalarUnionField,
+    ScaleBiasField,
+    ValueField,
+)
 from dmlpy.ops.schema import OperatorDesc, OperatorSchema
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -165,6 +173,11 @@ def value_type(stub: Stub, field: ValueField, argument: bool) -> str:
         return f"{stub.use_type(dmlpy.ScaleBias)} | None"
     if isinstance(field, FusedActivationField):
         return f"{stub.use_type(OperatorDesc)} | None"
+    if isinstance(field, DataTypeField):
+        member = stub.use_type(dmlpy.TensorDataType)  # or a member's name: too many to spell as a Literal
+        return f"{member} | str | None" if argument else f"{member} | None"
+    if isinstance(field, ScalarUnionField):
+        return "int | float"
     raise SystemExit(f"gen_stubs: {type(field).__name__} {field.name} is a kind of field tools/gen_stubs.py cannot "
                      "type: teach it")
 

@@ -85,6 +85,10 @@ class DataTypeInfo:
     extension: bool = False
 
     @property
+    def signed_integer(self) -> bool:
+        return self.numpy_dtype is not None and np.dtype(self.numpy_dtype).kind == "i"
+
+    @property
     def element_size(self) -> int:
         """Bytes per element as DirectML counts them (4-bit types round up to a byte)."""
         return max(1, self.bits // 8)

@@ -55,7 +55,14 @@ import dmlpy as dml
 from dmlpy.base.adapter import AdapterInfo
 from dmlpy.base.errors import shown
 from dmlpy.kernels.codegen import float_controls_defines
-from dmlpy.ops.fields import EnumField, FusedActivationField, IntListField, ScaleBiasField
+from dmlpy.ops.fields import (
+    DataTypeField,
+    EnumField,
+    FusedActivationField,
+    IntListField,
+    ScalarUnionField,
+    ScaleBiasField,
+)
 from dmlpy.ops.fusion import plan_graph
 from dmlpy.ops.graph import node_desc
 from dmlpy.runtime import kompute
@@ -102,6 +109,18 @@ def _scale_bias(text: str) -> dml.ScaleBias:
     return dml.ScaleBias(scale, bias)
 
 
+def _number(text: str) -> int | float:
+    """An int where the text is one (an integer type's DML_SCALAR_UNION), else a float."""
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+
+
 def _value_option(field) -> tuple[object, str]:
     """The argparse type and help of a fields.py kind's option."""
     if isinstance(field, EnumField):
@@ -110,6 +129,10 @@ def _value_option(field) -> tuple[object, str]:
         return _dims, f"{field.dml_name}: comma-separated integers"
     if isinstance(field, ScaleBiasField):
         return _scale_bias, f"{field.dml_name}: SCALE,BIAS"
+    if isinstance(field, DataTypeField):
+        return str.upper, f"{field.dml_name}: a data type's name"
+    if isinstance(field, ScalarUnionField):
+        return _number, f"{field.dml_name}: a number"
     return _node, f"{field.dml_name}: NAME[:FIELD=VALUE,...], an activation DirectML fuses"
 
 
@@ -137,10 +160,12 @@ def build_parser() -> argparse.ArgumentParser:
     scalars = {s.name: s.dml_name for schema in dml.OPERATORS.values() for s in schema.scalars}
     for name, dml_name in sorted(scalars.items()):
         spellings = dict.fromkeys([f"--{name.replace('_', '-')}", f"--{name}"])  # --sigmoid-input-scale, and _
-        parser.add_argument(*spellings, dest=name, type=float, help=f"{dml_name}, where the operator has it (default: "
-                            "DirectML's default; required where DirectML has none)")
+        parser.add_argument(*spellings, dest=name, type=_number, help=f"{dml_name}, where the operator has it "
+                            "(default: DirectML's default; required where DirectML has none)")
     values = {v.name: v for schema in dml.OPERATORS.values() for v in schema.values}
     for name, field in sorted(values.items()):
+        if isinstance(field, ScalarUnionField) and name in scalars:  # CLIP1's Min: --min, read as CLIP's
+            continue
         option = f"--{name.replace('_', '-')}"
         kind, help_text = _value_option(field)
         try:

@@ -86,6 +86,8 @@ class DeviceArray:
     __sub__, __rsub__ = _operator("subtract"), _operator("subtract", True)
     __mul__, __rmul__ = _operator("multiply"), _operator("multiply", True)
     __truediv__, __rtruediv__ = _operator("divide"), _operator("divide", True)
+    __pow__, __rpow__ = _operator("power"), _operator("power", True)
+    __mod__, __rmod__ = _operator("remainder"), _operator("remainder", True)  # Python's %: the divisor's sign
     __and__, __rand__ = _operator("bitwise_and"), _operator("bitwise_and", True)
     __or__, __ror__ = _operator("bitwise_or"), _operator("bitwise_or", True)
     __xor__, __rxor__ = _operator("bitwise_xor"), _operator("bitwise_xor", True)

@@ -448,4 +448,5 @@ ARRAY_OPERATORS.update({name: FRONT_ENDS[name] for name in (
     "add", "subtract", "multiply", "divide", "bitwise_and", "bitwise_or", "bitwise_xor", "less", "less_equal",
     "greater", "greater_equal", "equal", "negative", "abs", "bitwise_not", "maximum", "minimum", "exp", "log",
     "floor", "ceil", "sign", "isnan", "isinf", "reciprocal", "logical_and", "logical_or", "logical_xor",
-    "logical_not", "left_shift", "right_shift", "cast")})
+    "logical_not", "left_shift", "right_shift", "cast", "power", "remainder", "fmod", "sqrt", "sin", "cos", "tan",
+    "arcsin", "arccos", "arctan", "arctan2", "sinh", "cosh", "arcsinh", "arccosh", "arctanh")})

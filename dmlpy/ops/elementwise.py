@@ -20,7 +20,18 @@ from ..base.errors import UnsupportedError
 from ..base.types import FeatureLevel as FL
 from ..base.types import TensorDataType as T
 from ..ir import expr as e
-from .elementwise_family import AB, CONDITION_AB, FLOATS, GRADIENT, ElementWise, EnumChoice, Scalar, declare, ladder
+from .elementwise_family import (
+    AB,
+    CONDITION_AB,
+    FLOATS,
+    GRADIENT,
+    ElementWise,
+    EnumChoice,
+    Operand,
+    Scalar,
+    declare,
+    ladder,
+)
 from .enums import IsInfinityMode, RoundingMode
 
 F2 = (T.FLOAT32, T.FLOAT16)
@@ -57,6 +68,17 @@ def _comparison_output_before_2_0(desc, device_level: FL) -> None:
         raise UnsupportedError(
             f"{type(desc).__name__}.output_tensor.data_type {output.data_type.name} needs {FL.LEVEL_2_0} but the "
             f"device is capped at {device_level} (UINT32 only before it)", "data_type")
+
+
+def _exponent_type_before_3_0(desc, device_level: FL) -> None:
+    """Until FEATURE_LEVEL_3_0 POW's ExponentTensor has InputTensor's data type (DirectML's
+    remark)."""
+    x, exponent = desc.input_tensor, desc.exponent_tensor
+    if device_level < FL.LEVEL_3_0 and x is not None and exponent is not None and x.data_type != exponent.data_type:
+        raise UnsupportedError(
+            f"{type(desc).__name__}.exponent_tensor.data_type {exponent.data_type.name} differs from "
+            f"input_tensor.data_type {x.data_type.name}, which needs {FL.LEVEL_3_0} but the device is capped at "
+            f"{device_level}", "data_type")
 
 
 def _minimum(a, b):
@@ -102,6 +124,14 @@ def _is_infinity(x, infinity_mode: IsInfinityMode):
 MIN_MAX = (Scalar("min", "Min"), Scalar("max", "Max"))
 
 
+def _remainder_floored(a, b):
+    """NumPy's float remainder: fmod, moved by b where its sign differs from b's."""
+    truncated = e.fmod(a, b)
+    zero = e.where(b < 0, -0.0, 0.0)
+    moved = e.where((truncated < 0) & (b > 0) | (truncated > 0) & (b < 0), truncated + b, truncated)
+    return e.where(truncated.equals(0.0), zero, moved)
+
+
 def _cast(desc) -> e.Expr:
     """Floats to floats rounded once to nearest even (the same type: the bits as they are);
     floats to integers toward zero, saturated, NaN to 0; integers to floats to nearest even;
@@ -114,6 +144,25 @@ def _cast(desc) -> e.Expr:
         return e.integer_from_scalar(x)
     value = e.integer(x)
     return e.integer_to_float(value) if target in FLOATS else value
+
+# The functions dmlpy computes itself (shaders/trigonometric.glsl and its neighbours): within
+# 2 ULP of the true result in FP32 (docs/numerics.md), NaN in gives NaN out.
+_FUNCTIONS = (
+    ("SIN", FLOAT_UNARY_1_0, e.sin, "dmlpy's sin, the argument reduced exactly (sin(1e30) is right)."),
+    ("COS", FLOAT_UNARY_1_0, e.cos, "dmlpy's cos, the argument reduced exactly."),
+    ("TAN", FLOAT_UNARY_1_0, e.tan, "dmlpy's tan, the argument reduced exactly."),
+    ("ASIN", FLOAT_UNARY_1_0, e.asin, "dmlpy's asin; |x| > 1 gives NaN."),
+    ("ACOS", FLOAT_UNARY_1_0, e.acos, "dmlpy's acos; |x| > 1 gives NaN."),
+    ("ATAN", FLOAT_UNARY_1_0, e.atan, "dmlpy's atan."),
+    ("ERF", FLOAT_UNARY_2_0, e.erf, "dmlpy's erf."),
+    ("SINH", FLOAT_UNARY_2_0, e.sinh, "dmlpy's sinh; overflows to infinity only where the result does."),
+    ("COSH", FLOAT_UNARY_2_0, e.cosh, "dmlpy's cosh; overflows to infinity only where the result does."),
+    ("ASINH", FLOAT_UNARY_2_0, e.asinh, "dmlpy's asinh."),
+    ("ACOSH", FLOAT_UNARY_2_0, e.acosh, "dmlpy's acosh; x < 1 gives NaN."),
+    ("ATANH", FLOAT_UNARY_2_0, e.atanh, "dmlpy's atanh; |x| > 1 gives NaN, ±1 gives ±inf."),
+)
+_NUMPY_NAMES = {"ASIN": "arcsin", "ACOS": "arccos", "ATAN": "arctan", "ASINH": "arcsinh", "ACOSH": "arccosh",
+                "ATANH": "arctanh"}
 
 TABLE: tuple[ElementWise, ...] = (
     # --- Unary ---------------------------------------------------------------------------------
@@ -145,6 +194,13 @@ TABLE: tuple[ElementWise, ...] = (
         scale_bias=True, scalars=MIN_MAX,
         notes="NaN gives NaN. On integers Min and Max are truncated toward zero and saturated to the data type "
               "first (DirectML's cast); on floats rounding them to the data type first gives the same result."),
+    ElementWise(
+        "CLIP1", "clip1", "min(Max, max(Min, ScaleBias(InputTensor)))", ladder((FL.LEVEL_5_0, TEN, "1 to 8")),
+        floats=lambda x, low, high: e.minimum(high, e.maximum(low, x)),
+        integers=lambda x, low, high: _minimum(high, _maximum(low, x)), scale_bias=True, scalar_union=MIN_MAX,
+        notes="CLIP with Min and Max of the data type (MinMaxDataType; None stands for the output's): exact "
+              "integers for integer types, FP32 numbers for float types (DML_SCALAR_UNION has no FLOAT16 "
+              "member, so FLOAT16's are given as FP32, its Float32). NaN gives NaN."),
     ElementWise("EXP", "exp", "exp(ScaleBias(InputTensor))", FLOAT_UNARY_1_0, floats=e.exp, scale_bias=True,
                 notes="dmlpy's exp (shaders/transcendental.glsl): the same bits on every device."),
     ElementWise("LOG", "log", "log(ScaleBias(InputTensor))", FLOAT_UNARY_1_0, floats=e.log, scale_bias=True,
@@ -157,6 +213,16 @@ TABLE: tuple[ElementWise, ...] = (
         floats=lambda x, low: e.maximum(x, low), integers=lambda x, low: _maximum(x, e.integer_from_scalar(low)),
         scale_bias=True, scalars=(Scalar("min", "Min"),),
         notes="NaN gives NaN; on integers Min is truncated toward zero and saturated first, as CLIP's."),
+    ElementWise("SQRT", "sqrt", "sqrt(ScaleBias(InputTensor))", FLOAT_UNARY_1_0, floats=e.sqrt, scale_bias=True,
+                notes="Correctly rounded; sqrt(-0) = -0, a negative input gives NaN."),
+    *(ElementWise(name, name.lower() if name not in _NUMPY_NAMES else _NUMPY_NAMES[name],
+                  f"{name.lower()}(ScaleBias(InputTensor))", support, floats=build, scale_bias=True, notes=notes)
+      for name, support, build, notes in _FUNCTIONS),
+    ElementWise(
+        "CONSTANT_POW", "constant_pow", "pow(ScaleBias(InputTensor), Exponent)", FLOAT_UNARY_1_0,
+        floats=e.pow_, scale_bias=True, scalars=(Scalar("exponent", "Exponent"),),
+        notes="dmlpy's pow, C's special cases (pow(x, 0) = 1 even for NaN x; a negative x to a non-integral "
+              "Exponent gives NaN)."),
     ElementWise("LOGICAL_NOT", "logical_not", "InputTensor == 0 ? 1 : 0", LOGIC, bits=lambda x: ~e.nonzero(x)),
     ElementWise(
         "SIGN", "sign", "InputTensor < 0 ? -1 : InputTensor > 0 ? 1 : 0",
@@ -225,6 +291,22 @@ TABLE: tuple[ElementWise, ...] = (
         ladder((FL.LEVEL_3_1, INT32S, "1 to 8")), operands=AB,
         floats=lambda a, b: (lambda d: d * d)(a - b), integers=lambda a, b: (lambda d: e.wrapping_mul(d, d))(
             e.wrapping_sub(a, b))),
+    ElementWise(
+        "POW", "power", "pow(ScaleBias(InputTensor), ExponentTensor)",
+        ladder((FL.LEVEL_3_0, EIGHT, "1 to 8"), (FL.LEVEL_1_0, F2, "4")), floats=e.pow_, integers=e.wrapping_pow,
+        operands=(Operand("input_tensor", "InputTensor", "x"), Operand("exponent_tensor", "ExponentTensor",
+                                                                        "exponent")),
+        same_type=("input_tensor", "output_tensor"), scale_bias=True, level_check=_exponent_type_before_3_0,
+        notes="dmlpy's pow, C's special cases (as CONSTANT_POW's); the ScaleBias applies to InputTensor only. "
+              "From 3_0 ExponentTensor may have its own data type (a float InputTensor takes an integer exponent "
+              "exactly). Integers: exact, wrapping as repeated multiplication; a negative exponent gives the "
+              "integer part of 1 / x^n (1 for 1, +-1 for -1, else 0; NumPy raises); an integer InputTensor with "
+              "a float exponent is refused at compile."),
+    ElementWise(
+        "ATAN_YX", "arctan2", "atan2(ATensor, BTensor)", ladder((FL.LEVEL_3_1, F2, "1 to 8")),
+        floats=e.atan2, operands=AB,
+        notes="The angle of the point (BTensor, ATensor) in [-pi, pi], C's atan2 for zeros and infinities "
+              "(NumPy's arctan2(a, b))."),
     ElementWise("LOGICAL_AND", "logical_and", "ATensor != 0 && BTensor != 0 ? 1 : 0", LOGIC, operands=AB,
                 bits=lambda a, b: e.nonzero(a) & e.nonzero(b)),
     ElementWise("LOGICAL_OR", "logical_or", "ATensor != 0 || BTensor != 0 ? 1 : 0", LOGIC, operands=AB,
@@ -233,14 +315,15 @@ TABLE: tuple[ElementWise, ...] = (
                 bits=lambda a, b: _either(e.nonzero(a), e.nonzero(b))),
     ElementWise(
         "MODULUS_TRUNCATE", "fmod", "ATensor - BTensor * trunc(ATensor / BTensor)",
-        MODULI, integers=e.remainder_truncated, operands=AB,
-        notes="C's remainder: the sign of ATensor (NumPy's fmod). By zero: 0, as NumPy's. Floats are not "
-              "computed yet."),
+        MODULI, floats=e.fmod, integers=e.remainder_truncated, operands=AB,
+        notes="C's fmod: the sign of ATensor (NumPy's fmod). Exact on floats; a zero BTensor or an infinite "
+              "ATensor gives NaN, an infinite BTensor gives ATensor. Integers by zero: 0, as NumPy's."),
     ElementWise(
         "MODULUS_FLOOR", "remainder", "ATensor - BTensor * floor(ATensor / BTensor)",
-        MODULI, integers=e.remainder_floored, operands=AB,
-        notes="Python's remainder: the sign of BTensor (NumPy's remainder). By zero: 0, as NumPy's. Floats are "
-              "not computed yet."),
+        MODULI, floats=_remainder_floored, integers=e.remainder_floored, operands=AB,
+        notes="Python's remainder: the sign of BTensor (NumPy's remainder). On floats C's fmod, plus BTensor "
+              "where the signs differ (one rounding), a zero result with BTensor's sign; a zero BTensor gives "
+              "NaN. Integers by zero: 0, as NumPy's."),
     _comparison("LOGICAL_EQUALS", "equal", "==", lambda a, b: a.equals(b)),
     _comparison("LOGICAL_GREATER_THAN", "greater", ">", lambda a, b: a > b),
     _comparison("LOGICAL_LESS_THAN", "less", "<", lambda a, b: a < b),
@@ -278,6 +361,14 @@ TABLE: tuple[ElementWise, ...] = (
             (x <= e.integer_from_scalar(low)) | (x >= e.integer_from_scalar(high)), 0, dy),
         operands=GRADIENT, scalars=MIN_MAX, output_field=("output_gradient_tensor", "OutputGradientTensor"),
         notes="dY's bits pass through where Min < X < Max (NaN X included: both comparisons are false)."),
+    ElementWise(
+        "CLIP_GRAD1", "clip_grad1", "InputTensor <= Min || InputTensor >= Max ? 0 : InputGradientTensor",
+        ladder((FL.LEVEL_5_0, TEN, "1 to 8")),
+        floats=lambda x, dy, low, high: e.where((x <= low) | (x >= high), 0, dy),
+        integers=lambda x, dy, low, high: e.where((x <= low) | (x >= high), 0, dy),
+        operands=GRADIENT, scalar_union=MIN_MAX, output_field=("output_gradient_tensor", "OutputGradientTensor"),
+        notes="CLIP_GRAD with Min and Max of the data type, as CLIP1's (DirectML's page says MinMaxDataType "
+              "matches OutputTensor's data type: OutputGradientTensor's)."),
 )
 
 DESCS = {cls.__name__: cls for cls in (declare(row) for row in TABLE)}

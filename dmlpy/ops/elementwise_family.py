@@ -11,9 +11,9 @@ gating, and its kernel (the element-wise kernel family, which fuses in graphs an
 chains); the front ends, graph functions and docs are derived from the desc by the layers
 above.
 
-A data type DirectML accepts for which the row has no form yet (the 64-bit types; integer
-division) is refused when the operator is compiled, with UnsupportedError naming it: the desc
-itself is valid, as it is in DirectML.
+A data type DirectML accepts for which the row has no form yet (the 64-bit types; POW of an
+integer by a float exponent) is refused when the operator is compiled, with UnsupportedError
+naming it: the desc itself is valid, as it is in DirectML.
 """
 
 from __future__ import annotations
@@ -23,15 +23,25 @@ import enum
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..base.errors import UnsupportedError
+import numpy as np
+
+from ..base.errors import InvalidArgumentError, UnsupportedError
 from ..base.tensor_desc import BufferTensorDesc
 from ..base.types import FeatureLevel as FL
 from ..base.types import TensorDataType as T
 from ..base.types import data_type_info
 from ..ir import expr as e
-from ..kernels.codegen import ElementwiseMath, plan_elementwise
+from ..kernels.codegen import ElementwiseMath, ScalarBits, plan_elementwise
 from .family import Family, FrontEndShape, KernelKind
-from .fields import ScaleBias, enum_field, fused_activation_field, scale_bias_field, schema_of
+from .fields import (
+    ScaleBias,
+    data_type_field,
+    enum_field,
+    fused_activation_field,
+    scalar_union_field,
+    scale_bias_field,
+    schema_of,
+)
 from .schema import OperatorDesc, Support, TensorRole, operator, scalar_field, tensor_field
 
 FAMILY = Family(
@@ -101,6 +111,10 @@ class ElementWise:
     custom: Callable[..., e.Expr] | None = None
     dml_prefix: str = "ELEMENT_WISE_"  # CAST is DML_CAST_OPERATOR_DESC
     class_prefix: str = "ElementWise"
+    # DML_SCALAR_UNION members read as MinMaxDataType (CLIP1's Min and Max): the row then has a
+    # `min_max_data_type` field, and its forms take these after the FP32 scalars, as numbers
+    # for float types and exact integers for integer types.
+    scalar_union: tuple[Scalar, ...] = ()
 
     @property
     def class_stem(self) -> str:
@@ -152,12 +166,28 @@ def _math(row: ElementWise, desc) -> tuple[e.Expr, tuple[float, ...]]:
     scalar_values = [getattr(desc, s.name) for s in row.scalars]
     inputs = [e.tensor(k) for k in range(len(row.operands))]
     if form is not row.bits and data_type not in FLOATS:  # the integer form: exact integers
+        floats = [o.dml_name for o in row.operands
+                  if o.data_types is None and getattr(desc, o.field).data_type in FLOATS]
+        if floats:
+            raise UnsupportedError(f"{desc.schema.dml_name} with an integer {row.operands[0].dml_name} and a float "
+                                   f"{floats[0]}: DirectML accepts it, but dmlpy computes integers with integers only",
+                                   "data_type")
         inputs = [e.integer(x) if o.data_types is None else x for x, o in zip(inputs, row.operands)]
+    union = []
+    for s in row.scalar_union:  # after the FP32 scalars, before a ScaleBias's
+        value = getattr(desc, s.name)
+        index = len(scalar_values)
+        if data_type in FLOATS:
+            union.append(e.scalar(index))
+            scalar_values.append(float(value))
+        else:
+            union.append(e.integer_scalar(index, data_type_info(data_type).signed_integer))
+            scalar_values.append(ScalarBits(int(value) & 0xFFFFFFFF))
     if scale_bias is not None:  # Scale * X + Bias first, each operation rounded to FP32 on its own
         scale, bias = e.scalar(len(scalar_values)), e.scalar(len(scalar_values) + 1)
         inputs[0] = scale * inputs[0] + bias
         scalar_values += [scale_bias.scale, scale_bias.bias]
-    result = form(*inputs, *[e.scalar(k) for k in range(len(row.scalars))],
+    result = form(*inputs, *[e.scalar(k) for k in range(len(row.scalars))], *union,
                   **{c.name: getattr(desc, c.name) for c in row.enums})
     activation = getattr(desc, "fused_activation", None) if row.fused_activation else None
     if activation is not None:
@@ -215,6 +245,12 @@ def declare(row: ElementWise) -> type:
     for c in row.enums:
         annotations[c.name] = c.enum_type
         namespace[c.name] = enum_field(c.enum_type, c.dml_name, c.default)
+    if row.scalar_union:
+        annotations["min_max_data_type"] = T | None
+        namespace["min_max_data_type"] = data_type_field("MinMaxDataType", "the output's data type")
+    for s in row.scalar_union:
+        annotations[s.name] = float | int
+        namespace[s.name] = scalar_union_field(s.dml_name)
     if row.fused_activation:
         annotations["fused_activation"] = OperatorDesc | None
         namespace["fused_activation"] = fused_activation_field()
@@ -229,5 +265,31 @@ def declare(row: ElementWise) -> type:
         same={"data_type": same_type, "dimension_count": None, "sizes": None},
         shader="elementwise.comp", in_place=row.in_place, notes=row.notes,
         kernel=_kernel(row), elementwise=_elementwise(row),
-        level_check=row.level_check,
+        level_check=row.level_check, check=_scalar_union_check(row) if row.scalar_union else None,
     )(cls)
+
+
+def _scalar_union_check(row: ElementWise):
+    """DirectML's rule that MinMaxDataType equals the output's data type; each DML_SCALAR_UNION
+    value must then be a value of that type (an integer type's: an int within its range)."""
+    def check(desc) -> None:
+        """MinMaxDataType (None: the output's) equals the output's data type; Min and Max are
+        values of it (ints within its range for integer types)."""
+        owner, output = type(desc).__name__, getattr(desc, row.output_field[0])
+        named = desc.min_max_data_type
+        if named is not None and named != output.data_type:
+            raise InvalidArgumentError(
+                f"{owner}.min_max_data_type {named.name} must equal {row.output_field[0]}.data_type "
+                f"{output.data_type.name} (DirectML: MinMaxDataType matches the output's)", "min_max_data_type")
+        info = data_type_info(output.data_type)
+        if output.data_type in FLOATS:
+            return
+        bits = info.bits
+        low, high = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if info.signed_integer else (0, (1 << bits) - 1)
+        for s in row.scalar_union:
+            value = getattr(desc, s.name)
+            if not isinstance(value, (int, np.integer)) or not low <= value <= high:
+                raise InvalidArgumentError(
+                    f"{owner}.{s.name} {value!r} is not a value of {output.data_type.name}: {s.dml_name} is read as "
+                    f"MinMaxDataType, an int in [{low}, {high}]", s.name)
+    return check

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..base.errors import InvalidArgumentError, shown
+from ..base.types import TensorDataType
 
 # The activations DirectML fuses into another operator ("Using fused operators to improve
 # performance": any other is refused there).
@@ -217,7 +218,49 @@ class FusedActivationField(ValueField):
                 f"{names}; or None (null); {_default(default, repr)}")
 
 
-ValueField = EnumField | IntListField | ScaleBiasField | FusedActivationField
+@dataclass(frozen=True)
+class DataTypeField(ValueField):
+    """A DML_TENSOR_DATA_TYPE member (CLIP1's MinMaxDataType): a TensorDataType or its name; None
+    (the default) stands for the data type DirectML requires it to equal."""
+
+    meaning: str = ""  # what None stands for
+
+    def taken(self, value):
+        return TensorDataType.__members__.get(value, value) if isinstance(value, str) else value
+
+    def check(self, where: str, value) -> None:
+        if value is not None and not isinstance(value, TensorDataType):
+            raise InvalidArgumentError(
+                f"{where} {shown(value)} must be a TensorDataType, one of its names, or None "
+                f"({self.meaning}): {self.dml_name} is a DML_TENSOR_DATA_TYPE", self.name)
+
+    def describe(self, default) -> str:
+        return f"TensorDataType or its name, or None ({self.meaning}); {_default(default, repr)}"
+
+
+@dataclass(frozen=True)
+class ScalarUnionField(ValueField):
+    """A DML_SCALAR_UNION, read as the data type its operator names: an int for an integer
+    type, a number for a float type (taken as its FP32 rounding, the union's Float32 member).
+    The operator's own check ties it to that type; here: a number, not NaN."""
+
+    def check(self, where: str, value) -> None:
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+            raise InvalidArgumentError(f"{where} {shown(value)} must be a number ({self.dml_name})", self.name)
+        if isinstance(value, (float, np.floating)) and np.isnan(value):
+            raise InvalidArgumentError(f"{where} is NaN: {self.dml_name} must be a number", self.name)
+
+    def key_of(self, value):
+        if isinstance(value, (int, np.integer)):
+            return ("integer", int(value))
+        with np.errstate(over="ignore"):
+            return ("float", int(np.float32(float(value)).view(np.uint32)))
+
+    def describe(self, default) -> str:
+        return f"an int, or a number for a float data type; {_default(default, repr)}"
+
+
+ValueField = EnumField | IntListField | ScaleBiasField | FusedActivationField | DataTypeField | ScalarUnionField
 
 
 def _default(default, show) -> str:
@@ -230,6 +273,17 @@ def enum_field(enum_type: type[enum.Enum], dml_name: str, default: enum.Enum | s
     if default is None:
         return dataclasses.field(metadata=metadata)
     return dataclasses.field(default=enum_type[default] if isinstance(default, str) else default, metadata=metadata)
+
+
+def data_type_field(dml_name: str, meaning: str):
+    """An optional DML_TENSOR_DATA_TYPE, None by default (`meaning`: what None stands for);
+    keyword-only, as it follows an optional member in DirectML's order."""
+    return dataclasses.field(default=None, metadata={"value": DataTypeField("", dml_name, meaning)}, kw_only=True)
+
+
+def scalar_union_field(dml_name: str):
+    """A required DML_SCALAR_UNION, keyword-only (it follows optional members)."""
+    return dataclasses.field(metadata={"value": ScalarUnionField("", dml_name)}, kw_only=True)
 
 
 def int_list_field(dml_name: str, length: int | None = None, minimum: int | None = None):
