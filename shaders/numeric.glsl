@@ -233,9 +233,18 @@ float dml_div(float a, float b) {
     return dml_rounded(sign, exponent, quotient, remainder != 0u);
 }
 
-// sqrt(x), correctly rounded on every device (Vulkan lets a driver's be off by as much as
-// its inversesqrt): the root of the significand is formed digit by digit in integers, 25
-// bits and a sticky remainder, then rounded once. sqrt(-0) is -0, a negative x gives NaN.
+// sqrt(x), correctly rounded on every device. Vulkan lets a driver's sqrt be off by as much
+// as its inversesqrt, so the hardware's root of the significand only starts the search: the
+// correctly rounded significand q is the one with (q - 1/2)^2 <= y < (q + 1/2)^2 (exactly
+// on a tie-free boundary: a root is never halfway), checked in 64-bit integers and stepped
+// until it holds, which lands on the same q from any start within 6 ULP. Subnormal x
+// is normalised in integers. sqrt(-0) is -0, a negative x gives NaN.
+bool dml_square_above(uint odd, uvec2 radicand) {  // odd^2 > radicand, exactly
+    uint high, low;
+    umulExtended(odd, odd, high, low);
+    return high > radicand.y || (high == radicand.y && low > radicand.x);
+}
+
 float dml_sqrt(float x) {
     uint bits = floatBitsToUint(x);
     uint magnitude = bits & 0x7FFFFFFFu;
@@ -243,23 +252,18 @@ float dml_sqrt(float x) {
     if ((bits >> 31) != 0u) return uintBitsToFloat(0x7FC00000u);
     int exponent;
     uint significand = dml_significand(magnitude, exponent);  // x = significand 2^(exponent - 23)
-    // radicand = significand 2^(1 or 2), in [2^24, 2^26), with an even exponent left over:
-    // x = radicand 2^(2 half), and sqrt(radicand 2^24) has its leading one at bit 24.
-    uint shift = (exponent & 1) == 0 ? 1u : 2u;
-    uint radicand = significand << shift;
-    int half_exponent = (exponent - int(shift) + 1) / 2;  // exact: the numerator is even
-    uint root = 0u, remainder = 0u;
-    [[unroll]] for (int i = 0; i < 25; ++i) {  // two radicand bits per step, the last 12 pairs zeros
-        uint pair = i < 13 ? (radicand >> uint(24 - 2 * i)) & 3u : 0u;
-        remainder = (remainder << 2) | pair;
-        uint trial = (root << 2) | 1u;
-        root <<= 1;
-        if (remainder >= trial) {
-            remainder -= trial;
-            root |= 1u;
-        }
+    // y = x 2^(-2 half) in [1, 4), an even power of two taken out; y 2^48 as an integer
+    uint odd = uint(exponent) & 1u;
+    int half_exponent = exponent >> 1;  // floor(exponent / 2)
+    float y = uintBitsToFloat(((127u + odd) << 23) | (significand & 0x7FFFFFu));
+    uvec2 scaled = uvec2(significand << (25u + odd), significand >> (7u - odd));
+    uint q = (floatBitsToUint(sqrt(y)) & 0x7FFFFFu) | 0x800000u;  // the root's significand, in ULP of [1, 2)
+    if (sqrt(y) >= 2.0) q = 0x1000000u;
+    [[unroll]] for (int i = 0; i < 6; ++i) {
+        if (!dml_square_above(2u * q + 1u, scaled)) q += 1u;  // q + 1/2 is still at or below the root
+        else if (dml_square_above(2u * q - 1u, scaled)) q -= 1u;  // q - 1/2 is above it
     }
-    return dml_rounded(0u, half_exponent, root, remainder != 0u);
+    return uintBitsToFloat((uint(half_exponent + 127) << 23) + (q - 0x800000u));
 }
 
 // fmod(a, b) as C defines it: a - b trunc(a / b), exact (the remainder of the significands,

@@ -121,6 +121,8 @@ LOGIC = {"LOGICAL_AND": np.logical_and, "LOGICAL_OR": np.logical_or, "LOGICAL_XO
 def expected_of(name: str, data_type: T, args: list[np.ndarray], scalars: dict, output_type: T) -> np.ndarray:
     """The reference result, stored as `output_type`."""
     dtype, out = NUMPY[data_type], NUMPY[output_type]
+    if name == "CAST":
+        return cast_reference(args[0], out)
     if name in COMPARE:
         if data_type in FLOATS:
             return COMPARE[name](f32(args[0]), f32(args[1])).astype(out)

@@ -223,6 +223,7 @@ def check_element_wise_family(desc, inputs, outputs, dtype):
     got = outputs[0].view(data_type_info(output.data_type).numpy_dtype)
     data_type = getattr(desc, next(o.field for o in row.operands if not o.data_types)).data_type
     fields = {s.name: getattr(desc, s.name) for s in desc.schema.scalars}
+    fields.update({v.name: getattr(desc, v.name) for v in desc.schema.values if isinstance(v, ScalarUnionField)})
     if row.dml_name in TRANSCENDENTAL and data_type in FLOATS:
         assert_within_bound(got, inputs, row.dml_name, data_type, fields)
         return
