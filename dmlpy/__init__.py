@@ -20,12 +20,22 @@ from .frontends.device_array import DeviceArray
 from .frontends.graph_builder import GraphBuilder, GraphValue
 from .frontends.numpy_api import FRONT_ENDS as _FRONT_ENDS
 from .frontends.prelu import prelu_grad
+from .frontends.reductions import FRONT_ENDS as _REDUCTION_FRONT_ENDS
 from .ops.activations import DESCS as _ACTIVATION_DESCS
 from .ops.elementwise import DESCS as _ELEMENT_WISE_DESCS
 from .ops.enums import AxisDirection, IsInfinityMode, MatrixTransform, ReduceFunction, RoundingMode
 from .ops.fields import ScaleBias
 from .ops.graph import GraphDesc, GraphInputEdge, GraphIntermediateEdge, GraphOutputEdge
 from .ops.prelu_grad import ActivationParameterizedReluGradOperatorDesc
+from .ops.reductions import (
+    ArgMaxOperatorDesc,
+    ArgMinOperatorDesc,
+    CumulativeProductOperatorDesc,
+    CumulativeSummationOperatorDesc,
+    ReduceOperatorDesc,
+    TopK1OperatorDesc,
+    TopKOperatorDesc,
+)
 from .ops.schema import OPERATORS
 from .runtime.binding import BindingProperties, BindingTable, Buffer, BufferBinding
 from .runtime.caches import CacheLimits
@@ -50,6 +60,8 @@ __all__ = [
     "ActivationParameterizedReluGradOperatorDesc",
     "AdapterInfo",
     "AdapterType",
+    "ArgMaxOperatorDesc",
+    "ArgMinOperatorDesc",
     "AxisDirection",
     "BindingProperties",
     "BindingTable",
@@ -60,6 +72,8 @@ __all__ = [
     "CommandList",
     "CompiledGraph",
     "CompiledOperator",
+    "CumulativeProductOperatorDesc",
+    "CumulativeSummationOperatorDesc",
     "Device",
     "DeviceArray",
     "DeviceRemovedError",
@@ -83,11 +97,14 @@ __all__ = [
     "MatrixTransform",
     "Operator",
     "ReduceFunction",
+    "ReduceOperatorDesc",
     "RoundingMode",
     "ScaleBias",
     "ShaderCompilationError",
     "TensorDataType",
     "TensorFlags",
+    "TopK1OperatorDesc",
+    "TopKOperatorDesc",
     "UnsupportedError",
     "asarray",
     "calc_buffer_tensor_size",
@@ -107,7 +124,8 @@ except _metadata.PackageNotFoundError:  # a checkout imported without being inst
 globals().update(_ACTIVATION_DESCS)
 globals().update(_ELEMENT_WISE_DESCS)
 globals().update(_FRONT_ENDS)
-__all__ += [*_ACTIVATION_DESCS, *_ELEMENT_WISE_DESCS, *_FRONT_ENDS]
+globals().update(_REDUCTION_FRONT_ENDS)
+__all__ += [*_ACTIVATION_DESCS, *_ELEMENT_WISE_DESCS, *_FRONT_ENDS, *_REDUCTION_FRONT_ENDS]
 
 # dmlpy logs to the "dmlpy" logger (compiles, cache use, device choice, fallbacks) and, as a
 # library, prints nothing unless the application configures logging.

@@ -27,6 +27,17 @@ from .frontends.device_array import DeviceArray as DeviceArray
 from .frontends.graph_builder import GraphBuilder as GraphBuilder
 from .frontends.graph_builder import GraphValue as GraphValue
 from .frontends.prelu import prelu_grad as prelu_grad
+from .frontends.reductions import argmax as argmax
+from .frontends.reductions import argmin as argmin
+from .frontends.reductions import cumprod as cumprod
+from .frontends.reductions import cumsum as cumsum
+from .frontends.reductions import max as max
+from .frontends.reductions import mean as mean
+from .frontends.reductions import min as min
+from .frontends.reductions import prod as prod
+from .frontends.reductions import reduce as reduce
+from .frontends.reductions import sum as sum
+from .frontends.reductions import top_k as top_k
 from .ops.enums import AxisDirection as AxisDirection
 from .ops.enums import IsInfinityMode as IsInfinityMode
 from .ops.enums import MatrixTransform as MatrixTransform
@@ -82,6 +93,152 @@ class ActivationParameterizedReluGradOperatorDesc(OperatorDesc):
         input_gradient_tensor: BufferTensorDesc,
         output_gradient_tensor: BufferTensorDesc,
         output_slope_gradient_tensor: BufferTensorDesc,
+    ) -> None: ...
+
+@dataclass(frozen=True)
+class ArgMaxOperatorDesc(OperatorDesc):
+    """DML_ARGMAX_OPERATOR_DESC: the index of the largest element along `axes`."""
+
+    input_tensor: BufferTensorDesc
+    output_tensor: BufferTensorDesc
+    axes: tuple[int, ...]
+    axis_direction: AxisDirection
+
+    def __init__(
+        self,
+        input_tensor: BufferTensorDesc,
+        output_tensor: BufferTensorDesc,
+        axes: tuple[int, ...] | list[int],
+        axis_direction: AxisDirection | Literal["INCREASING", "DECREASING"] = ...,
+    ) -> None: ...
+
+@dataclass(frozen=True)
+class ArgMinOperatorDesc(OperatorDesc):
+    """DML_ARGMIN_OPERATOR_DESC: the index of the smallest element along `axes`."""
+
+    input_tensor: BufferTensorDesc
+    output_tensor: BufferTensorDesc
+    axes: tuple[int, ...]
+    axis_direction: AxisDirection
+
+    def __init__(
+        self,
+        input_tensor: BufferTensorDesc,
+        output_tensor: BufferTensorDesc,
+        axes: tuple[int, ...] | list[int],
+        axis_direction: AxisDirection | Literal["INCREASING", "DECREASING"] = ...,
+    ) -> None: ...
+
+@dataclass(frozen=True)
+class CumulativeProductOperatorDesc(OperatorDesc):
+    """DML_CUMULATIVE_PRODUCT_OPERATOR_DESC: the running product along `axis`."""
+
+    input_tensor: BufferTensorDesc
+    output_tensor: BufferTensorDesc
+    axis: int
+    axis_direction: AxisDirection
+    has_exclusive_product: bool
+
+    def __init__(
+        self,
+        input_tensor: BufferTensorDesc,
+        output_tensor: BufferTensorDesc,
+        axis: int,
+        axis_direction: AxisDirection | Literal["INCREASING", "DECREASING"] = ...,
+        has_exclusive_product: bool = ...,
+    ) -> None: ...
+
+@dataclass(frozen=True)
+class CumulativeSummationOperatorDesc(OperatorDesc):
+    """DML_CUMULATIVE_SUMMATION_OPERATOR_DESC: the running sum along `axis`."""
+
+    input_tensor: BufferTensorDesc
+    output_tensor: BufferTensorDesc
+    axis: int
+    axis_direction: AxisDirection
+    has_exclusive_sum: bool
+
+    def __init__(
+        self,
+        input_tensor: BufferTensorDesc,
+        output_tensor: BufferTensorDesc,
+        axis: int,
+        axis_direction: AxisDirection | Literal["INCREASING", "DECREASING"] = ...,
+        has_exclusive_sum: bool = ...,
+    ) -> None: ...
+
+@dataclass(frozen=True)
+class ReduceOperatorDesc(OperatorDesc):
+    """DML_REDUCE_OPERATOR_DESC: `function` (a ReduceFunction or its name) over `axes` of the
+    input; the output keeps the input's dimension count, with size 1 on the reduced axes.
+    """
+
+    input_tensor: BufferTensorDesc
+    output_tensor: BufferTensorDesc
+    function: ReduceFunction
+    axes: tuple[int, ...]
+
+    def __init__(
+        self,
+        input_tensor: BufferTensorDesc,
+        output_tensor: BufferTensorDesc,
+        function: ReduceFunction | Literal[
+        "ARGMAX",
+        "ARGMIN",
+        "AVERAGE",
+        "L1",
+        "L2",
+        "LOG_SUM",
+        "LOG_SUM_EXP",
+        "MAX",
+        "MIN",
+        "MULTIPLY",
+        "SUM",
+        "SUM_SQUARE",
+    ],
+        axes: tuple[int, ...] | list[int],
+    ) -> None: ...
+
+@dataclass(frozen=True)
+class TopK1OperatorDesc(OperatorDesc):
+    """DML_TOP_K1_OPERATOR_DESC: the `k` largest or smallest elements along `axis`, by
+    `axis_direction`, and their indices.
+    """
+
+    input_tensor: BufferTensorDesc
+    output_value_tensor: BufferTensorDesc
+    output_index_tensor: BufferTensorDesc
+    axis: int
+    k: int
+    axis_direction: AxisDirection
+
+    def __init__(
+        self,
+        input_tensor: BufferTensorDesc,
+        output_value_tensor: BufferTensorDesc,
+        output_index_tensor: BufferTensorDesc,
+        axis: int,
+        k: int,
+        axis_direction: AxisDirection | Literal["INCREASING", "DECREASING"] = ...,
+    ) -> None: ...
+
+@dataclass(frozen=True)
+class TopKOperatorDesc(OperatorDesc):
+    """DML_TOP_K_OPERATOR_DESC: the `k` largest elements along `axis` and their indices."""
+
+    input_tensor: BufferTensorDesc
+    output_value_tensor: BufferTensorDesc
+    output_index_tensor: BufferTensorDesc
+    axis: int
+    k: int
+
+    def __init__(
+        self,
+        input_tensor: BufferTensorDesc,
+        output_value_tensor: BufferTensorDesc,
+        output_index_tensor: BufferTensorDesc,
+        axis: int,
+        k: int,
     ) -> None: ...
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ from .base.types import TensorDataType
 from .frontends.graph_builder import GraphBuilder as GraphBuilder
 from .frontends.graph_builder import GraphValue as GraphValue
 from .frontends.graph_builder import chain as chain
-from .ops.enums import IsInfinityMode, RoundingMode
+from .ops.enums import AxisDirection, IsInfinityMode, ReduceFunction, RoundingMode
 from .ops.fields import ScaleBias
 from .ops.schema import OperatorDesc
 
@@ -438,4 +438,79 @@ def prelu_grad(x: GraphValue, slope: GraphValue, dy: GraphValue) -> tuple[GraphV
         SlopeTensor * InputGradientTensor
     OutputSlopeGradientTensor = sum over the slope's broadcast dims of (InputTensor > 0 ? 0 : InputTensor *
         InputGradientTensor).
+    """
+
+def reduce(
+    x: GraphValue,
+    *,
+    function: ReduceFunction | Literal[
+        "ARGMAX",
+        "ARGMIN",
+        "AVERAGE",
+        "L1",
+        "L2",
+        "LOG_SUM",
+        "LOG_SUM_EXP",
+        "MAX",
+        "MIN",
+        "MULTIPLY",
+        "SUM",
+        "SUM_SQUARE",
+    ],
+    axes: tuple[int, ...] | list[int],
+) -> GraphValue:
+    """Add an REDUCE node: OutputTensor = Function over InputTensor's elements along Axes (size 1 there in
+        OutputTensor).
+    """
+
+def argmin(
+    x: GraphValue,
+    *,
+    axes: tuple[int, ...] | list[int],
+    axis_direction: AxisDirection | Literal["INCREASING", "DECREASING"] = ...,
+) -> GraphValue:
+    """Add an ARGMIN node: OutputTensor = the index along Axes of InputTensor's smallest element."""
+
+def argmax(
+    x: GraphValue,
+    *,
+    axes: tuple[int, ...] | list[int],
+    axis_direction: AxisDirection | Literal["INCREASING", "DECREASING"] = ...,
+) -> GraphValue:
+    """Add an ARGMAX node: OutputTensor = the index along Axes of InputTensor's largest element."""
+
+def cumulative_summation(
+    x: GraphValue,
+    *,
+    axis: int,
+    axis_direction: AxisDirection | Literal["INCREASING", "DECREASING"] = ...,
+    has_exclusive_sum: bool = ...,
+) -> GraphValue:
+    """Add an CUMULATIVE_SUMMATION node: OutputTensor[i] = InputTensor[0] + ... + InputTensor[i] along Axis (without [i]
+        when HasExclusiveSum).
+    """
+
+def cumulative_product(
+    x: GraphValue,
+    *,
+    axis: int,
+    axis_direction: AxisDirection | Literal["INCREASING", "DECREASING"] = ...,
+    has_exclusive_product: bool = ...,
+) -> GraphValue:
+    """Add an CUMULATIVE_PRODUCT node: OutputTensor[i] = InputTensor[0] * ... * InputTensor[i] along Axis (without [i]
+        when HasExclusiveProduct).
+    """
+
+def top_k(x: GraphValue, *, axis: int, k: int) -> tuple[GraphValue, GraphValue]:
+    """Add an TOP_K node: the K largest elements along Axis, largest first, and their indices."""
+
+def top_k1(
+    x: GraphValue,
+    *,
+    axis: int,
+    k: int,
+    axis_direction: AxisDirection | Literal["INCREASING", "DECREASING"] = ...,
+) -> tuple[GraphValue, GraphValue]:
+    """Add an TOP_K1 node: the K largest (DECREASING) or smallest (INCREASING) elements along Axis in that order, and
+        their indices.
     """

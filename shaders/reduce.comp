@@ -1,6 +1,6 @@
 #version 450
 // The reduction kernel family: operators whose elements depend on reductions over rows of
-// the tensor (the softmax family, PReLU's slope gradient). The domain is the first input's
+// the tensor (REDUCE, ARGMIN, ARGMAX, the softmax family, PReLU's slope gradient). The domain is the first input's
 // sizes, split into kept dims (ROW_COUNT rows) and reduced dims (REDUCED_COUNT elements a
 // row, in increasing index order). The operator's math arrives as the generated header
 // operator_body.glsl, rendered from its expression by dmlpy/ir/expr.py:
@@ -18,8 +18,9 @@
 // Row outputs (ROW_OUTPUTS) are written by the stage that completes the last total.
 // Sums are pairwise in the balanced binary tree over the row's elements (padded to a power
 // of two); chunks (CHUNK, a power of two) are aligned subtrees of it. So the bits depend on
-// the values alone: not on the layout, CHUNK, the workgroup size or the device. Max and first-index are exact in any order. No
-// float atomics.
+// the values alone: not on the layout, CHUNK, the workgroup size or the device. Products
+// take the same tree. Max, min, first and last index and integer reductions are exact in any
+// order. No float atomics.
 //
 // Scratch (the temporary resource, FP32 bits or indices): the totals, REDUCTION_COUNT
 // regions of ROW_COUNT words; then, where rows span chunks, each reduction's partials,
@@ -30,7 +31,9 @@
 // REDUCED_RANK, REDUCED_SIZES, REDUCED_STRIDES (per dim, one element stride per tensor:
 // inputs, then outputs), ELEMENT_OUTPUTS and ROW_OUTPUTS (bit o: output o is written by
 // this stage), and for STAGE_PARTIAL and STAGE_TOTAL: REDUCTION, PARTIALS_AT and one of
-// REDUCE_SUM, REDUCE_MAX, REDUCE_FIRST.
+// REDUCE_SUM, REDUCE_PRODUCT, REDUCE_MAX, REDUCE_MIN, REDUCE_FIRST, REDUCE_LAST (FP32 numbers and
+// indices) or REDUCE_WRAPPING_SUM, REDUCE_WRAPPING_PRODUCT, REDUCE_INTEGER_MAX,
+// REDUCE_INTEGER_MIN (integers of input 0, signed where REDUCED_INPUT_SIGNED is defined).
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
 #include "float_controls.glsl"
@@ -52,11 +55,23 @@ layout(local_size_x = WORKGROUP_SIZE) in;
 // generated from dmlpy/kernels/interface.py.
 #include "kernel_interface.glsl"
 
-#if defined(REDUCE_FIRST)
+#if defined(REDUCE_FIRST) || defined(REDUCE_LAST)
 #define REDUCE_VALUE bool
+#elif defined(REDUCE_WRAPPING_SUM) || defined(REDUCE_WRAPPING_PRODUCT) || defined(REDUCE_INTEGER_MAX) || defined(REDUCE_INTEGER_MIN)
+#define REDUCE_VALUE uvec2
 #else
 #define REDUCE_VALUE float
 #endif
+
+// An integer total (the low 32 bits of an integer reduction of input 0) as an exact
+// integer, sign-extended where input 0 is signed.
+uvec2 total_as_wide(uint bits) {
+#if defined(REDUCED_INPUT_SIGNED)
+    return uvec2(bits, int(bits) < 0 ? 0xFFFFFFFFu : 0u);
+#else
+    return uvec2(bits, 0u);
+#endif
+}
 
 #include "operator_body.glsl"
 
@@ -94,11 +109,18 @@ uint scratch_word(uint index) {
     return params.base[TENSOR_COUNT] + index;
 }
 
+#if defined(REDUCE_SUM) || defined(REDUCE_PRODUCT)
+// Pairwise summation (or multiplication) by a binary counter: term i is combined with the
+// partial results of equal size on the stack while i's low bits are ones, so the terms form
+// the balanced binary tree; what is left on the stack at the end is combined from the
+// smallest partial result up, which is that tree padded to a power of two.
 #if defined(REDUCE_SUM)
-// Pairwise summation by a binary counter: term i is added to the partial sums of equal
-// size on the stack while i's low bits are ones, so the terms form the balanced binary
-// tree; what is left on the stack at the end is summed from the smallest partial sum up,
-// which is that tree padded to a power of two.
+#define COMBINE dml_add
+#define IDENTITY_BITS 0x80000000u  // -0: the identity of IEEE addition
+#else
+#define COMBINE dml_mul
+#define IDENTITY_BITS 0x3F800000u  // 1
+#endif
 #define STACK_DEPTH 33
 float stack_sums[STACK_DEPTH];
 uint stack_size = 0u;
@@ -106,7 +128,7 @@ uint stack_size = 0u;
 void take(uint i, float term) {
     float value = term;
     for (uint k = i; (k & 1u) != 0u; k >>= 1) {
-        value = dml_add(stack_sums[--stack_size], value);
+        value = COMBINE(stack_sums[--stack_size], value);
     }
     stack_sums[stack_size++] = value;
 }
@@ -114,17 +136,21 @@ void take(uint i, float term) {
 void take_partial(uint chunk, uint bits) { take(chunk, uintBitsToFloat(bits)); }
 
 uint taken_bits() {
-    if (stack_size == 0u) return 0x80000000u;  // -0: the identity of IEEE addition
+    if (stack_size == 0u) return IDENTITY_BITS;
     float total = stack_sums[stack_size - 1u];
     for (uint k = stack_size - 1u; k > 0u; --k) {
-        total = dml_add(stack_sums[k - 1u], total);
+        total = COMBINE(stack_sums[k - 1u], total);
     }
     return floatBitsToUint(total);
 }
-#elif defined(REDUCE_MAX)
+#elif defined(REDUCE_MAX) || defined(REDUCE_MIN)
 // An order key on bits (-0 below +0, no device's subnormal flushing involved); NaN wins,
 // the first one met.
-float largest = uintBitsToFloat(0xFF800000u);
+#if defined(REDUCE_MAX)
+float extreme = uintBitsToFloat(0xFF800000u);  // -inf
+#else
+float extreme = uintBitsToFloat(0x7F800000u);  // +inf
+#endif
 
 uint order_key(float value) {
     uint bits = floatBitsToUint(value);
@@ -132,19 +158,63 @@ uint order_key(float value) {
 }
 
 void take(uint i, float value) {
-    if (dml_isnan(largest)) return;
-    if (dml_isnan(value) || order_key(value) > order_key(largest)) largest = value;
+    if (dml_isnan(extreme)) return;
+#if defined(REDUCE_MAX)
+    if (dml_isnan(value) || order_key(value) > order_key(extreme)) extreme = value;
+#else
+    if (dml_isnan(value) || order_key(value) < order_key(extreme)) extreme = value;
+#endif
 }
 
 void take_partial(uint chunk, uint bits) { take(chunk, uintBitsToFloat(bits)); }
 
-uint taken_bits() { return floatBitsToUint(largest); }
+uint taken_bits() { return floatBitsToUint(extreme); }
 #elif defined(REDUCE_FIRST)
 uint first_index = NO_INDEX;
 
 void take_partial(uint chunk, uint index) { first_index = min(first_index, index); }
 
 uint taken_bits() { return first_index; }
+#elif defined(REDUCE_LAST)
+uint last_index = NO_INDEX;
+
+void take_partial(uint chunk, uint index) {
+    if (index != NO_INDEX) last_index = last_index == NO_INDEX ? index : max(last_index, index);
+}
+
+uint taken_bits() { return last_index; }
+#elif defined(REDUCE_WRAPPING_SUM) || defined(REDUCE_WRAPPING_PRODUCT)
+// Integer sums and products wrap to 32 bits: exact in any order.
+#if defined(REDUCE_WRAPPING_SUM)
+uint wrapped = 0u;
+void take_partial(uint chunk, uint bits) { wrapped += bits; }
+#else
+uint wrapped = 1u;
+void take_partial(uint chunk, uint bits) { wrapped *= bits; }
+#endif
+
+void take(uint i, uvec2 value) { take_partial(i, value.x); }
+
+uint taken_bits() { return wrapped; }
+#elif defined(REDUCE_INTEGER_MAX) || defined(REDUCE_INTEGER_MIN)
+// Integers of at most 32 bits, ordered by a key: the value's bits, with the sign bit
+// flipped where input 0 is signed.
+#if defined(REDUCED_INPUT_SIGNED)
+#define KEY_FLIP 0x80000000u
+#else
+#define KEY_FLIP 0u
+#endif
+#if defined(REDUCE_INTEGER_MAX)
+uint extreme_key = 0u;
+void take_partial(uint chunk, uint bits) { extreme_key = max(extreme_key, bits ^ KEY_FLIP); }
+#else
+uint extreme_key = 0xFFFFFFFFu;
+void take_partial(uint chunk, uint bits) { extreme_key = min(extreme_key, bits ^ KEY_FLIP); }
+#endif
+
+void take(uint i, uvec2 value) { take_partial(i, value.x); }
+
+uint taken_bits() { return extreme_key ^ KEY_FLIP; }
 #endif
 
 // Whether this stage's result is the row's total (else a chunk's partial).
@@ -188,6 +258,8 @@ void main() {
         }
 #if defined(REDUCE_FIRST)
         if (value) first_index = min(first_index, element);
+#elif defined(REDUCE_LAST)
+        if (value) last_index = element;
 #elif defined(STAGE_PARTIAL)
         take(element - first, value);
 #endif

@@ -224,6 +224,7 @@ def assert_within_bound(got, args, name, data_type, scalars=None, bound=None):
 
 
 def assert_same(got, expected):
+    got, expected = np.ravel(got), np.ravel(expected)  # the elements in order, whatever shape each arrived in
     if got.dtype.kind == "f" or got.dtype == ml_dtypes.bfloat16:
         nan = np.isnan(f32(expected))
         assert np.isnan(f32(got))[nan].all(), "a NaN was expected"

@@ -214,7 +214,8 @@ def _special_floats(count=4096, seed=7):
 
 
 def _bits(a):
-    return np.asarray(a).view(np.uint32)
+    a = np.ascontiguousarray(a)
+    return a.view(f"u{a.dtype.itemsize}")
 
 
 @pytest.mark.parametrize("alpha, beta", [(0.25, 0.0), (2.0**-60, 2.0**-140), (3.0, -1.0e-45), (-2.0**-30, 0.0)])
@@ -244,6 +245,25 @@ def test_transcendentals_give_the_same_bits_under_every_profile(device, profiled
         inputs.append(np.flip(values).reshape(-1, 16))
     function = getattr(dml, name)
     np.testing.assert_array_equal(_bits(function(*inputs, device=profiled)), _bits(function(*inputs, device=device)))
+
+
+def test_reductions_give_the_same_bits_under_every_profile(device, profiled):
+    """Every REDUCE function over rows of one chunk and of several (10,000 elements), ARGMAX
+    from the end, the running sums and products, and TOP_K: subnormals, tiny normals whose
+    squares underflow, and large values, as the default device gives them."""
+    rng = np.random.default_rng(13)
+    tiny = _special_floats(4096, seed=3)
+    tiny = tiny[np.isfinite(tiny)][:3000].reshape(3, 1000)
+    wide = (rng.standard_normal((2, 10000)) * 100).astype(np.float32)
+    near_one = (1 + rng.standard_normal((2, 3000)) * 0.01).astype(np.float32)
+    for function in dml.ReduceFunction:
+        for x in (tiny, wide, near_one.astype(np.float16)):
+            np.testing.assert_array_equal(_bits(dml.reduce(x, function, 1, device=profiled)),
+                                          _bits(dml.reduce(x, function, 1, device=device)), err_msg=function.name)
+    for call in (lambda d: dml.argmax(np.round(wide / 50), axis=1, device=d),
+                 lambda d: dml.cumsum(tiny, axis=1, device=d), lambda d: dml.cumprod(near_one, axis=1, device=d),
+                 lambda d: dml.top_k(wide, 7, device=d)[0], lambda d: dml.sum(dml.asarray(wide, device=d), 0).numpy()):
+        np.testing.assert_array_equal(_bits(call(profiled)), _bits(call(device)))
 
 
 def test_layouts_and_fusion_are_exact_under_every_profile(profiled):

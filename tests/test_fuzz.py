@@ -26,13 +26,14 @@ from reference import (
     prelu_grad,
 )
 from reference_elementwise import FLOATS, TRANSCENDENTAL, assert_same, assert_within_bound, expected_of
+from reference_reduce import assert_reduce_matches
 
 import dmlpy as dml
 from dmlpy.base.tensor_desc import packed_strides
 from dmlpy.base.types import data_type_info
 from dmlpy.kernels.glsl import shader_source
 from dmlpy.ops.elementwise import TABLE as ELEMENT_WISE_TABLE
-from dmlpy.ops.fields import DataTypeField, ScalarUnionField
+from dmlpy.ops.fields import DataTypeField, EnumField, ScalarUnionField, UIntField
 from dmlpy.runtime.shader_compiler import cache_entry_name
 
 EXAMPLES = int(os.environ.get("DMLPY_FUZZ_EXAMPLES", "40"))
@@ -132,6 +133,17 @@ def operator_descs(draw):
     supported = sorted({t for row in schema.support for t in row.data_types})
     data_type = draw(mostly(st.sampled_from(supported), st.sampled_from([T.INT8, T.INT32, T.UINT16, T.FLOAT64])))
     sizes = tuple(draw(st.lists(st.integers(1, 5), min_size=1, max_size=4)))
+    scalars = {}
+    for field in schema.axes:  # distinct axes of the tensors' dims, or something hostile
+        scalars[field.name] = draw(mostly(
+            st.lists(st.integers(0, len(sizes) - 1), min_size=1, max_size=len(sizes), unique=True).map(tuple),
+            st.one_of(st.lists(st.integers(-2, 9), max_size=3).map(tuple), anything)))
+    for field in schema.values:  # REDUCE's Function: a member, or something hostile
+        if isinstance(field, EnumField):
+            scalars[field.name] = draw(mostly(st.sampled_from(list(field.enum_type)), anything))
+        elif isinstance(field, UIntField):  # an axis of the tensors' dims, TOP_K's K: mostly a valid one
+            scalars[field.name] = draw(mostly(st.integers(field.minimum, max(field.minimum, len(sizes) - 1)),
+                                              st.one_of(st.integers(-2, 2**33), anything)))
     fields = {}
     for field in schema.tensors:
         if field.name == "slope_tensor" and draw(st.booleans()):
@@ -147,14 +159,21 @@ def operator_descs(draw):
             fields[field.name] = draw(tensors_for(tuple(1 if r else s for r, s in zip(reduced, sizes)), data_type))
         else:  # a tensor of a fixed set of types (a comparison's output, IF's condition) mostly of the set
             own = draw(mostly(st.sampled_from(field.data_types), st.just(data_type))) if field.data_types else data_type
-            fields[field.name] = draw(tensors_for(sizes, own, field.role.value == "output"))
+            shape = sizes
+            if field.role.value == "output" and schema.output_sizes is not None and draw(st.integers(0, 7)):
+                try:  # a reduction's output: 1 on the reduced axes
+                    shape = schema.output_sizes(fields, scalars).get(field.name, sizes)
+                except Exception:  # hostile axes or inputs: the input's shape, to be refused
+                    pass
+            if field.role.value == "output" and schema.output_data_type is not None and not field.data_types:
+                try:  # REDUCE's ARGMAX and ARGMIN write UINT32
+                    own = draw(mostly(st.just(schema.output_data_type(fields, scalars)), st.just(own)))
+                except Exception:
+                    pass
+            fields[field.name] = draw(tensors_for(shape, own, field.role.value == "output"))
     scalar_values = mostly(st.one_of(st.floats(-4, 4), float_bit_patterns),
                            st.one_of(st.floats(), st.integers(-(2**1100), 2**1100), anything))
-    scalars = {s.name: draw(scalar_values) for s in schema.scalars}
-    for field in schema.axes:  # distinct axes of the tensors' dims, or something hostile
-        scalars[field.name] = draw(mostly(
-            st.lists(st.integers(0, len(sizes) - 1), min_size=1, max_size=len(sizes), unique=True).map(tuple),
-            st.one_of(st.lists(st.integers(-2, 9), max_size=3).map(tuple), anything)))
+    scalars.update({s.name: draw(scalar_values) for s in schema.scalars})
     for field in schema.choices:
         scalars[field.name] = draw(mostly(st.sampled_from(field.choices), st.one_of(st.text(max_size=5), anything)))
     for field in schema.values:  # CLIP1's MinMaxDataType and its DML_SCALAR_UNION Min and Max
@@ -231,10 +250,56 @@ def check_element_wise_family(desc, inputs, outputs, dtype):
     assert_same(got, expected_of(row.dml_name, data_type, inputs, fields, output.data_type))
 
 
+def check_reduction(desc, inputs, outputs, dtype):
+    output = desc.output_tensor
+    function = getattr(desc, "function", None) or desc.schema.dml_name  # ARGMIN and ARGMAX: their own
+    assert_reduce_matches(outputs[0].view(data_type_info(output.data_type).numpy_dtype), inputs[0], function,
+                          desc.axes, getattr(desc, "axis_direction", "INCREASING"))
+
+
+def check_cumulative(desc, inputs, outputs, dtype):
+    """The running value in NumPy: FP32 (or 32-bit wrapping integers) walked along the axis,
+    each output rounded to the data type; an exclusive scan shifted by one, +0 (or 1) first."""
+    product = desc.schema.dml_name == "CUMULATIVE_PRODUCT"
+    exclusive = desc.has_exclusive_product if product else desc.has_exclusive_sum
+    x = np.moveaxis(inputs[0], desc.axis, -1)
+    if desc.axis_direction is dml.AxisDirection.DECREASING:
+        x = x[..., ::-1]
+    wide = np.float32 if x.dtype.kind == "f" or x.dtype == ml_dtypes.bfloat16 else np.uint32
+    running = (np.cumprod if product else np.cumsum)(x.astype(wide), axis=-1, dtype=wide)
+    if exclusive:
+        first = np.full(running.shape[:-1] + (1,), 1 if product else 0, wide)
+        running = np.concatenate([first, running[..., :-1]], axis=-1)
+    if desc.axis_direction is dml.AxisDirection.DECREASING:
+        running = running[..., ::-1]
+    expected = np.moveaxis(running.astype(dtype), -1, desc.axis)
+    assert np.array_equal(outputs[0], np.ascontiguousarray(expected).view(outputs[0].dtype))
+
+
+def check_top_k(desc, inputs, outputs, dtype):
+    """A stable sort of each row: NaN above every number, -0 equal to +0, ties by index."""
+    x = np.moveaxis(inputs[0], desc.axis, -1)
+    values = x.astype(np.float64)
+    nan = np.isnan(values)
+    values = np.where(nan, 0.0, values) + 0.0  # -0 and +0 alike
+    smallest = getattr(desc, "axis_direction", dml.AxisDirection.DECREASING) is dml.AxisDirection.INCREASING
+    index = np.broadcast_to(np.arange(x.shape[-1]), x.shape)
+    rows = [np.lexsort((i, v, n) if smallest else (i, -v, ~n)) for i, v, n in
+            zip(index.reshape(-1, x.shape[-1]), values.reshape(-1, x.shape[-1]), nan.reshape(-1, x.shape[-1]))]
+    order = np.array(rows, np.int64).reshape(x.shape)[..., :desc.k]
+    raw = np.ascontiguousarray(x).view(outputs[0].dtype)
+    expected_values = np.moveaxis(np.take_along_axis(raw, order, -1), -1, desc.axis)
+    assert np.array_equal(outputs[0], expected_values)
+    assert np.array_equal(outputs[1], np.moveaxis(order, -1, desc.axis).astype(np.uint32))
+
+
 # Operators with more than one output, or a reference of their own.
 ELEMENT_WISE_ROWS = {row.name: row for row in ELEMENT_WISE_TABLE}
 CHECKS = {"prelu_grad": check_prelu_grad, **{name: check_rowwise for name in REFERENCES_ROWWISE},
-          **{name: check_element_wise_family for name in ELEMENT_WISE_ROWS}}
+          **{name: check_element_wise_family for name in ELEMENT_WISE_ROWS},
+          **{name: check_reduction for name in ("reduce", "argmin", "argmax")},
+          **{name: check_cumulative for name in ("cumulative_summation", "cumulative_product")},
+          **{name: check_top_k for name in ("top_k", "top_k1")}}
 
 
 @fuzz

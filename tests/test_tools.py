@@ -1,5 +1,6 @@
 """The shader dump tool, the docs generator and the demo, run as a user runs them."""
 
+import dataclasses
 import io
 import json
 import subprocess
@@ -12,10 +13,15 @@ import dmlpy as dml
 from dmlpy.cli.progress import Progress
 from dmlpy.ops.activations import TABLE
 from dmlpy.ops.elementwise import TABLE as ELEMENT_WISE_TABLE
-from dmlpy.ops.fields import ScalarUnionField
+from dmlpy.ops.fields import EnumField, ScalarUnionField, UIntField
+from dmlpy.ops.reductions import REDUCTIONS
 from dmlpy.runtime.shader_compiler import find_tool
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+def _required(schema, name: str) -> bool:
+    return next(f for f in dataclasses.fields(schema.desc_class) if f.name == name).default is dataclasses.MISSING
 
 
 def run_tool(*args):
@@ -48,9 +54,24 @@ def _element_wise_dumps():
                 yield row.name, dtype, LAYOUTS[0]
 
 
+# The reductions family: REDUCE once per function and kind of math (a float type, an integer
+# type where it takes one); the others in every layout in FLOAT32 and once in each other type.
+def _reduction_dumps():
+    for function, row in REDUCTIONS.items():
+        for preferred in (("float16", "float32"), ("int8", "int32")):
+            dtype = next((t for t in preferred if dml.TensorDataType[t.upper()] in row.data_types()), None)
+            if dtype is not None:
+                yield "reduce", dtype, [*LAYOUTS[0], "--function", function.name]
+    for name in sorted(REDUCTION_NAMES - {"reduce"}):
+        yield from ((name, "float32", layout) for layout in LAYOUTS)
+        yield from ((name, dtype, LAYOUTS[0]) for dtype in supported_dtypes(name)
+                    if dtype != "float32" and "64" not in dtype)
+
+
 ELEMENT_WISE_NAMES = {row.name for row in ELEMENT_WISE_TABLE}
-DUMPS = [(n, d, layout) for n in sorted(set(dml.OPERATORS) - ELEMENT_WISE_NAMES) for d in supported_dtypes(n)
-         for layout in LAYOUTS] + list(_element_wise_dumps())
+REDUCTION_NAMES = {name for name, schema in dml.OPERATORS.items() if schema.family.name == "reductions"}
+DUMPS = [(n, d, layout) for n in sorted(set(dml.OPERATORS) - ELEMENT_WISE_NAMES - REDUCTION_NAMES)
+         for d in supported_dtypes(n) for layout in LAYOUTS] + list(_element_wise_dumps()) + list(_reduction_dumps())
 
 
 @pytest.mark.parametrize("name, dtype, layout", DUMPS, ids=lambda a: " ".join(a) if isinstance(a, list) else a)
@@ -58,6 +79,10 @@ def test_dumped_spirv_passes_spirv_val(tmp_path, name, dtype, layout):
     schema = dml.OPERATORS[name]
     scalars = [arg for s in schema.scalars for arg in (f"--{s.name}", "0.25")]
     scalars += [arg for v in schema.values if isinstance(v, ScalarUnionField) for arg in (f"--{v.name}", "1")]
+    scalars += [arg for v in schema.values if isinstance(v, UIntField) for arg in (f"--{v.name}", str(v.minimum))]
+    scalars += [arg for v in schema.values if isinstance(v, EnumField) and f"--{v.name}" not in layout
+                and _required(schema, v.name)
+                for arg in (f"--{v.name}", next(iter(v.enum_type.__members__)))]
     axes = ["--axes", "0"] if schema.axes else []
     if name in LAST_AXIS_ONLY:  # effective rank 2 at most
         layout = [arg.replace("2,3,4", "1,3,4") for arg in layout]
@@ -73,7 +98,7 @@ def test_dumped_prelu_with_a_broadcast_slope(tmp_path):
                       "--slope-tensor-strides", "0,1,0", "--output-slope-gradient-tensor-sizes", "1,3,1",
                       "--out", tmp_path)
     assert result.returncode == 0, result.stderr
-    assert "path reduce, 1 stage(s)" in result.stdout  # rows of 8 terms: one chunk, the total written at once
+    assert "path reduction, 1 stage(s)" in result.stdout  # rows of 8 terms: one chunk, the total written at once
     check_dumped_files(tmp_path, "prelu_grad", result)
 
 
@@ -222,7 +247,7 @@ def test_dump_shows_the_fused_kernels_of_a_chain(tmp_path):
     assert result.returncode == 0, result.stderr
     assert "a graph of 5 nodes (linear -> elu -> scaled_tanh -> softmax -> relu_grad)" in result.stdout
     assert "kernel 0: nodes 0 (linear), 1 (elu), 2 (scaled_tanh), path packed" in result.stdout
-    assert "kernel 1: nodes 3 (softmax), path reduce" in result.stdout
+    assert "kernel 1: nodes 3 (softmax), path reduction" in result.stdout
     assert "kernel 2: nodes 4 (relu_grad)" in result.stdout
     fused = (tmp_path / "graph_float16_kernel0_packed_main.comp").read_text()
     assert "#define SCALAR_COUNT 5" in fused  # linear's two, elu's one, scaled_tanh's two, in one kernel

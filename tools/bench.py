@@ -100,7 +100,13 @@ ELEMENT_WISE_CASES = [
     Case("logical_and", T.UINT8, "packed"), Case("add", T.FLOAT32, "broadcast"),
     *[Case(op, T.FLOAT32, "packed") for op in ("exp", "log", "element_wise_tanh", "sqrt", "sin", "arctan", "power",
                                                "arctan2", "remainder")]]
-FULL_CASES = [*TARGET_CASES, *ELEMENT_WISE_CASES,
+# The reductions family over rows of ROW_LENGTH elements ("rows:FUNCTION" for REDUCE) and
+# over the whole tensor ("all:FUNCTION").
+REDUCTION_CASES = [
+    *[Case("reduce", T.FLOAT32, f"rows:{f}") for f in ("SUM", "MAX", "SUM_SQUARE", "LOG_SUM_EXP")],
+    Case("reduce", T.FLOAT16, "rows:SUM"), Case("reduce", T.FLOAT32, "all:SUM"),
+    *[Case(op, T.FLOAT32, "rows") for op in ("argmax", "cumulative_summation", "top_k1")]]
+FULL_CASES = [*TARGET_CASES, *ELEMENT_WISE_CASES, *REDUCTION_CASES,
               *[Case(name, T.FLOAT32, "packed") for name in ELEMENTWISE
                 if name not in ("relu_grad", "hard_sigmoid_grad")],
               *[Case(name, T.FLOAT32, "rows") for name in ROWWISE]]
@@ -145,8 +151,10 @@ def shape_of(case: Case, count: int) -> tuple[int, ...]:
         return (1, CHANNELS, max(1, count // CHANNELS))
     if case.layout == "packed":
         return (count,)
-    if case.layout == "rows":
+    if case.layout.startswith("rows"):
         return (max(1, count // ROW_LENGTH), ROW_LENGTH)
+    if case.layout.startswith("all:"):
+        return (count,)
     side = max(1, int(round(count ** 0.5)))
     return (side, side)
 
@@ -157,7 +165,9 @@ def build(case: Case, count: int):
     desc = dml.BufferTensorDesc
     schema = dml.OPERATORS[case.operator]
     t = case.data_type
-    if case.layout in ("nxc", "ncx"):  # PReLU: the slope broadcast but along channels, its gradient one per channel
+    if schema.family.name == "reductions":  # over the last axis, or every axis for "all:"
+        op = reduction_desc(schema, case, sizes)
+    elif case.layout in ("nxc", "ncx"):  # PReLU: the slope broadcast but along channels, its gradient one per channel
         slope_strides, channel_sizes = ((0, 1), (1, CHANNELS)) if case.layout == "nxc" else \
             ((0, 1, 0), (1, CHANNELS, 1))
         op = schema.desc_class(desc(t, sizes), desc(t, sizes, slope_strides), desc(t, sizes), desc(t, sizes),
@@ -174,6 +184,27 @@ def build(case: Case, count: int):
     moved = sum(min(getattr(op, f.name).total_tensor_size_in_bytes, elements * getattr(op, f.name).element_size)
                 for f in schema.tensors)
     return op, elements, moved
+
+
+TOP_K = 8  # what the top_k cases select from each row
+
+
+def reduction_desc(schema, case: Case, sizes: tuple[int, ...]):
+    """A reductions-family desc over the case's last axis (REDUCE over every axis for "all:"):
+    its fields from the layout, its outputs shaped and typed as the schema says."""
+    t, last = case.data_type, len(sizes) - 1
+    candidates = {"axes": tuple(range(len(sizes))) if case.layout.startswith("all:") else (last,), "axis": last,
+                  "k": TOP_K, "function": case.layout.partition(":")[2] or None}
+    names = {f.name for f in dataclasses.fields(schema.desc_class)}
+    fields = {name: value for name, value in candidates.items() if name in names}
+    inputs = {f.name: dml.BufferTensorDesc(t, sizes) for f in schema.inputs}
+    shapes = schema.output_sizes(inputs, fields) if schema.output_sizes else {}
+    outputs = {}
+    for field in schema.outputs:
+        own = schema.output_data_type(inputs, fields) if schema.output_data_type else \
+            field.data_types[0] if field.data_types and t not in field.data_types else t
+        outputs[field.name] = dml.BufferTensorDesc(own, shapes.get(field.name, sizes))
+    return schema.desc_class(**inputs, **outputs, **fields)
 
 
 def host_seconds(function):
@@ -257,6 +288,9 @@ def numpy_run(case: Case, count: int):
     if case.operator in NUMPY_ELEMENT_WISE:
         function = NUMPY_ELEMENT_WISE[case.operator]
         return host_seconds(lambda: np.copyto(out, function(*arrays), casting="unsafe"))
+    if case.operator in NUMPY_REDUCTIONS:
+        call = NUMPY_REDUCTIONS[case.operator if case.operator != "reduce" else case.layout]
+        return host_seconds(lambda: call(*arrays))
     if case.operator in REFERENCES_ROWWISE:
         reference = REFERENCES_ROWWISE[case.operator]
         return host_seconds(lambda: np.copyto(out, reference(*arrays, axes=(1,))))
@@ -276,6 +310,20 @@ NUMPY_ELEMENT_WISE = {"add": np.add, "multiply": np.multiply, "maximum": np.maxi
                       "arctan": np.arctan, "power": np.power, "arctan2": np.arctan2, "remainder": np.remainder}
 
 
+def _log_sum_exp(x):
+    m = x.max(axis=-1, keepdims=True)
+    return m + np.log(np.exp(x - m).sum(axis=-1, keepdims=True))
+
+
+# NumPy's forms of the reductions family's cases (by operator, or REDUCE's by layout).
+NUMPY_REDUCTIONS = {
+    "reduce": None, "rows:SUM": lambda x: x.sum(axis=-1), "rows:MAX": lambda x: x.max(axis=-1),
+    "rows:SUM_SQUARE": lambda x: np.square(x).sum(axis=-1), "rows:LOG_SUM_EXP": _log_sum_exp,
+    "all:SUM": lambda x: x.sum(), "argmax": lambda x: x.argmax(axis=-1),
+    "cumulative_summation": lambda x: np.cumsum(x, axis=-1),
+    "top_k1": lambda x: np.take_along_axis(x, np.argpartition(x, -TOP_K, axis=-1)[:, -TOP_K:], -1)}
+
+
 # PyTorch's own kernels for the same operations, where it has one.
 TORCH = {
     "relu_grad": lambda torch, x, dy: torch.ops.aten.threshold_backward(dy, x, 0),
@@ -292,13 +340,23 @@ TORCH = {
 }
 
 
+TORCH_REDUCTIONS = {
+    "rows:SUM": lambda torch, x: torch.sum(x, -1), "rows:MAX": lambda torch, x: torch.amax(x, -1),
+    "rows:SUM_SQUARE": lambda torch, x: torch.sum(x * x, -1),
+    "rows:LOG_SUM_EXP": lambda torch, x: torch.logsumexp(x, -1),
+    "all:SUM": lambda torch, x: torch.sum(x), "argmax": lambda torch, x: torch.argmax(x, -1),
+    "cumulative_summation": lambda torch, x: torch.cumsum(x, -1), "top_k1": lambda torch, x: torch.topk(x, TOP_K, -1)}
+TORCH.update({"reduce": None, **{name: call for name, call in TORCH_REDUCTIONS.items() if ":" not in name}})
+
+
 def torch_run(case: Case, count: int):
     try:
         import torch
     except ImportError:
         return None
     dtype = {T.FLOAT32: torch.float32, T.FLOAT16: torch.float16, T.BFLOAT16: torch.bfloat16}.get(case.data_type)
-    if case.operator not in TORCH or dtype is None or case.layout not in ("packed", "nxc", "ncx", "rows"):
+    if case.operator not in TORCH or dtype is None or case.layout.partition(":")[0] not in \
+            ("packed", "nxc", "ncx", "rows", "all"):
         return None
     target = "cuda" if torch.cuda.is_available() else "cpu"
     arrays = arrays_for(case, count)
@@ -306,7 +364,7 @@ def torch_run(case: Case, count: int):
         arrays[1] = arrays[1][:1] if case.layout == "nxc" else arrays[1][:, :, :1]
     tensors = [torch.from_numpy(np.ascontiguousarray(a).astype(np.float32)).to(target).to(dtype) for a in arrays]
     sync = torch.cuda.synchronize if target == "cuda" else (lambda: None)
-    call = TORCH[case.operator]
+    call = TORCH[case.operator] or TORCH_REDUCTIONS[case.layout]
     return host_seconds(lambda: (call(torch, *tensors), sync()))
 
 

@@ -34,6 +34,7 @@ from dmlpy.ops.fields import (
     IntListField,
     ScalarUnionField,
     ScaleBiasField,
+    UIntField,
     ValueField,
 )
 from dmlpy.ops.schema import OperatorDesc, OperatorSchema
@@ -166,6 +167,8 @@ def value_type(stub: Stub, field: ValueField, argument: bool) -> str:
     if isinstance(field, EnumField):  # __post_init__ takes a member's name as the member
         member = stub.use_type(field.enum_type)
         names = ", ".join(json.dumps(n) for n in field.enum_type.__members__)
+        if len(names) > 70:  # one name a line, inside the brackets, to keep lines short
+            names = "".join(f"\n        {json.dumps(n)}," for n in field.enum_type.__members__) + "\n    "
         return f"{member} | {stub.use('typing', 'Literal')}[{names}]" if argument else member
     if isinstance(field, IntListField):
         return DESC_AXES_ARGUMENT if argument else DESC_AXES  # a list taken as its tuple, as axes are
@@ -178,6 +181,8 @@ def value_type(stub: Stub, field: ValueField, argument: bool) -> str:
         return f"{member} | str | None" if argument else f"{member} | None"
     if isinstance(field, ScalarUnionField):
         return "int | float"
+    if isinstance(field, UIntField):
+        return "int"
     raise SystemExit(f"gen_stubs: {type(field).__name__} {field.name} is a kind of field tools/gen_stubs.py cannot "
                      "type: teach it")
 

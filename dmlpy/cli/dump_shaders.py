@@ -62,9 +62,11 @@ from dmlpy.ops.fields import (
     IntListField,
     ScalarUnionField,
     ScaleBiasField,
+    UIntField,
 )
 from dmlpy.ops.fusion import plan_graph
 from dmlpy.ops.graph import node_desc
+from dmlpy.ops.schema import TensorRole
 from dmlpy.runtime import kompute
 from dmlpy.runtime.device_profiles import load_profile
 from dmlpy.runtime.shader_compiler import compile_desc, compile_glsl, find_tool
@@ -127,6 +129,8 @@ def _value_option(field) -> tuple[object, str]:
         return str, f"{field.dml_name}: one of {', '.join(field.enum_type.__members__)}"
     if isinstance(field, IntListField):
         return _dims, f"{field.dml_name}: comma-separated integers"
+    if isinstance(field, UIntField):
+        return int, f"{field.dml_name}: {field.meaning}"
     if isinstance(field, ScaleBiasField):
         return _scale_bias, f"{field.dml_name}: SCALE,BIAS"
     if isinstance(field, DataTypeField):
@@ -277,16 +281,9 @@ def check_out(parser: argparse.ArgumentParser, out: Path) -> None:
 
 
 def build_desc(args):
-    """The desc the options describe."""
+    """The desc the options describe. An output whose sizes or data type a field decides
+    (REDUCE's, over its axes) takes them from the operator unless told."""
     schema = dml.OPERATORS[args.operator]
-    tensors = {}
-    for field in schema.tensors:
-        sizes = getattr(args, f"{field.name}_sizes") or args.sizes
-        strides = getattr(args, f"{field.name}_strides") or args.strides
-        dtype = dml.TensorDataType[getattr(args, f"{field.name}_dtype") or args.dtype]
-        if getattr(args, f"{field.name}_dtype") is None and field.data_types and dtype not in field.data_types:
-            dtype = field.data_types[0]  # a comparison's output, IF's condition
-        tensors[field.name] = dml.BufferTensorDesc(dtype, sizes, strides)
     defaults = {f.name: f.default for f in dataclasses.fields(schema.desc_class)}
     scalars = {}
     for scalar in schema.scalars:
@@ -312,7 +309,21 @@ def build_desc(args):
             value = nested.desc_class(**dict.fromkeys((t.name for t in nested.tensors), None), **fields)
         if value is not None:
             values[field.name] = value
-    return schema.desc_class(**tensors, **scalars, **flags, **axes, **values)
+    fields = {**scalars, **flags, **axes, **values}
+    tensors = {}
+    for field in schema.tensors:
+        told_sizes, told_dtype = getattr(args, f"{field.name}_sizes"), getattr(args, f"{field.name}_dtype")
+        strides = getattr(args, f"{field.name}_strides") or args.strides
+        dtype = dml.TensorDataType[told_dtype or args.dtype]
+        sizes = told_sizes or args.sizes
+        if field.role is TensorRole.OUTPUT and told_sizes is None and schema.output_sizes is not None:
+            sizes = schema.output_sizes(tensors, fields).get(field.name, sizes)
+        if field.role is TensorRole.OUTPUT and told_dtype is None and schema.output_data_type is not None:
+            dtype = schema.output_data_type(tensors, fields)
+        if told_dtype is None and field.data_types and dtype not in field.data_types:
+            dtype = field.data_types[0]  # a comparison's output, IF's condition
+        tensors[field.name] = dml.BufferTensorDesc(dtype, sizes, strides)
+    return schema.desc_class(**tensors, **fields)
 
 
 def dump(args) -> list[Path]:

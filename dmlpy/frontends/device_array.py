@@ -42,9 +42,9 @@ from ..runtime.device import Device
 
 DLPACK_CPU = 1  # kDLCPU: the host copy __dlpack__ exports
 
-# Python's operators and NumPy's ufuncs on device arrays, each the front end of one element-wise
-# operator, by front-end name. frontends/numpy_api.py fills it once, when it makes the front ends
-# (they are built after this module); it is only read after that.
+# Python's operators, NumPy's ufuncs and reduction methods on device arrays, each the front end of
+# one operator, by front-end name. frontends/numpy_api.py and frontends/reductions.py fill it once,
+# when they make the front ends (they are built after this module); it is only read after that.
 ARRAY_OPERATORS: dict[str, Callable] = {}
 # NumPy's ufunc names where the front end's differ.
 UFUNC_FRONT_ENDS = {"absolute": "abs", "invert": "bitwise_not", "true_divide": "divide"}
@@ -64,6 +64,17 @@ def _unary(name: str):
     def method(self):
         return ARRAY_OPERATORS[name](self)
     method.__name__ = name
+    return method
+
+
+def _reduction(name: str):
+    def method(self, axis=None, keepdims=False, out=None):
+        if out is not None:
+            raise InvalidArgumentError(f"DeviceArray.{name}: out {type(out).__name__} is not taken; the result is a "
+                                       "new DeviceArray", "out")
+        return ARRAY_OPERATORS[name](self, axis, keepdims)
+    method.__name__ = name
+    method.__doc__ = f"NumPy's `{name}` on the device (dmlpy.{name}): a new DeviceArray."
     return method
 
 
@@ -96,6 +107,8 @@ class DeviceArray:
     __eq__ = _operator("equal")
     __neg__, __abs__, __invert__ = _unary("negative"), _unary("abs"), _unary("bitwise_not")
     __hash__ = object.__hash__
+    sum, prod, mean = _reduction("sum"), _reduction("prod"), _reduction("mean")
+    max, min, argmax, argmin = _reduction("max"), _reduction("min"), _reduction("argmax"), _reduction("argmin")
 
     def astype(self, dtype: np.typing.DTypeLike) -> DeviceArray:
         """The array converted to `dtype` on the device (DML_CAST; its rounding rules in
@@ -344,22 +357,23 @@ class DeviceArray:
         return (DLPACK_CPU, 0)
 
 
-def run_on_arrays(compiled, inputs: list[DeviceArray], output: DeviceArray) -> None:
-    """Run a compiled operator reading `inputs` and writing `output` (of one device), under
-    the array lock: the inputs computed first, the deferred results that read `output`
+def run_on_arrays(compiled, inputs: list[DeviceArray], *outputs: DeviceArray) -> None:
+    """Run a compiled operator reading `inputs` and writing `outputs` (of one device), under
+    the array lock: the inputs computed first, the deferred results that read an output
     computed before it changes."""
-    device = output.device
+    device = outputs[0].device
     with device.array_lock:
         buffers = [array._computed() for array in inputs]
-        output._settle_readers()
-        _execute(device, compiled, buffers, output._computed())
+        for output in outputs:
+            output._settle_readers()
+        _execute(device, compiled, buffers, *(output._computed() for output in outputs))
 
 
-def _execute(device, compiled, inputs: list, output) -> None:
+def _execute(device, compiled, inputs: list, *outputs) -> None:
     """Run `compiled` on these buffers, with a pooled temporary resource where it needs one."""
     size = compiled.temporary_size  # where a graph of several kernels keeps its intermediates
     temporary = (device.free_arrays.take(size) or device.create_buffer(size)) if size else None
-    device.execute(device_array_table(device, compiled, inputs, output, temporary))
+    device.execute(device_array_table(device, compiled, inputs, list(outputs), temporary))
     if temporary is not None:
         device.free_arrays.give(size, temporary)
 
@@ -370,11 +384,11 @@ def _fusable_input(desc: OperatorDesc, field, source: DeviceArray) -> bool:
     return source._deferred is not None and getattr(desc, field.name) == source.desc()
 
 
-def device_array_table(device, compiled, inputs: list, output, temporary):
+def device_array_table(device, compiled, inputs: list, outputs: list, temporary):
     """The binding table of a call on device arrays, reused for a later call on the same
     buffers (pooled buffers recur in a loop). An entry holds its buffers, so their ids stay
     theirs while it lives; one whose buffer was destroyed since is rebuilt."""
-    buffers = (*inputs, output, temporary)
+    buffers = (*inputs, *outputs, temporary)
     key = (id(compiled), *map(id, buffers))
     entry = device.device_array_tables.get(key)
     if entry is not None and (entry[0] is not compiled or any(b is not None and b.destroyed
@@ -382,6 +396,6 @@ def device_array_table(device, compiled, inputs: list, output, temporary):
         device.device_array_tables.discard(key)
         entry = None
     if entry is None:
-        table = device.create_binding_table(compiled, inputs, [output], temporary)
+        table = device.create_binding_table(compiled, inputs, outputs, temporary)
         entry = device.device_array_tables.put(key, (compiled, buffers, table))
     return entry[2]

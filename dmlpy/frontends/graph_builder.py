@@ -204,11 +204,11 @@ def builder_function(schema: OperatorSchema):
         fields = {f.name: values[f.name] for f in others}
         tensors = {field.name: source.desc for field, source in zip(schema.inputs, sources)}
         sizes = {field.name: first.desc.sizes for field in schema.outputs}
-        if schema.output_sizes is not None:  # outputs shaped otherwise (PReLU's slope gradient)
-            sizes.update(schema.output_sizes(tensors))
+        if schema.output_sizes is not None:  # outputs shaped otherwise (PReLU's slope gradient, REDUCE's)
+            sizes.update(schema.output_sizes(tensors, fields))
         requested = BufferTensorDesc(values["dtype"], (1,)).data_type if "dtype" in values else None
-        result_type = output_data_type(schema, {f.argument: s.desc.data_type for f, s in zip(schema.inputs, sources)},
-                                       requested)
+        result_type = schema.output_data_type(tensors, fields) if schema.output_data_type is not None else \
+            output_data_type(schema, {f.argument: s.desc.data_type for f, s in zip(schema.inputs, sources)}, requested)
         tensors.update({name: BufferTensorDesc(result_type, s) for name, s in sizes.items()})
         desc = schema.desc_class(**tensors, **fields)
         outputs = builder._append(desc, sources)

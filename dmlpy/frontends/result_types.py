@@ -27,7 +27,7 @@ def free_output(schema: OperatorSchema) -> bool:
     front end then takes it as `dtype`."""
     field = schema.outputs[0]
     shared = _sharing_data_type(schema)
-    return field.data_types is None and field.name not in shared
+    return field.data_types is None and field.name not in shared and schema.output_data_type is None
 
 
 def output_data_type(schema: OperatorSchema, input_types: Mapping[str, TensorDataType],

@@ -2,8 +2,8 @@
 
 An operator's forward and gradient are written once as expressions over its inputs and
 scalars (`where(x >= 0, x, alpha * x)`); the element-wise kernel family renders them. An
-expression may also reduce over a row (`reduce_sum`, `reduce_max`, `first_where`: the
-softmax family, PReLU's slope gradient); the reduction kernel family renders those, one
+expression may also reduce over a row (`reduce_sum`, `reduce_max`, `first_index`...: the
+softmax family, PReLU's slope gradient, REDUCE); the reduction kernel family renders those, one
 stage per reduction (see kernels.reduction.plan_reduction). Every
 value is either *stored* (the raw bits of an element in the data type of the tensor it came
 from, passed through untouched: a select between inputs never rounds, so NaN payloads, -0
@@ -299,14 +299,34 @@ exp_diff = _binary("exp_diff")  # e^(a - b) with a - b carried exactly (a softma
 
 
 def reduce_sum(value) -> Expr:
-    """The sum of `value` over the row, in a fixed pairwise tree: the same bits for any
-    chunking, workgroup size or device."""
+    """The sum of `value` over the row: FP32 in a fixed pairwise tree (the same bits for any
+    chunking, workgroup size or device), or for an integer the sum wrapped to 32 bits."""
+    if _is_integer(value):
+        return Expr("reduce_wrapping_sum", (value,), kind=INTEGER)
     return Expr("reduce_sum", (as_float(value),))
 
 
+def reduce_product(value) -> Expr:
+    """The product of `value` over the row: FP32 in the sum's pairwise tree, or for an
+    integer the product wrapped to 32 bits."""
+    if _is_integer(value):
+        return Expr("reduce_wrapping_product", (value,), kind=INTEGER)
+    return Expr("reduce_product", (as_float(value),))
+
+
 def reduce_max(value) -> Expr:
-    """The largest `value` in the row; NaN if any is NaN, +0 over -0."""
+    """The largest `value` in the row; NaN if any is NaN, +0 over -0. An integer's by its
+    input's signedness, exactly."""
+    if _is_integer(value):
+        return Expr("reduce_integer_max", (value,), kind=INTEGER)
     return Expr("reduce_max", (as_float(value),))
+
+
+def reduce_min(value) -> Expr:
+    """The smallest `value` in the row; NaN if any is NaN, -0 under +0."""
+    if _is_integer(value):
+        return Expr("reduce_integer_min", (value,), kind=INTEGER)
+    return Expr("reduce_min", (as_float(value),))
 
 
 def first_where(condition: Expr) -> Expr:
@@ -315,7 +335,22 @@ def first_where(condition: Expr) -> Expr:
     return Expr("first_where", (condition,), kind=BOOL)
 
 
-REDUCTIONS = {"reduce_sum": "SUM", "reduce_max": "MAX", "first_where": "FIRST"}
+def first_index(condition: Expr) -> Expr:
+    """The index (in the row's order over the reduced axes) of the first element where
+    `condition` holds, as an integer."""
+    return Expr("first_index", (condition,), kind=INTEGER)
+
+
+def last_index(condition: Expr) -> Expr:
+    """The index of the last element of the row where `condition` holds, as an integer."""
+    return Expr("last_index", (condition,), kind=INTEGER)
+
+
+# Each reduce primitive and the shader's name for it (REDUCE_<name> in shaders/reduce.comp).
+REDUCTIONS = {"reduce_sum": "SUM", "reduce_product": "PRODUCT", "reduce_max": "MAX", "reduce_min": "MIN",
+              "first_where": "FIRST", "first_index": "FIRST", "last_index": "LAST",
+              "reduce_wrapping_sum": "WRAPPING_SUM", "reduce_wrapping_product": "WRAPPING_PRODUCT",
+              "reduce_integer_max": "INTEGER_MAX", "reduce_integer_min": "INTEGER_MIN"}
 
 
 def reductions(*results: Expr) -> list[Expr]:

@@ -119,8 +119,16 @@ RENDER: dict[str, str] = {
     "nonzero": "bool {out} = {0} != 0u;",
     # A reduction, once its stage has run: its total for the row (shaders/reduce.comp).
     "reduce_sum": "float {out} = uintBitsToFloat(totals[{slot}]);",
+    "reduce_product": "float {out} = uintBitsToFloat(totals[{slot}]);",
     "reduce_max": "float {out} = uintBitsToFloat(totals[{slot}]);",
+    "reduce_min": "float {out} = uintBitsToFloat(totals[{slot}]);",
     "first_where": "bool {out} = element == totals[{slot}];",
+    "first_index": "uvec2 {out} = uvec2(totals[{slot}], 0u);",
+    "last_index": "uvec2 {out} = uvec2(totals[{slot}], 0u);",
+    "reduce_wrapping_sum": "uvec2 {out} = total_as_wide(totals[{slot}]);",
+    "reduce_wrapping_product": "uvec2 {out} = total_as_wide(totals[{slot}]);",
+    "reduce_integer_max": "uvec2 {out} = total_as_wide(totals[{slot}]);",
+    "reduce_integer_min": "uvec2 {out} = total_as_wide(totals[{slot}]);",
 }
 
 @dataclass(frozen=True)

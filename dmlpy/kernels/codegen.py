@@ -114,7 +114,9 @@ class KernelStage:
 
 @dataclass(frozen=True)
 class KernelPlan:
-    path: str  # which specialisation the desc took: "packed", "broadcast", "tiled", "gather", "strided", "reduce"
+    # which specialisation the desc took: "packed", "broadcast", "tiled", "gather", "strided" (element-wise),
+    # "reduction", "scan", "selection"
+    path: str
     stages: tuple[KernelStage, ...]
     element_count: int
     temporary_size: int = 0  # scratch bytes, bound as the temporary resource

@@ -90,6 +90,7 @@ def plan_reduction(inputs: list[BufferTensorDesc], outputs: list[ReducedOutput],
     info = data_type_info(output_type)
     common = {
         f"DTYPE_{output_type.name}": "",
+        **({"REDUCED_INPUT_SIGNED": ""} if data_type_info(inputs[0].data_type).signed_integer else {}),
         "ELEMENT_BITS": info.bits,
         "WORKGROUP_SIZE": workgroup_size,
         "REDUCTION_COUNT": len(nodes),
@@ -110,7 +111,7 @@ def plan_reduction(inputs: list[BufferTensorDesc], outputs: list[ReducedOutput],
     final_elements = any(at == len(nodes) and not o.per_row for at, o in zip(written_by, outputs))
     # Row outputs come from the stage that completes the last total: the final stage where
     # element outputs need one anyway, else the last reduction's own (partial or total) stage.
-    rows_at = "final" if final_elements or not nodes else f"{'total' if chunk_count > 1 else 'reduce'}{len(nodes) - 1}"
+    rows_at = "final" if final_elements or not nodes else f"{'total' if chunk_count > 1 else 'partial'}{len(nodes) - 1}"
 
     header = interface.header()
 
@@ -126,8 +127,7 @@ def plan_reduction(inputs: list[BufferTensorDesc], outputs: list[ReducedOutput],
             defines.update({f"REDUCE_{e.REDUCTIONS[reduction.op]}": "", "REDUCTION": f"{known}u",
                             "PARTIALS_AT": f"{totals_words + known * partials_words}u"})
             if kind == "partial":
-                kind_of_value = e.BOOL if reduction.op == "first_where" else e.FLOAT
-                assignments.append(("reduce_value", reduction.args[0], kind_of_value))
+                assignments.append(("reduce_value", reduction.args[0], reduction.args[0].kind))
         if kind == "final" and element_outputs:
             defines["FINAL_ELEMENTS"] = ""
         completed = known + (1 if row_outputs and reduction is not None else 0)  # this stage's own total too
@@ -142,11 +142,11 @@ def plan_reduction(inputs: list[BufferTensorDesc], outputs: list[ReducedOutput],
 
     stages = []
     for k, node in enumerate(nodes):
-        stages.append(stage(f"reduce{k}", "partial", k, row_count * chunk_count, node))
+        stages.append(stage(f"partial{k}", "partial", k, row_count * chunk_count, node))
         if chunk_count > 1:
             stages.append(stage(f"total{k}", "total", k, row_count, node))
     if rows_at == "final" and any(at == len(nodes) for at in written_by):
         stages.append(stage("final", "final", len(nodes), row_count * (chunk_count if final_elements else 1)))
     temporary_words = max(1, totals_words + len(nodes) * partials_words)
-    return KernelPlan("reduce", tuple(stages), inputs[0].element_count, temporary_size=4 * temporary_words,
+    return KernelPlan("reduction", tuple(stages), inputs[0].element_count, temporary_size=4 * temporary_words,
                       scalar_bits=fp32_bits(scalars), interface=interface)

@@ -260,7 +260,30 @@ class ScalarUnionField(ValueField):
         return f"an int, or a number for a float data type; {_default(default, repr)}"
 
 
-ValueField = EnumField | IntListField | ScaleBiasField | FusedActivationField | DataTypeField | ScalarUnionField
+@dataclass(frozen=True)
+class UIntField(ValueField):
+    """A UINT of DirectML's (an axis, a count such as TOP_K's K): an int in [minimum, 2**32 - 1];
+    the operator's own check ties it to its tensors (an axis below InputTensor's dimension
+    count)."""
+
+    minimum: int = 0
+    meaning: str = ""  # for the docs, e.g. "a dimension of InputTensor"
+
+    def check(self, where: str, value) -> None:
+        if not isinstance(value, (int, np.integer)) or isinstance(value, (bool, np.bool_)) \
+                or not self.minimum <= value <= 2**32 - 1:
+            raise InvalidArgumentError(f"{where} {shown(value)} must be an int in [{self.minimum}, {2**32 - 1}] "
+                                       f"({self.dml_name}: {self.meaning})", self.name)
+
+    def key_of(self, value):
+        return int(value)
+
+    def describe(self, default) -> str:
+        return f"an int, at least {self.minimum} ({self.meaning}); {_default(default, str)}"
+
+
+ValueField = EnumField | IntListField | ScaleBiasField | FusedActivationField | DataTypeField | ScalarUnionField | \
+    UIntField
 
 
 def _default(default, show) -> str:
@@ -284,6 +307,11 @@ def data_type_field(dml_name: str, meaning: str):
 def scalar_union_field(dml_name: str):
     """A required DML_SCALAR_UNION, keyword-only (it follows optional members)."""
     return dataclasses.field(metadata={"value": ScalarUnionField("", dml_name)}, kw_only=True)
+
+
+def uint_field(dml_name: str, meaning: str, minimum: int = 0):
+    """A required UINT (an axis, a count)."""
+    return dataclasses.field(metadata={"value": UIntField("", dml_name, minimum, meaning)})
 
 
 def int_list_field(dml_name: str, length: int | None = None, minimum: int | None = None):

@@ -34,7 +34,7 @@ def _check_prelu_grad(desc) -> None:
             f"{desc.slope_tensor.element_strides}) and the input's size elsewhere", "sizes")
 
 
-def _prelu_grad_output_sizes(inputs: dict[str, BufferTensorDesc]) -> dict[str, tuple[int, ...]]:
+def _prelu_grad_output_sizes(inputs: dict[str, BufferTensorDesc], fields: dict) -> dict[str, tuple[int, ...]]:
     reduced = broadcast_dims(inputs["slope_tensor"])
     sizes = inputs["input_tensor"].sizes
     return {"output_slope_gradient_tensor": tuple(1 if r else size for r, size in zip(reduced, sizes))}

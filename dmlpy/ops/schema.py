@@ -111,9 +111,12 @@ class OperatorSchema:
     # (desc) -> codegen.ElementwiseMath, or None: the output's math element by element over the
     # inputs, where the operator has one for this desc; graphs fuse chains through it
     elementwise: Callable | None = None
-    # ({input field: desc}) -> {output field: sizes} for outputs not shaped like the first
-    # input (graph builders make packed outputs of these sizes)
+    # ({input field: desc}, {other field: value}) -> {output field: sizes} for outputs not
+    # shaped like the first input (graph builders make packed outputs of these sizes)
     output_sizes: Callable | None = None
+    # ({input field: desc}, {other field: value}) -> the output's data type, where a field
+    # decides it (REDUCE's ARGMAX writes UINT32); None: the front ends' rule (result_types.py)
+    output_data_type: Callable | None = None
     notes: str = ""  # conventions the specs leave open (kinks, NaN), for the docs
     desc_class: type | None = None
     tensors: tuple[TensorField, ...] = ()

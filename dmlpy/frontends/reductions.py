@@ -1,0 +1,323 @@
+"""The NumPy front ends of the reductions family: `reduce` in DirectML's shape (the rank kept,
+size 1 on the reduced axes), NumPy's sum, mean, max, min, prod, argmax and argmin on top of
+it, with NumPy's `axis` and `keepdims`, and cumsum and cumprod (CUMULATIVE_SUMMATION,
+CUMULATIVE_PRODUCT)."""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from ..base.errors import InvalidArgumentError, UnsupportedError, shown
+from ..base.tensor_desc import MAX_DIMENSION_COUNT, BufferTensorDesc
+from ..base.types import TensorDataType as T
+from ..base.types import data_type_for_numpy, data_type_info
+from ..ops.enums import AxisDirection, ReduceFunction
+from ..ops.reductions import (
+    REDUCTIONS,
+    CumulativeProductOperatorDesc,
+    CumulativeSummationOperatorDesc,
+    ReduceOperatorDesc,
+    TopK1OperatorDesc,
+    reduced_sizes,
+)
+from ..runtime.binding import MINIMUM_BUFFER_TENSOR_ALIGNMENT
+from ..runtime.device import Device
+from .arrays import as_array, as_device, asarray, normalized_axes, whole_row_pieces
+from .call_cache import run_bound
+from .device_array import ARRAY_OPERATORS, DeviceArray, run_on_arrays
+
+
+def reduce_function(function) -> ReduceFunction:
+    """A ReduceFunction from itself or its name (any case)."""
+    if isinstance(function, ReduceFunction):
+        return function
+    if isinstance(function, str) and function.upper() in ReduceFunction.__members__:
+        return ReduceFunction[function.upper()]
+    raise InvalidArgumentError(
+        f"function {shown(function)} must be a ReduceFunction or one of its names "
+        f"({', '.join(ReduceFunction.__members__)})", "function")
+
+
+def _reduced_axes(axes, ndim: int, argument: str) -> tuple[int, ...]:
+    """NumPy's axis argument (None: every axis; an int; a tuple) as DirectML's sorted axes."""
+    if axes is None:
+        return tuple(range(ndim))
+    normalized = normalized_axes(axes, ndim, argument)
+    if not isinstance(normalized, tuple):
+        raise InvalidArgumentError(f"{argument} {shown(axes)} must be None, an int or a tuple of ints", "axes")
+    if len(set(normalized)) != len(normalized):
+        raise InvalidArgumentError(f"{argument} {shown(axes)} repeats an axis", "axes")
+    return tuple(sorted(normalized))
+
+
+def _reduce_array(x: np.ndarray, function: ReduceFunction, axes: tuple[int, ...], device: Device) -> np.ndarray:
+    """REDUCE on a non-empty array of 1 to 8 dims: DirectML's shape."""
+    row = REDUCTIONS[function]
+    data_type = data_type_for_numpy(x.dtype)
+    output_type = T.UINT32 if row.indices else data_type
+    sizes = reduced_sizes(x.shape, axes)
+    result = np.empty(sizes, np.uint32 if row.indices else x.dtype)
+    limit = device.segment_size - MINIMUM_BUFFER_TENSOR_ALIGNMENT
+    if x.nbytes > limit:  # pieces of whole rows: each output element depends on its own row only
+        for piece in whole_row_pieces(x.shape, set(axes), x.itemsize, limit, f"reduce {function.name}"):
+            kept = tuple(slice(0, 1) if d in axes else s for d, s in enumerate(piece))
+            result[kept] = _reduce_array(x[piece], function, axes, device)
+        return result
+    compiled = device.compile_cached(ReduceOperatorDesc(
+        BufferTensorDesc(data_type, x.shape), BufferTensorDesc(output_type, sizes), function, axes))
+    packed = np.ascontiguousarray(x).reshape(-1)
+
+    def work(binding):
+        binding.buffers[0].write(packed)
+        device.execute(binding.table)
+        result[...] = binding.buffers[1].read(result.dtype, result.size).reshape(sizes)
+
+    run_bound(device, compiled, None, work)
+    return result
+
+
+def _run(x: np.ndarray | DeviceArray, function: ReduceFunction, axes: tuple[int, ...], shape: tuple[int, ...],
+         device: Device | None, index_type: T = T.UINT32) -> np.ndarray | DeviceArray:
+    """REDUCE of a non-empty x (of 1 to 8 dims, 0-d read as 1-D) over `axes`, as an array of
+    `shape` (the reduced sizes, or NumPy's shape without them): a NumPy array, or for a
+    DeviceArray a new DeviceArray of the same device (indices as `index_type`)."""
+    if not isinstance(x, DeviceArray):
+        return _reduce_array(x.reshape(x.shape or (1,)), function, axes, as_device(device)).reshape(shape)
+    owner = x.device
+    if device is not None and device is not owner:
+        raise InvalidArgumentError("device names another device than x's: pass an array of that device "
+                                   "(dmlpy.asarray(x, device=...)) or leave device out", "device")
+    if x.nbytes > owner.segment_size - MINIMUM_BUFFER_TENSOR_ALIGNMENT:  # read whole rows: through host pieces
+        host = _run(x.numpy(), function, axes, shape, owner)
+        return asarray(host.astype(index_type.name.lower()) if REDUCTIONS[function].indices else host, owner)
+    row = REDUCTIONS[function]
+    sizes = x.shape or (1,)
+    output_type = index_type if row.indices else x.data_type
+    desc = ReduceOperatorDesc(BufferTensorDesc(x.data_type, sizes),
+                              BufferTensorDesc(output_type, reduced_sizes(sizes, axes)), function, axes)
+    result = DeviceArray(owner, shape, data_type_info(output_type).numpy_dtype)
+    run_on_arrays(owner.compile_cached(desc), [x], result)
+    return result
+
+
+def _as_input(x, argument: str = "x") -> np.ndarray | DeviceArray:
+    x = x if isinstance(x, DeviceArray) else as_array(x, argument)
+    if x.ndim > MAX_DIMENSION_COUNT:
+        raise InvalidArgumentError(f"x has {x.ndim} dims: the reductions take 0 to {MAX_DIMENSION_COUNT}", "x")
+    return x
+
+
+def _refuse_empty(function: ReduceFunction, x) -> None:
+    raise InvalidArgumentError(f"x has shape {x.shape}: {function.name.lower()} of no elements has no value "
+                               "(NumPy raises too)", "x")
+
+
+def reduce(x: ArrayLike | DeviceArray, function: ReduceFunction | str, axes: int | tuple[int, ...] | None = None, *,
+           device: Device | None = None) -> np.ndarray | DeviceArray:
+    """DML_OPERATOR_REDUCE: `function` (a ReduceFunction or its name) over `axes` (None: every
+    axis; negative axes count from the end). The result keeps x's rank, with size 1 on the
+    reduced axes, as DirectML's output does; ARGMAX and ARGMIN give uint32 indices over the
+    reduced axes in row-major order. A DeviceArray gives a DeviceArray."""
+    function = reduce_function(function)
+    x = _as_input(x)
+    reduced = _reduced_axes(axes, x.ndim or 1, "axes")
+    if x.size == 0:
+        raise InvalidArgumentError(f"x has shape {x.shape}, with no elements: DirectML's sizes are at least 1", "x")
+    return _run(x, function, reduced, reduced_sizes(x.shape, reduced), device)
+
+
+def _numpy_form(function: ReduceFunction, x, axis, keepdims: bool, device, empty) -> np.ndarray | DeviceArray:
+    """NumPy's conventions over REDUCE: `axis` None, an int or a tuple; `keepdims`; an empty
+    array's value from `empty` (an identity; None: NumPy refuses it)."""
+    if not isinstance(keepdims, (bool, np.bool_)):
+        raise InvalidArgumentError(f"keepdims {shown(keepdims)} must be a bool", "keepdims")
+    x = _as_input(x)
+    axes = _reduced_axes(axis, x.ndim, "axis") if x.ndim else ()
+    shape = reduced_sizes(x.shape, axes) if keepdims else tuple(n for d, n in enumerate(x.shape) if d not in axes)
+    if x.size == 0:
+        if empty is None and any(x.shape[d] == 0 for d in axes):
+            _refuse_empty(function, x)
+        values = np.full(shape, 0 if empty is None else empty, x.dtype)
+        return asarray(values, x.device) if isinstance(x, DeviceArray) else values
+    return _run(x, function, axes or (0,), shape, device)
+
+
+def _float_only(x, name: str) -> None:
+    array = x if isinstance(x, np.ndarray) else None
+    dtype = array.dtype if array is not None else as_array(x, "x").dtype
+    if dtype.kind not in "f" and dtype.name != "bfloat16":
+        raise UnsupportedError(f"x.dtype {dtype}: {name} is DirectML's REDUCE AVERAGE, which takes floats only",
+                               "data_type")
+
+
+def sum(x: ArrayLike | DeviceArray, axis: int | tuple[int, ...] | None = None, keepdims: bool = False, *,
+        device: Device | None = None) -> np.ndarray:
+    """NumPy's sum by REDUCE SUM: FP32 in a fixed pairwise tree, rounded once to x's dtype
+    (integers stay in their dtype and wrap, where NumPy would widen to int64)."""
+    return _numpy_form(ReduceFunction.SUM, x, axis, keepdims, device, 0)
+
+
+def prod(x: ArrayLike | DeviceArray, axis: int | tuple[int, ...] | None = None, keepdims: bool = False, *,
+         device: Device | None = None) -> np.ndarray:
+    """NumPy's prod by REDUCE MULTIPLY (the sums' pairwise tree; integers wrap)."""
+    return _numpy_form(ReduceFunction.MULTIPLY, x, axis, keepdims, device, 1)
+
+
+def mean(x: ArrayLike | DeviceArray, axis: int | tuple[int, ...] | None = None, keepdims: bool = False, *,
+         device: Device | None = None) -> np.ndarray:
+    """NumPy's mean by REDUCE AVERAGE: the FP32 sum divided by the count (floats only)."""
+    _float_only(x, "mean")
+    return _numpy_form(ReduceFunction.AVERAGE, x, axis, keepdims, device, np.nan)
+
+
+def max(x: ArrayLike | DeviceArray, axis: int | tuple[int, ...] | None = None, keepdims: bool = False, *,
+        device: Device | None = None) -> np.ndarray:
+    """NumPy's max by REDUCE MAX: exact; NaN if any element is NaN."""
+    return _numpy_form(ReduceFunction.MAX, x, axis, keepdims, device, None)
+
+
+def min(x: ArrayLike | DeviceArray, axis: int | tuple[int, ...] | None = None, keepdims: bool = False, *,
+        device: Device | None = None) -> np.ndarray:
+    """NumPy's min by REDUCE MIN: exact; NaN if any element is NaN."""
+    return _numpy_form(ReduceFunction.MIN, x, axis, keepdims, device, None)
+
+
+def _arg_form(function: ReduceFunction, x, axis, keepdims: bool, device) -> np.ndarray | DeviceArray:
+    """NumPy's argmax/argmin: `axis` an int (or None: the index into x flattened); int64
+    (NumPy's intp) indices, int32 on a DeviceArray (which holds no 64-bit elements yet)."""
+    if not isinstance(keepdims, (bool, np.bool_)):
+        raise InvalidArgumentError(f"keepdims {shown(keepdims)} must be a bool", "keepdims")
+    if axis is not None and not (isinstance(axis, (int, np.integer)) and not isinstance(axis, bool)):
+        raise InvalidArgumentError(f"axis {shown(axis)} must be an int or None", "axis")
+    x = _as_input(x)
+    on_device = isinstance(x, DeviceArray)
+    if axis is None:
+        if x.size == 0:
+            _refuse_empty(function, x)
+        axes, shape = tuple(range(x.ndim or 1)), (1,) * x.ndim if keepdims else ()
+    else:
+        (axis,) = _reduced_axes(axis, x.ndim or 1, "axis")
+        if x.size == 0 and (x.shape or (1,))[axis] == 0:
+            _refuse_empty(function, x)
+        kept = reduced_sizes(x.shape or (1,), (axis,))
+        axes, shape = (axis,), kept if keepdims else tuple(n for d, n in enumerate(kept) if d != axis)
+    if x.size == 0:
+        values = np.zeros(shape, np.int32 if on_device else np.int64)
+        return asarray(values, x.device) if on_device else values
+    result = _run(x, function, axes, shape, device, T.INT32)
+    return result if on_device else result.astype(np.int64)
+
+
+def argmax(x: ArrayLike | DeviceArray, axis: int | None = None, keepdims: bool = False, *,
+           device: Device | None = None) -> np.ndarray:
+    """NumPy's argmax by REDUCE ARGMAX: the first largest (a NaN counts as largest)."""
+    return _arg_form(ReduceFunction.ARGMAX, x, axis, keepdims, device)
+
+
+def argmin(x: ArrayLike | DeviceArray, axis: int | None = None, keepdims: bool = False, *,
+           device: Device | None = None) -> np.ndarray:
+    """NumPy's argmin by REDUCE ARGMIN: the first smallest (a NaN counts as smallest)."""
+    return _arg_form(ReduceFunction.ARGMIN, x, axis, keepdims, device)
+
+
+def _cumulative(desc_class, exclusive_field: str, x, axis, exclusive: bool, reverse: bool,
+                device) -> np.ndarray | DeviceArray:
+    """A running sum or product along `axis` (None: of x flattened, as NumPy's cumsum)."""
+    for name, flag in (("exclusive", exclusive), ("reverse", reverse)):
+        if not isinstance(flag, (bool, np.bool_)):
+            raise InvalidArgumentError(f"{name} {shown(flag)} must be a bool", name)
+    if axis is not None and not (isinstance(axis, (int, np.integer)) and not isinstance(axis, bool)):
+        raise InvalidArgumentError(f"axis {shown(axis)} must be an int or None", "axis")
+    x = _as_input(x)
+    on_device = isinstance(x, DeviceArray)
+    if axis is None:  # NumPy's: over the flattened array
+        shape, axis = (x.size,), 0
+    else:
+        shape, (axis,) = x.shape or (1,), _reduced_axes(axis, x.ndim or 1, "axis")
+    if x.size == 0:
+        values = np.zeros(shape, x.dtype)
+        return asarray(values, x.device) if on_device else values
+    data_type = x.data_type if on_device else data_type_for_numpy(x.dtype)
+    desc = desc_class(BufferTensorDesc(data_type, shape), BufferTensorDesc(data_type, shape), axis,
+                      AxisDirection.DECREASING if reverse else AxisDirection.INCREASING,
+                      **{exclusive_field: bool(exclusive)})
+    if on_device:
+        owner = x.device
+        if device is not None and device is not owner:
+            raise InvalidArgumentError("device names another device than x's", "device")
+        result = DeviceArray(owner, shape, x.dtype)
+        run_on_arrays(owner.compile_cached(desc), [x], result)
+        return result
+    device = as_device(device)
+    compiled = device.compile_cached(desc)
+    packed = np.ascontiguousarray(x).reshape(-1)
+    result = np.empty(shape, x.dtype)
+
+    def work(binding):
+        binding.buffers[0].write(packed)
+        device.execute(binding.table)
+        result[...] = binding.buffers[1].read(x.dtype, result.size).reshape(shape)
+
+    run_bound(device, compiled, None, work)
+    return result
+
+
+def cumsum(x: ArrayLike | DeviceArray, axis: int | None = None, exclusive: bool = False, reverse: bool = False, *,
+           device: Device | None = None) -> np.ndarray | DeviceArray:
+    """DML_CUMULATIVE_SUMMATION: the running sum along `axis` (None: of x flattened, as
+    NumPy's cumsum), walked backwards where `reverse`; `exclusive` leaves each element out of
+    its own output. FP32 left to right, each output rounded once: NumPy's bits."""
+    return _cumulative(CumulativeSummationOperatorDesc, "has_exclusive_sum", x, axis, exclusive, reverse, device)
+
+
+def cumprod(x: ArrayLike | DeviceArray, axis: int | None = None, exclusive: bool = False, reverse: bool = False, *,
+            device: Device | None = None) -> np.ndarray | DeviceArray:
+    """DML_CUMULATIVE_PRODUCT: the running product along `axis`, as cumsum's."""
+    return _cumulative(CumulativeProductOperatorDesc, "has_exclusive_product", x, axis, exclusive, reverse, device)
+
+
+def top_k(x: ArrayLike | DeviceArray, k: int, axis: int = -1, largest: bool = True, *,
+          device: Device | None = None) -> tuple[np.ndarray, np.ndarray] | tuple[DeviceArray, DeviceArray]:
+    """DML_TOP_K1: the `k` largest (or smallest) elements along `axis`, in that order, and
+    their indices: (values, indices), indices int64 (uint32 on device arrays, DirectML's
+    type). Equal values come in increasing index order; a NaN is above every number."""
+    if not isinstance(largest, (bool, np.bool_)):
+        raise InvalidArgumentError(f"largest {shown(largest)} must be a bool", "largest")
+    if not (isinstance(axis, (int, np.integer)) and not isinstance(axis, bool)):
+        raise InvalidArgumentError(f"axis {shown(axis)} must be an int", "axis")
+    x = _as_input(x)
+    on_device = isinstance(x, DeviceArray)
+    shape = x.shape or (1,)
+    (axis,) = _reduced_axes(axis, len(shape), "axis")
+    data_type = x.data_type if on_device else data_type_for_numpy(x.dtype)
+    selected = tuple(k if d == axis else n for d, n in enumerate(shape)) if isinstance(k, (int, np.integer)) \
+        else shape
+    desc = TopK1OperatorDesc(BufferTensorDesc(data_type, shape), BufferTensorDesc(data_type, selected),
+                             BufferTensorDesc(T.UINT32, selected), axis, k,
+                             AxisDirection.DECREASING if largest else AxisDirection.INCREASING)
+    if on_device:
+        owner = x.device
+        if device is not None and device is not owner:
+            raise InvalidArgumentError("device names another device than x's", "device")
+        values, indices = DeviceArray(owner, selected, x.dtype), DeviceArray(owner, selected, np.uint32)
+        run_on_arrays(owner.compile_cached(desc), [x], values, indices)
+        return values, indices
+    device = as_device(device)
+    compiled = device.compile_cached(desc)
+    packed = np.ascontiguousarray(x).reshape(-1)
+    values, indices = np.empty(selected, x.dtype), np.empty(selected, np.uint32)
+
+    def work(binding):
+        binding.buffers[0].write(packed)
+        device.execute(binding.table)
+        values[...] = binding.buffers[1].read(x.dtype, values.size).reshape(selected)
+        indices[...] = binding.buffers[2].read(np.uint32, indices.size).reshape(selected)
+
+    run_bound(device, compiled, None, work)
+    return values, indices.astype(np.int64)
+
+
+FRONT_ENDS = {f.__name__: f for f in (reduce, sum, prod, mean, max, min, argmax, argmin, cumsum, cumprod, top_k)}
+ARRAY_OPERATORS.update({name: FRONT_ENDS[name] for name in ("sum", "prod", "mean", "max", "min", "argmax", "argmin")})
+__all__ = [*FRONT_ENDS]

@@ -1,0 +1,55 @@
+"""The selection planner: the K first elements of each row along one axis in a total order
+on their stored bits (shaders/select.comp)."""
+
+from __future__ import annotations
+
+import math
+
+from ..base.adapter import AdapterInfo
+from ..base.tensor_desc import BufferTensorDesc
+from ..base.types import TensorDataType as T
+from ..base.types import data_type_info
+from .codegen import KernelPlan, KernelStage, merge_dims, uint_list, workgroup_size_for
+from .interface import KernelInterface
+
+# The bits of +infinity in each float type: a magnitude above it is a NaN.
+INFINITY_BITS = {T.FLOAT32: 0x7F800000, T.FLOAT16: 0x7C00, T.BFLOAT16: 0x7F80}
+
+
+def plan_selection(source: BufferTensorDesc, values: BufferTensorDesc, indices: BufferTensorDesc, axis: int,
+                   smallest: bool, adapter: AdapterInfo) -> KernelPlan:
+    """Write, for each row along `axis`, its `values.sizes[axis]` largest elements (or
+    smallest) in order, and their indices in the row; ties by increasing index. One
+    invocation per row selects one element after another, each the first in the order
+    after the one before (O(row length) per element)."""
+    sizes = source.sizes
+    kept = [d for d in range(len(sizes)) if d != axis]
+    tensors = (source, values, indices)
+    kept_sizes, kept_strides = merge_dims(tuple(sizes[d] for d in kept),
+                                          [tuple(t.element_strides[d] for d in kept) for t in tensors])
+    interface = KernelInterface((source.data_type,), (values.data_type, indices.data_type))
+    interface.check(adapter)
+    info = data_type_info(source.data_type)
+    workgroup_size = workgroup_size_for(adapter)
+    row_count = math.prod(kept_sizes)
+    defines = {
+        f"DTYPE_{values.data_type.name}": "",
+        "ELEMENT_BITS": info.bits,
+        "WORKGROUP_SIZE": workgroup_size,
+        "ROW_COUNT": f"{row_count}u",
+        "LENGTH": f"{sizes[axis]}u",
+        "K": f"{values.sizes[axis]}u",
+        "AXIS_STRIDES": uint_list(t.element_strides[axis] for t in tensors),
+        "KEPT_RANK": len(kept_sizes),
+        "KEPT_SIZES": uint_list(kept_sizes),
+        "KEPT_STRIDES": uint_list(s[d] for d in range(len(kept_sizes)) for s in kept_strides),
+        "VALUE_BITS": f"{info.bits}u",
+        **({"KEY_FLOAT": "", "INFINITY_BITS": f"{INFINITY_BITS[source.data_type]:#x}u"}
+           if source.data_type in INFINITY_BITS else {}),
+        **({"KEY_SIGNED": ""} if info.signed_integer else {}),
+        **({"SMALLEST": ""} if smallest else {}),
+    }
+    stage = KernelStage("select", "select.comp", defines, workgroup_size, invocations=row_count,
+                        generated=(("kernel_interface.glsl", interface.header()),))
+    return KernelPlan("selection", (stage,), source.element_count, interface=interface,
+                      reason=f"{row_count} rows of {sizes[axis]}, {values.sizes[axis]} selected by one invocation each")

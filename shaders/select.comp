@@ -1,0 +1,80 @@
+#version 450
+// The selection kernel family: the K first elements of each row along one axis (TOP_K,
+// TOP_K1), in a total order on their stored bits: by value, largest first (smallest first
+// where SMALLEST is defined), equal values by increasing index. A NaN is above every number
+// and NaNs are equal to each other; -0 equals +0. One invocation per row (the kept dims)
+// selects one element after another: each is the first in the order among the elements
+// after the one selected before it, so it needs no memory of the row and every device
+// gives the same choice. Values are copied as they are stored; indices count from the
+// row's start.
+//
+// Defines: DTYPE_* and ELEMENT_BITS (the values'), WORKGROUP_SIZE, ROW_COUNT, LENGTH, K,
+// AXIS_STRIDES and KEPT_STRIDES (per dim: input, values, indices), KEPT_RANK, KEPT_SIZES,
+// VALUE_BITS, KEY_FLOAT with INFINITY_BITS, KEY_SIGNED, SMALLEST.
+#extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
+
+#include "tensor_storage.glsl"
+
+layout(local_size_x = WORKGROUP_SIZE) in;
+
+#include "kernel_interface.glsl"
+
+const uint AXIS_STRIDES_[3] = uint[3](AXIS_STRIDES);
+const uint KEPT_SIZES_[KEPT_RANK] = uint[KEPT_RANK](KEPT_SIZES);
+const uint KEPT_STRIDES_[KEPT_RANK * 3] = uint[KEPT_RANK * 3](KEPT_STRIDES);
+const uint SIGN_BIT = 1u << (VALUE_BITS - 1u);
+
+// A key whose unsigned order is the selection's order of values (largest key first).
+uint order_key(uint bits) {
+#if defined(KEY_FLOAT)
+    uint magnitude = bits & (SIGN_BIT - 1u);
+    uint key;
+    if (magnitude > INFINITY_BITS) key = 0xFFFFFFFFu;        // NaN: above everything
+    else if (magnitude == 0u) key = SIGN_BIT;                 // -0 and +0 alike
+    else if ((bits & SIGN_BIT) != 0u) key = SIGN_BIT - magnitude;
+    else key = SIGN_BIT + magnitude;
+#elif defined(KEY_SIGNED)
+    uint key = bits ^ SIGN_BIT;
+#else
+    uint key = bits;
+#endif
+#if defined(SMALLEST)
+    return ~key;
+#else
+    return key;
+#endif
+}
+
+void main() {
+    uint row = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * WORKGROUP_SIZE + gl_LocalInvocationID.x;
+    if (row >= ROW_COUNT) return;
+    uint at[3] = uint[3](params.base[0], params.base[1], params.base[2]);
+    uint rest = row;
+    [[unroll]] for (int d = KEPT_RANK - 1; d >= 0; --d) {
+        uint index = rest % KEPT_SIZES_[d];
+        [[unroll]] for (uint t = 0u; t < 3u; ++t) at[t] += index * KEPT_STRIDES_[d * 3 + t];
+        rest /= KEPT_SIZES_[d];
+    }
+    // The element selected last, as (key, index): the next is the best strictly after it.
+    uint last_key = 0xFFFFFFFFu, last_index = 0xFFFFFFFFu;
+    bool first = true;
+    for (uint j = 0u; j < K; ++j) {
+        uint best_key = 0u, best_index = 0xFFFFFFFFu, best_bits = 0u;
+        for (uint i = 0u; i < LENGTH; ++i) {
+            uint bits = input_load(0u, at[0] + i * AXIS_STRIDES_[0]);
+            uint key = order_key(bits);
+            bool after = first || key < last_key || (key == last_key && i > last_index);
+            if (after && (best_index == 0xFFFFFFFFu || key > best_key)) {
+                best_key = key;
+                best_index = i;
+                best_bits = bits;
+            }
+        }
+        output_store(0u, at[1] + j * AXIS_STRIDES_[1], best_bits);
+        output_store(1u, at[2] + j * AXIS_STRIDES_[2], best_index);
+        last_key = best_key;
+        last_index = best_index;
+        first = false;
+    }
+}

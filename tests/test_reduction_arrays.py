@@ -1,0 +1,118 @@
+"""Reductions of device arrays (docs/ownership.md, "Device arrays"): they stay on the device,
+read deferred inputs computed, are ordered against concurrent writes by the array lock, and
+behave on close() and fork() as every other device-array operation does (the fork and
+close cases run in child processes)."""
+
+import threading
+
+import numpy as np
+import pytest
+from child import assert_clean, run_child
+from test_device_array_hardening import MESA_FORK_SAFE_ENV
+
+import dmlpy as dml
+
+
+def bits(array):
+    return np.ascontiguousarray(array).view(f"u{array.dtype.itemsize}")
+
+
+@pytest.mark.parametrize("method", ["sum", "prod", "mean", "max", "min", "argmax", "argmin"])
+@pytest.mark.parametrize("axis, keepdims", [(None, False), (1, False), ((0, 2), True), (-1, True)])
+def test_methods_match_the_host_front_ends_and_stay_on_the_device(device, method, axis, keepdims):
+    x = (np.random.default_rng(4).standard_normal((3, 5, 7)) + 1).astype(np.float32)
+    if method.startswith("arg") and isinstance(axis, tuple):
+        axis = 0
+    a = dml.asarray(x, device=device)
+    got = getattr(a, method)(axis=axis, keepdims=keepdims)
+    want = getattr(dml, method)(x, axis=axis, keepdims=keepdims, device=device)
+    assert isinstance(got, dml.DeviceArray)
+    assert got.shape == want.shape == getattr(np, method)(x, axis=axis, keepdims=keepdims).shape
+    if method.startswith("arg"):
+        assert got.dtype == np.int32 and np.array_equal(got.numpy(), want)
+    else:
+        assert got.dtype == x.dtype and np.array_equal(bits(got.numpy()), bits(want))
+
+
+def test_numpys_functions_call_the_methods(device):
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    a = dml.asarray(x, device=device)
+    assert isinstance(np.sum(a, axis=0), dml.DeviceArray)
+    assert np.array_equal(np.max(a, axis=1).numpy(), x.max(axis=1))
+    assert int(np.argmax(a).numpy()) == 11
+    with pytest.raises(dml.InvalidArgumentError, match="out"):
+        a.sum(out=np.empty(4, np.float32))
+
+
+def test_a_reduction_reads_a_deferred_chain_computed(device):
+    x = np.linspace(-3, 3, 5000, dtype=np.float32).reshape(50, 100)
+    a = dml.asarray(x, device=device)
+    chain = dml.tanh(dml.relu(a))  # deferred until the reduction reads it
+    assert np.array_equal(bits(chain.sum(axis=1).numpy()), bits(dml.sum(dml.tanh(dml.relu(x)), axis=1)))
+
+
+def test_a_reduction_and_a_concurrent_write_see_one_order(device):
+    versions = [np.full(1 << 14, v, np.float32) for v in range(1, 9)]
+    expected = [dml.sum(v, device=device) for v in versions]
+    a = dml.asarray(versions[0], device=device)
+    published = [0]
+    stop = threading.Event()
+
+    def writer():
+        k = 0
+        while not stop.is_set():
+            k += 1
+            a.write(versions[k % len(versions)])
+            published[0] = k
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    try:
+        for _ in range(40):
+            before = published[0]
+            total = a.sum()
+            after = published[0]
+            got = bits(total.numpy())
+            allowed = {k % len(versions) for k in range(before, after + 2)}
+            assert any(np.array_equal(got, bits(expected[k])) for k in allowed), (before, after, total)
+    finally:
+        stop.set()
+        thread.join()
+
+
+def test_reductions_after_close_raise_device_removed():
+    result = run_child("""
+        device = dml.create_device()
+        a = dml.asarray(np.ones(1000, np.float32), device=device)
+        total = a.sum()
+        device.close()
+        for call in (lambda: a.sum(), lambda: total.numpy(), lambda: dml.argmax(a)):
+            try:
+                call()
+                raise SystemExit("a reduction ran on a closed device")
+            except dml.DeviceRemovedError:
+                pass
+        print("ok")
+    """, timeout=60)
+    assert_clean(result)
+
+
+def test_a_forked_child_cannot_reduce_the_parents_arrays():
+    result = run_child("""
+        device = dml.create_device()
+        a = dml.asarray(np.arange(4096, dtype=np.float32), device=device)
+        pid = os.fork()
+        if pid == 0:
+            try:
+                a.sum().numpy()
+                os._exit(3)
+            except dml.DeviceRemovedError as error:
+                os._exit(0 if "another process" in str(error) else 4)
+            except BaseException:
+                os._exit(5)
+        _, status = os.waitpid(pid, 0)
+        assert os.waitstatus_to_exitcode(status) == 0, status
+        assert float(a.sum().numpy()) == float(np.arange(4096, dtype=np.float32).sum())  # the parent still reduces
+        print("ok")
+    """, env=MESA_FORK_SAFE_ENV)
+    assert_clean(result)

@@ -1,0 +1,688 @@
+"""REDUCE, ARGMIN and ARGMAX against the independent NumPy reference in reference_reduce.py:
+every function and data type over several shapes and axes (rows spanning several chunks,
+whole-tensor reductions), strided and broadcast inputs through descs, special values, ties,
+integer wrap-around, the NumPy-style front ends against NumPy itself, and every rule a desc
+or a front end enforces (axes, output sizes and data types, data types per function, feature
+levels, strict_directml, 64-bit indices)."""
+
+from __future__ import annotations
+
+import math
+
+import ml_dtypes
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from layout import element_offsets
+from reference_reduce import (
+    assert_reduce_matches,
+    assert_same_bits,
+    reduce_reference,
+    reduced_shape,
+)
+
+import dmlpy as dml
+
+T = dml.TensorDataType
+FL = dml.FeatureLevel
+F = dml.ReduceFunction
+NUMPY = {T.FLOAT32: np.float32, T.FLOAT16: np.float16, T.BFLOAT16: ml_dtypes.bfloat16, T.INT32: np.int32,
+         T.INT16: np.int16, T.INT8: np.int8, T.UINT32: np.uint32, T.UINT16: np.uint16, T.UINT8: np.uint8}
+FLOATS = (T.FLOAT32, T.FLOAT16, T.BFLOAT16)
+INTEGERS = (T.INT32, T.INT16, T.INT8, T.UINT32, T.UINT16, T.UINT8)
+ARG = (F.ARGMAX, F.ARGMIN)
+FLOAT_ONLY = (F.AVERAGE, F.L1, F.L2, F.LOG_SUM, F.LOG_SUM_EXP, F.SUM_SQUARE)
+# The data types each function computes (DirectML's, with BFLOAT16 wherever FLOAT16 is).
+TYPES = {**{f: FLOATS + INTEGERS for f in (*ARG, F.MAX, F.MIN)}, **{f: FLOATS for f in FLOAT_ONLY},
+         **{f: FLOATS + (T.INT32, T.UINT32) for f in (F.SUM, F.MULTIPLY)}}
+SHAPES = [((37,), (0,)), ((5, 6, 7), (0,)), ((5, 6, 7), (1,)), ((5, 6, 7), (2,)), ((5, 6, 7), (0, 2)),
+          ((5, 6, 7), (0, 1, 2))]
+
+
+def values_for(function, data_type, shape, rng, long_rows=False):
+    """Inputs that keep each function's result informative: products of values near 1,
+    positive sums for LOG_SUM, the whole range of each integer type."""
+    dtype = NUMPY[data_type]
+    if data_type in INTEGERS:
+        info = np.iinfo(dtype)
+        return rng.integers(info.min, info.max, shape, endpoint=True).astype(dtype)
+    if function is F.MULTIPLY:
+        spread = 0.01 if long_rows else 0.75
+        magnitude = rng.uniform(1 - spread, 1 + spread, shape)
+        return (magnitude * rng.choice([-1.0, 1.0], shape)).astype(np.float32).astype(dtype)
+    scale = 4.0 if data_type is T.FLOAT32 else 1.0
+    values = rng.standard_normal(shape) * scale
+    if function is F.LOG_SUM:
+        values = np.abs(values)
+    return values.astype(np.float32).astype(dtype)
+
+
+def cases():
+    """Every function and data type: FP32 over four of the shapes, the other types over one
+    each, rotating, so that every shape meets every function and many types without the
+    whole product (each shape is a shader to compile)."""
+    for function, types in TYPES.items():
+        for k, data_type in enumerate(types):
+            picks = [SHAPES[(function.value + j) % 6] for j in range(4)] if data_type is T.FLOAT32 \
+                else [SHAPES[(k + function.value) % 6]]
+            yield pytest.param(function, data_type, picks, id=f"{function.name}-{data_type.name}")
+
+
+# --- Running descs ---------------------------------------------------------------------------------
+
+
+def run_desc(device, desc, storage: np.ndarray) -> np.ndarray:
+    """Compile and run `desc` with its input buffer holding `storage` (its elements as laid out
+    by the input's strides); the output's elements, in its shape."""
+    compiled = device.compile_operator(device.create_operator(desc))
+    source = device.create_buffer(tensor=desc.input_tensor)
+    source.write(np.ascontiguousarray(storage))
+    result = device.create_buffer(tensor=desc.output_tensor)
+    size = compiled.binding_properties.temporary_resource_size
+    temporary = device.create_buffer(size) if size else None
+    device.execute(device.create_binding_table(compiled, inputs=[source], outputs=[result], temporary=temporary))
+    return np.asarray(result.read()).reshape(desc.output_tensor.sizes)
+
+
+def reduce_desc(function, data_type, sizes, axes, output_type=None, strides=None, output_sizes=None):
+    if output_type is None:
+        output_type = T.UINT32 if F[getattr(function, "name", function)] in ARG else data_type
+    return dml.ReduceOperatorDesc(dml.BufferTensorDesc(data_type, sizes, strides),
+                                  dml.BufferTensorDesc(output_type, output_sizes or reduced_shape(sizes, axes)),
+                                  function, axes)
+
+
+def storage_for(desc_tensor, values_of):
+    """Random storage for a (possibly strided) tensor and the logical elements it holds."""
+    count = -(-desc_tensor.total_tensor_size_in_bytes // desc_tensor.element_size)
+    storage = values_of(count)
+    return storage, storage[element_offsets(desc_tensor.sizes, desc_tensor.element_strides)]
+
+
+def raises(error, *words):
+    """pytest.raises(error) whose message must contain every one of `words`."""
+    class Check:
+        def __enter__(self):
+            self.context = pytest.raises(error)
+            self.info = self.context.__enter__()
+            return self.info
+
+        def __exit__(self, *exc):
+            handled = self.context.__exit__(*exc)
+            message = str(self.info.value)
+            missing = [w for w in words if w not in message]
+            assert not missing, f"{missing} not in {message!r}"
+            return handled
+    return Check()
+
+
+# --- Every function and data type against the reference ------------------------------------------
+
+
+@pytest.mark.parametrize("function, data_type, shapes", list(cases()))
+def test_every_function_and_type_matches_the_reference(device, function, data_type, shapes):
+    rng = np.random.default_rng(function.value * 64 + data_type.value)
+    for shape, axes in shapes:
+        x = values_for(function, data_type, shape, rng)
+        got = dml.reduce(x, function, axes, device=device)
+        assert got.dtype == (np.uint32 if function in ARG else x.dtype)
+        assert_reduce_matches(got, x, function, axes)
+
+
+LONG = [((3, 10000), (1,)), ((70000, 2), (0,)), ((64, 70, 67), (0, 1, 2))]
+LONG_CASES = [*((f, T.FLOAT32) for f in F), (F.SUM, T.FLOAT16), (F.AVERAGE, T.FLOAT16), (F.MAX, T.FLOAT16),
+              (F.ARGMAX, T.FLOAT16), (F.SUM, T.BFLOAT16), (F.L2, T.BFLOAT16), (F.SUM, T.INT32),
+              (F.MULTIPLY, T.INT32), (F.MIN, T.INT32), (F.ARGMAX, T.INT32), (F.SUM, T.UINT32), (F.ARGMIN, T.UINT8),
+              (F.MAX, T.INT16)]
+
+
+@pytest.mark.parametrize("k, function, data_type", [(k, f, t) for k, (f, t) in enumerate(LONG_CASES)],
+                         ids=[f"{f.name}-{t.name}" for f, t in LONG_CASES])
+def test_rows_spanning_several_chunks_and_whole_tensor_reductions(device, k, function, data_type):
+    """Rows of 10,000 and 70,000 elements (several chunks of 4,096, the second over a strided
+    axis) and a whole-tensor reduction of 300,160 elements: the same tree, bit for bit. SUM
+    and ARGMAX of FP32 take all three, the others one each, in turn."""
+    rng = np.random.default_rng(function.value * 16 + data_type.value)
+    every = data_type is T.FLOAT32 and function in (F.SUM, F.ARGMAX)
+    for shape, axes in LONG if every else [LONG[k % 3]]:
+        x = values_for(function, data_type, shape, rng, long_rows=True)
+        assert_reduce_matches(dml.reduce(x, function, axes, device=device), x, function, axes)
+
+
+def test_descs_of_every_function_in_four_and_other_dimension_counts(device):
+    rng = np.random.default_rng(7)
+    layouts = (((2, 3, 4, 5), (1, 3)), ((1, 1, 3, 300), (3,)), ((2, 1, 2, 3, 1, 2, 2, 3), (0, 3, 6)))
+    for function in F:
+        for sizes, axes in (layouts[function.value % 3], layouts[(function.value + 1) % 3]):
+            desc = reduce_desc(function, T.FLOAT32, sizes, axes)
+            x = values_for(function, T.FLOAT32, sizes, rng)
+            assert_reduce_matches(run_desc(device, desc, x), x, function, axes)
+    assert reduce_desc("SUM_SQUARE", T.FLOAT32, (2, 3), [1]).function is F.SUM_SQUARE  # a name, a list
+    assert reduce_desc("SUM_SQUARE", T.FLOAT32, (2, 3), [1]).axes == (1,)
+
+
+@pytest.mark.parametrize("direction", ["INCREASING", "DECREASING"])
+@pytest.mark.parametrize("cls, function", [(dml.ArgMaxOperatorDesc, "ARGMAX"), (dml.ArgMinOperatorDesc, "ARGMIN")])
+def test_argmin_and_argmax_descs_in_both_directions(device, cls, function, direction):
+    rng = np.random.default_rng(len(function) + len(direction))
+    for k, (data_type, output_type) in enumerate([(T.FLOAT32, T.UINT32), (T.FLOAT16, T.INT32), (T.INT8, T.UINT32),
+                                                  (T.UINT16, T.INT32), (T.BFLOAT16, T.UINT32)]):
+        sizes, axes = [((40, 30), (0,)), ((6, 5, 7), (0, 2)), ((3, 700), (1,)), ((9, 2, 8), (1,)),
+                       ((5, 6), (0, 1))][k]
+        x = values_for(F[function], data_type, sizes, rng)
+        if data_type in FLOATS:  # ties: few distinct values
+            x = np.round(x.astype(np.float32) * 2).astype(NUMPY[data_type])
+        output = dml.BufferTensorDesc(output_type, reduced_shape(sizes, axes))
+        desc = cls(dml.BufferTensorDesc(data_type, sizes), output, axes, axis_direction=direction)
+        assert desc.axis_direction is dml.AxisDirection[direction]
+        got = run_desc(device, desc, x)
+        assert got.dtype == NUMPY[output_type]
+        assert_reduce_matches(got, x, function, axes, direction)
+    tensor = dml.BufferTensorDesc(T.FLOAT32, (2, 3))
+    assert cls(tensor, dml.BufferTensorDesc(T.UINT32, (2, 1)), (1,)).axis_direction is dml.AxisDirection.INCREASING
+
+
+# --- Strided and broadcast inputs --------------------------------------------------------------
+
+
+@pytest.mark.parametrize("function", [F.SUM, F.MAX, F.ARGMIN, F.MULTIPLY, F.LOG_SUM_EXP, F.AVERAGE])
+def test_strided_and_broadcast_inputs(device, function):
+    rng = np.random.default_rng(function.value)
+    layouts = [((4, 5, 6), (1, 4, 20), (0, 2)),       # transposed
+               ((3, 4, 5), (40, 10, 2), (1,)),        # gaps between elements
+               ((3, 7, 5), (5, 0, 1), (1,)),          # a broadcast (zero-stride) reduced axis
+               ((6, 4, 3), (0, 3, 1), (0, 2)),        # broadcast over a reduced axis among others
+               ((2, 3000), (0, 1), (0, 1)),           # a broadcast row, reduced whole
+               ((4000, 3), (3, 1), (0,))]              # a long strided row
+    every = function in (F.SUM, F.ARGMIN)
+    for sizes, strides, axes in layouts if every else layouts[function.value % 2::2]:
+        desc = reduce_desc(function, T.FLOAT32, sizes, axes, strides=strides)
+        storage, x = storage_for(desc.input_tensor, lambda n: values_for(function, T.FLOAT32, (n,), rng))
+        assert_reduce_matches(run_desc(device, desc, storage), x, function, axes)
+    if function is not F.SUM:
+        return
+    # An integer type, and an FP16 argmax over a broadcast axis (every element ties).
+    desc = reduce_desc(F.SUM, T.INT32, (3, 50, 4), (1,), strides=(200, 0, 1))
+    storage, x = storage_for(desc.input_tensor, lambda n: values_for(F.SUM, T.INT32, (n,), rng))
+    assert_reduce_matches(run_desc(device, desc, storage), x, F.SUM, (1,))
+    desc = dml.ArgMaxOperatorDesc(dml.BufferTensorDesc(T.FLOAT16, (3, 9), (1, 0)),
+                                  dml.BufferTensorDesc(T.UINT32, (3, 1)), (1,), axis_direction="DECREASING")
+    storage = np.array([1.0, -0.0, np.nan], np.float16)
+    assert np.array_equal(run_desc(device, desc, storage), np.full((3, 1), 8, np.uint32))
+
+
+# --- Special values ------------------------------------------------------------------------------
+
+
+SPECIAL_ROWS = [[np.nan, 1.0, 2.0], [1.0, 2.0, np.nan], [np.inf, -np.inf, 1.0], [np.inf, 1.0, 2.0],
+                [-np.inf, -1.0, -np.inf], [-0.0, -0.0, -0.0], [-0.0, 0.0, -0.0], [0.0, -0.0, 0.0],
+                [3e38, 3e38, -1.0], [-3e38, -3e38, 1.0], [1e-45, 2.8e-45, -1e-45], [1e-20, 1e-20, 1.0],
+                [1e-30, 1e-30, 1e30], [-1.0, 0.5, 0.25], [0.0, 0.0, 0.0], [3e19, 4e19, 0.0], [1e30, 1e30, 1e30],
+                [-1e30, -1e30, -1e30], [-np.inf, -np.inf, -np.inf], [-np.inf, 0.0, -np.inf], [np.nan, np.inf, 1.0],
+                [np.nan, np.nan, np.inf], [5.0, np.inf, np.inf], [1.17549435e-38, -1.1754942e-38, 1e-45]]
+
+
+@pytest.mark.parametrize("data_type", FLOATS)
+def test_special_values_of_every_function(device, data_type):
+    with np.errstate(over="ignore"):
+        x = np.array(SPECIAL_ROWS, np.float32).astype(NUMPY[data_type])
+    for function in F:
+        assert_reduce_matches(dml.reduce(x, function, (1,), device=device), x, function, (1,))
+
+
+def test_special_values_spelled_out(device):
+    """What the reference gives for the rows above, written out for FP32."""
+    x = np.array(SPECIAL_ROWS, np.float32)
+
+    def of(function):
+        return dml.reduce(x, function, (1,), device=device)[:, 0]
+
+    total, biggest, smallest = of("SUM"), of("MAX"), of("MIN")
+    assert np.isnan(total[[0, 1, 2, 20]]).all() and total[3] == np.inf and total[8] == np.inf
+    assert total[5].tobytes() == np.float32(-0.0).tobytes() and total[6].tobytes() == np.float32(0.0).tobytes()
+    assert total[10].view(np.uint32) == 2  # subnormals are summed exactly, not flushed
+    assert np.isnan(biggest[[0, 1, 20, 21]]).all() and np.isnan(smallest[[0, 1, 20, 21]]).all()
+    for k in (6, 7):
+        assert biggest[k].tobytes() == np.float32(0.0).tobytes()
+        assert smallest[k].tobytes() == np.float32(-0.0).tobytes()
+    product = of("MULTIPLY")
+    assert product[11] == np.float32(1e-20) * np.float32(1e-20) and product[11] != 0  # a subnormal product, kept
+    assert of("L2")[15] == np.inf and of("SUM_SQUARE")[10] == 0  # no scaling: 3e19**2 overflows
+    log_sum = of("LOG_SUM")
+    assert log_sum[14] == -np.inf and np.isnan(log_sum[13]) and log_sum[3] == np.inf and np.isnan(log_sum[2])
+    lse = of("LOG_SUM_EXP")
+    assert abs(lse[16] / np.float32(1e30) - 1) < 1e-6 and abs(lse[17] / np.float32(-1e30) - 1) < 1e-6  # stable
+    assert lse[18] == -np.inf and lse[3] == np.inf and lse[22] == np.inf and np.isnan(lse[20]) and np.isnan(lse[0])
+    assert abs(lse[19]) < 1e-6
+    assert np.array_equal(of("ARGMAX")[[0, 1, 5, 6, 7, 20, 21, 22]], [0, 2, 0, 0, 0, 0, 0, 1])
+    assert np.array_equal(of("ARGMIN")[[0, 1, 4, 6, 7, 20]], [0, 2, 0, 0, 0, 0])
+    average = of("AVERAGE")
+    assert average[8] == np.inf and average[14] == 0
+
+
+def test_subnormal_sums_and_products_are_exact_not_flushed(device):
+    x = np.full(1000, 1e-45, np.float32)
+    assert dml.reduce(x, "SUM", device=device).view(np.uint32)[0] == 1000  # 1000 times the smallest subnormal
+    assert dml.reduce(x, "MAX", device=device)[0] == np.float32(1e-45)
+    mixed = np.array([1e-38, -9.99e-39, 1e-45, 2e-45], np.float32)
+    assert_reduce_matches(dml.reduce(mixed, "SUM", device=device), mixed, "SUM", (0,))
+    assert dml.reduce(mixed, "SUM", device=device)[0] != 0
+    half = np.array([6e-8, 6e-8, 6e-8, 6e-8], np.float16)  # FP16 subnormals: the result one too
+    assert_reduce_matches(dml.reduce(half, "SUM", device=device), half, "SUM", (0,))
+    assert dml.reduce(half, "SUM", device=device)[0] == np.float16(4 * np.float32(np.float16(6e-8)))
+
+
+def test_log_sum_is_within_two_ulp_where_the_total_is_near_one(device):
+    """Totals in [0.5, 2] (one element per row: the total is the element), where log's
+    result is small and its relative error shows: the contract is 2 FP32 ULP of float64."""
+    rng = np.random.default_rng(12)
+    x = np.concatenate([rng.uniform(0.5, 2, 4000), 1 + rng.uniform(-2**-10, 2**-10, 4000)]).astype(np.float32)
+    x = x[:, None]
+    assert_reduce_matches(dml.reduce(x, "LOG_SUM", (1,), device=device), x, "LOG_SUM", (1,))
+
+
+def test_overflow_of_narrow_types_in_the_final_rounding(device):
+    x = np.array([[60000.0, 60000.0, -1.0], [65504.0, 8.0, 0.0], [-60000.0, -60000.0, 0.0]], np.float16)
+    got = dml.reduce(x, "SUM", (1,), device=device)[:, 0]
+    assert got[0] == np.inf and got[1] == np.float16(65504) and got[2] == -np.inf  # FP32 sum, rounded once
+    assert_reduce_matches(dml.reduce(x, "AVERAGE", (1,), device=device), x, "AVERAGE", (1,))
+    assert dml.reduce(x, "AVERAGE", (1,), device=device)[0, 0] == np.float16(np.float32(119999) / 3)
+
+
+def test_integer_sums_and_products_wrap_modulo_2_to_the_32(device):
+    i32 = np.array([[2**31 - 1, 1, 0], [-(2**31), -1, 0], [65536, 65536, 1], [-(2**31), -1, 1]], np.int32)
+    assert np.array_equal(dml.reduce(i32, "SUM", (1,), device=device)[:, 0], [-(2**31), 2**31 - 1, 131073, -(2**31)])
+    assert np.array_equal(dml.reduce(i32[:, :2], "MULTIPLY", (1,), device=device)[:, 0],
+                          np.array([2**31 - 1, -(2**31), 0, -(2**31)], np.int64).astype(np.int32))
+    u32 = np.array([[2**32 - 1, 2, 0], [2**31, 2**31, 7], [65537, 65537, 1]], np.uint32)
+    assert np.array_equal(dml.reduce(u32, "SUM", (1,), device=device)[:, 0], np.array([1, 7, 131075], np.uint32))
+    assert np.array_equal(dml.reduce(u32, "MULTIPLY", (1,), device=device)[:, 0],
+                          np.array([0, 0, (65537 * 65537) % 2**32], np.uint32))
+    assert dml.sum(np.array([2**31 - 1, 1], np.int32), device=device) == np.int32(-(2**31))
+
+
+def test_integer_extremes_compare_exactly_with_their_signedness(device):
+    """Values above 2**24 that a float comparison would tie, and the top bit of each type."""
+    close = np.array([16777216, 16777217, 16777216], np.int32)
+    assert dml.reduce(close, "MAX", device=device)[0] == 16777217
+    assert dml.reduce(close, "ARGMAX", device=device)[0] == 1
+    assert dml.reduce(close, "ARGMIN", device=device)[0] == 0
+    assert dml.reduce(close[::-1].copy(), "MIN", device=device)[0] == 16777216
+    assert dml.argmax(np.array([2**31 - 2, 2**31 - 1, 2**31 - 2], np.int32), device=device) == 1
+    assert dml.argmin(np.array([-(2**31) + 1, -(2**31), -(2**31) + 1], np.int32), device=device) == 1
+    big = np.array([4294967294, 4294967295, 1], np.uint32)
+    assert dml.reduce(big, "ARGMAX", device=device)[0] == 1 and dml.reduce(big, "MAX", device=device)[0] == 4294967295
+    assert dml.reduce(big, "MIN", device=device)[0] == 1
+    signed = np.array([-(2**31), 5, 2**31 - 1], np.int32)
+    assert dml.reduce(signed, "MAX", device=device)[0] == 2**31 - 1
+    assert dml.reduce(signed, "ARGMIN", device=device)[0] == 0
+    for dtype in (np.int8, np.int16, np.uint8, np.uint16):
+        info = np.iinfo(dtype)
+        x = np.array([info.min + 1, info.max, info.min, info.max - 1, info.min], dtype)
+        assert dml.reduce(x, "MAX", device=device)[0] == info.max and dml.reduce(x, "MIN", device=device)[0] == info.min
+        assert dml.reduce(x, "ARGMAX", device=device)[0] == 1 and dml.reduce(x, "ARGMIN", device=device)[0] == 2
+
+
+# --- Ties and NaN placement ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("data_type", [T.FLOAT32, T.FLOAT16, T.BFLOAT16, T.INT16])
+def test_ties_and_nans_in_both_directions(device, data_type):
+    rows = [[1, 3, 3, 2, 3, 0], [-0.0, 0.0, -1, -0.0, -1, 0.0], [1, np.nan, 5, np.nan, 7, 0],
+            [-np.inf] * 6, [np.inf, 2, np.inf, -np.inf, -np.inf, 1], [np.nan] * 6, [4, 4, 4, 4, 4, 4]]
+    if data_type is T.INT16:
+        rows = [r for r in rows if not any(map(math.isinf, r)) and not any(map(math.isnan, r))]
+    x = np.array(rows, np.float32).astype(NUMPY[data_type])
+    expected = {  # row: (argmax first, argmax last, argmin first, argmin last)
+        0: (1, 4, 5, 5), 1: (0, 5, 2, 4), 2: (1, 3, 1, 3), 3: (0, 5, 0, 5), 4: (0, 2, 3, 4), 5: (0, 5, 0, 5),
+        6: (0, 5, 0, 5)}
+    if data_type is T.INT16:
+        expected = {0: expected[0], 1: expected[1], 2: expected[6]}
+    for k, (cls, direction) in enumerate([(dml.ArgMaxOperatorDesc, "INCREASING"),
+                                          (dml.ArgMaxOperatorDesc, "DECREASING"),
+                                          (dml.ArgMinOperatorDesc, "INCREASING"),
+                                          (dml.ArgMinOperatorDesc, "DECREASING")]):
+        desc = cls(dml.BufferTensorDesc(data_type, x.shape), dml.BufferTensorDesc(T.UINT32, (x.shape[0], 1)), (1,),
+                   axis_direction=direction)
+        got = run_desc(device, desc, x)[:, 0]
+        assert got.tolist() == [expected[r][k] for r in range(len(x))], (cls.__name__, direction)
+        assert_reduce_matches(got[:, None], x, "ARGMAX" if "Max" in cls.__name__ else "ARGMIN", (1,), direction)
+    # REDUCE's ARGMAX and ARGMIN are INCREASING.
+    assert dml.reduce(x, "ARGMAX", (1,), device=device)[:, 0].tolist() == [expected[r][0] for r in range(len(x))]
+    assert dml.reduce(x, "ARGMIN", (1,), device=device)[:, 0].tolist() == [expected[r][2] for r in range(len(x))]
+
+
+def test_ties_are_ordered_over_the_flattened_reduced_axes(device):
+    """The index is row-major over the reduced axes in increasing axis order, whatever the
+    tensor's layout."""
+    x = np.zeros((3, 2, 4), np.float32)
+    x[2, 0, 1] = x[0, 1, 3] = 5.0  # reduced (0, 2): flattened indices 2*4+1 = 9 and 0*4+3 = 3
+    assert dml.reduce(x, "ARGMAX", (0, 2), device=device)[:, 1, :].tolist() == [[3]]
+    assert dml.reduce(x, "ARGMAX", (0, 2), device=device)[:, 0, :].tolist() == [[9]]
+    desc = dml.ArgMaxOperatorDesc(dml.BufferTensorDesc(T.FLOAT32, (3, 2, 4)), dml.BufferTensorDesc(T.INT32, (1, 1, 1)),
+                                  (2, 0, 1), axis_direction="DECREASING")  # axes in any order: the same flattening
+    y = np.zeros((3, 2, 4), np.float32)
+    y[0, 1, 3] = y[2, 0, 1] = 5.0  # flattened (0, 1, 2): 0*8+1*4+3 = 7 and 2*8+0+1 = 17
+    assert run_desc(device, desc, y).tolist() == [[[17]]]
+
+
+# --- The NumPy front ends ---------------------------------------------------------------------------
+
+
+def numpy_like(x, function, axis, keepdims):
+    """The reference shaped as NumPy's conventions shape it."""
+    axes = tuple(range(x.ndim)) if axis is None else (axis,) if isinstance(axis, int) else axis
+    result = reduce_reference(x, function, axes)
+    shape = np.sum(np.zeros(x.shape, np.float32), axis=axis, keepdims=keepdims).shape
+    return result.reshape(shape)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, ml_dtypes.bfloat16])
+def test_sum_mean_prod_follow_the_pairwise_reference(device, dtype):
+    rng = np.random.default_rng(4)
+    x = (rng.standard_normal((4, 5, 6)) * 3).astype(dtype)
+    near_one = rng.uniform(0.5, 2, (4, 5, 6)).astype(dtype)
+    for axis in (None, -1, (0, 2), (-1, 0)):  # (0, 2) and (-1, 0): the same order
+        for keepdims in (False, True):
+            for name, function, values in (("sum", "SUM", x), ("mean", "AVERAGE", x), ("prod", "MULTIPLY", near_one)):
+                got = getattr(dml, name)(values, axis=axis, keepdims=keepdims, device=device)
+                assert isinstance(got, np.ndarray) and got.dtype == values.dtype
+                assert_same_bits(got, numpy_like(values, function, axis, keepdims), f"{name} {axis} {keepdims}")
+    full = dml.sum(x, device=device)
+    assert isinstance(full, np.ndarray) and full.ndim == 0 and full.dtype == x.dtype
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, ml_dtypes.bfloat16, np.int32, np.uint8])
+def test_max_min_argmax_argmin_equal_numpys(device, dtype):
+    rng = np.random.default_rng(8)
+    shape = (5, 4, 6)
+    if np.dtype(dtype).kind in "iu":
+        info = np.iinfo(dtype)
+        x = rng.integers(info.min, min(info.max, info.min + 40), shape, endpoint=True).astype(dtype)  # ties
+    else:
+        x = np.round(rng.standard_normal(shape) * 3).astype(np.float32)
+        x[1, 2, 3] = x[3, 0, 0] = x[3, 0, 4] = x[4, 3, 5] = np.nan  # NumPy's argmax: the first NaN
+        x[0, 1, :] = np.nan
+        x[2, 3, :] = [1, 7, 7, -2, 7, 0]
+        x = x.astype(dtype)
+    for axis in (None, 1, -1, 2, -3):  # -1 and 2, 0 and -3: the same shaders
+        for keepdims in (False, True):
+            for name in ("argmax", "argmin"):
+                got = getattr(dml, name)(x, axis=axis, keepdims=keepdims, device=device)
+                expected = getattr(np, name)(x, axis=axis, keepdims=keepdims)
+                assert isinstance(got, np.ndarray) and got.dtype == np.int64 and got.shape == np.shape(expected)
+                assert np.array_equal(got, expected), (name, axis, keepdims)
+    for axis in (None, 0, (2, 1), (0, 1, 2)):
+        for keepdims in (False, True):
+            for name in ("max", "min"):
+                got = getattr(dml, name)(x, axis=axis, keepdims=keepdims, device=device)
+                with np.errstate(invalid="ignore"):
+                    expected = np.asarray(getattr(np, name)(x, axis=axis, keepdims=keepdims))
+                assert isinstance(got, np.ndarray) and got.dtype == x.dtype and got.shape == expected.shape
+                assert np.array_equal(got, expected, equal_nan=np.dtype(dtype).kind not in "iu"), (name, axis, keepdims)
+
+
+def test_max_and_min_order_signed_zeros(device):
+    x = np.array([[-0.0, 0.0], [0.0, -0.0]], np.float32)
+    for axis in (0, 1):
+        assert np.array_equal(dml.max(x, axis=axis, device=device).view(np.uint32), np.zeros(2, np.uint32))
+        assert np.array_equal(dml.min(x, axis=axis, device=device).view(np.uint32), np.full(2, 0x80000000, np.uint32))
+    assert dml.argmax(x, device=device) == 0 and dml.argmin(x, device=device) == 0  # -0 ties with +0
+
+
+def test_front_ends_keep_the_dtype_and_wrap_where_numpy_widens(device):
+    x = np.array([[2**31 - 1, 2], [5, -7]], np.int32)
+    got = dml.sum(x, axis=0, device=device)
+    assert got.dtype == np.int32 and got.tolist() == [-(2**31) + 4, -5]
+    assert dml.prod(np.array([65536, 65536, 3], np.int32), device=device) == 0
+    assert dml.sum(np.array([4294967295, 3], np.uint32), device=device) == 2
+    assert dml.prod(np.array([3, 5], np.uint32), device=device).dtype == np.uint32
+
+
+def test_mean_of_integers_is_refused(device):
+    with raises(dml.DmlError, "int32"):
+        dml.mean(np.array([1, 2, 3], np.int32), device=device)
+
+
+def test_empty_arrays_follow_numpy(device):
+    empty = np.zeros((0,), np.float32)
+    for name, value in (("sum", 0.0), ("prod", 1.0)):
+        got = getattr(dml, name)(empty, device=device)
+        assert got.dtype == np.float32 and got.shape == () and got == value
+    got = dml.sum(np.zeros((0, 3), np.float16), axis=0, device=device)
+    assert got.dtype == np.float16 and got.shape == (3,) and not got.any()
+    assert dml.prod(np.zeros((0, 3), np.int32), axis=0, keepdims=True, device=device).tolist() == [[1, 1, 1]]
+    assert dml.sum(np.zeros((2, 0), np.float32), axis=0, device=device).shape == (0,)
+    assert np.isnan(dml.mean(empty, device=device)) and dml.mean(empty, device=device).dtype == np.float32
+    means = dml.mean(np.zeros((0, 3), np.float32), axis=0, device=device)
+    assert means.shape == (3,) and np.isnan(means).all()
+    for name in ("max", "min", "argmax", "argmin"):
+        with raises(dml.InvalidArgumentError, "x"):
+            getattr(dml, name)(empty, device=device)
+        with raises(dml.InvalidArgumentError, "x"):
+            getattr(dml, name)(np.zeros((0, 3), np.float32), axis=0, device=device)
+        got = getattr(dml, name)(np.zeros((0, 3), np.float32), axis=1, device=device)  # nothing reduced is empty
+        assert got.shape == (0,) and got.dtype == (np.int64 if name.startswith("arg") else np.float32)
+
+
+def test_zero_dimensional_arrays(device):
+    x = np.array(2.5, np.float32)
+    for name in ("sum", "mean", "prod", "max", "min"):
+        got = getattr(dml, name)(x, device=device)
+        assert isinstance(got, np.ndarray) and got.shape == () and got.dtype == np.float32 and got == 2.5
+    for name in ("argmax", "argmin"):
+        got = getattr(dml, name)(x, device=device)
+        assert got.shape == () and got.dtype == np.int64 and got == 0
+    assert dml.sum(x, keepdims=True, device=device).shape == ()
+
+
+def test_front_end_axes_are_checked(device):
+    x = np.ones((2, 3, 4), np.float32)
+    for axis, words in (((0, 0), ("axis", "repeat")), (3, ("axis", "3")), (-4, ("axis", "-4")),
+                        ((0, 5), ("axis", "5")), ("last", ("axis",)), (1.0, ("axis",))):
+        for name in ("sum", "max"):
+            with raises(dml.InvalidArgumentError, *words):
+                getattr(dml, name)(x, axis=axis, device=device)
+    for axis in (3, -4, 1.5):
+        with raises(dml.InvalidArgumentError, "axis"):
+            dml.argmax(x, axis=axis, device=device)
+
+
+def test_reduce_front_end(device):
+    rng = np.random.default_rng(9)
+    x = rng.standard_normal((3, 4, 5)).astype(np.float32)
+    whole = dml.reduce(x, "sum", device=device)  # axes None: every axis; names in any case
+    assert whole.shape == (1, 1, 1)
+    assert_reduce_matches(whole, x, "SUM", (0, 1, 2))
+    assert_same_bits(dml.reduce(x, "Sum_Square", (0, 2), device=device), reduce_reference(x, "SUM_SQUARE", (0, 2)))
+    index = dml.reduce(x, F.ARGMAX, device=device)
+    assert index.dtype == np.uint32 and index.shape == (1, 1, 1) and index.item() == np.argmax(x)
+    assert dml.reduce(x, dml.ReduceFunction.ARGMIN, (1,), device=device).dtype == np.uint32
+    with raises(dml.InvalidArgumentError, "median"):
+        dml.reduce(x, "median", device=device)
+    with raises(dml.InvalidArgumentError, "axes"):
+        dml.reduce(x, "SUM", (1, 1), device=device)
+    with raises(dml.DmlError):
+        dml.reduce(x.astype(np.int32), "AVERAGE", (1,), device=device)
+
+
+# --- What descs refuse -------------------------------------------------------------------------------
+
+
+def test_desc_axes_rules():
+    tensor, out = dml.BufferTensorDesc(T.FLOAT32, (2, 3, 4)), dml.BufferTensorDesc(T.FLOAT32, (2, 1, 4))
+    for axes, words in (((1, 1), ("axes", "repeats")), ((3,), ("axes", "3")), ((-1,), ("axes", "-1")),
+                        ((), ("axes", "empty")), (("1",), ("axes", "tuple of ints")), ((1.0,), ("axes",)),
+                        ((True,), ("axes",)), (1, ("axes",)), (None, ("axes",))):
+        with raises(dml.InvalidArgumentError, *words):
+            dml.ReduceOperatorDesc(tensor, out, F.SUM, axes)
+        with raises(dml.InvalidArgumentError, *words):
+            dml.ArgMaxOperatorDesc(tensor, dml.BufferTensorDesc(T.UINT32, (2, 1, 4)), axes)
+    assert dml.ReduceOperatorDesc(tensor, out, F.SUM, [1]).axes == (1,)
+
+
+def test_desc_output_rules():
+    x = dml.BufferTensorDesc(T.FLOAT32, (2, 3, 4))
+    for sizes in ((2, 3, 4), (1, 1, 4), (2, 1, 1), (1, 3, 4)):
+        with raises(dml.InvalidArgumentError, "output_tensor.sizes", str(sizes)):
+            dml.ReduceOperatorDesc(x, dml.BufferTensorDesc(T.FLOAT32, sizes), F.SUM, (1,))
+        with raises(dml.InvalidArgumentError, "output_tensor.sizes", str(sizes)):
+            dml.ArgMinOperatorDesc(x, dml.BufferTensorDesc(T.UINT32, sizes), (1,))
+    for sizes in ((2, 4), (2, 1, 4, 1)):  # another dimension count
+        with raises(dml.InvalidArgumentError, "output_tensor"):
+            dml.ReduceOperatorDesc(x, dml.BufferTensorDesc(T.FLOAT32, sizes), F.SUM, (1,))
+    for function, output_type in ((F.SUM, T.FLOAT16), (F.MAX, T.INT32), (F.AVERAGE, T.BFLOAT16), (F.ARGMAX, T.FLOAT32),
+                                  (F.ARGMIN, T.FLOAT16), (F.ARGMAX, T.INT16), (F.ARGMIN, T.UINT8)):
+        with raises(dml.InvalidArgumentError, "output_tensor.data_type", output_type.name):
+            dml.ReduceOperatorDesc(x, dml.BufferTensorDesc(output_type, (2, 1, 4)), function, (1,))
+    for cls in (dml.ArgMaxOperatorDesc, dml.ArgMinOperatorDesc):
+        for output_type in (T.FLOAT32, T.FLOAT16, T.INT16):
+            with raises(dml.InvalidArgumentError, "output_tensor.data_type", output_type.name):
+                cls(x, dml.BufferTensorDesc(output_type, (2, 1, 4)), (1,))
+    i32 = dml.BufferTensorDesc(T.INT32, (2, 3, 4))
+    with raises(dml.InvalidArgumentError, "output_tensor.data_type"):
+        dml.ReduceOperatorDesc(i32, dml.BufferTensorDesc(T.UINT32, (2, 1, 4)), F.SUM, (1,))
+
+
+def test_desc_function_and_direction_rules():
+    x, out = dml.BufferTensorDesc(T.FLOAT32, (2, 3)), dml.BufferTensorDesc(T.FLOAT32, (2, 1))
+    for function in (42, "SOFTMAX", None, dml.AxisDirection.INCREASING, 10):
+        with raises(dml.InvalidArgumentError, "function", "ReduceFunction"):
+            dml.ReduceOperatorDesc(x, out, function, (1,))
+    assert dml.ReduceOperatorDesc(x, out, "LOG_SUM_EXP", (1,)).function is F.LOG_SUM_EXP
+    for direction in ("UP", 1, None, F.SUM):
+        with raises(dml.InvalidArgumentError, "axis_direction"):
+            dml.ArgMaxOperatorDesc(x, dml.BufferTensorDesc(T.UINT32, (2, 1)), (1,), axis_direction=direction)
+
+
+@pytest.mark.parametrize("function", list(F), ids=lambda f: f.name)
+def test_data_types_each_function_takes(function):
+    """DirectML's types per function; any other is refused whatever the level."""
+    for data_type in (*NUMPY, T.FLOAT64, T.INT64, T.UINT64):
+        x = dml.BufferTensorDesc(data_type, (1, 1, 2, 3))
+        out = dml.BufferTensorDesc(T.UINT32 if function in ARG else data_type, (1, 1, 2, 1))
+        if data_type in TYPES[function]:
+            assert dml.ReduceOperatorDesc(x, out, function, (3,)).function is function
+        else:
+            with raises(dml.InvalidArgumentError, "input_tensor.data_type", data_type.name):
+                dml.ReduceOperatorDesc(x, out, function, (3,))
+
+
+def test_feature_level_gating(device_at):
+    def check(level, desc, ok, *words):
+        if ok:
+            device_at(level).create_operator(desc)
+        else:
+            with raises(dml.UnsupportedError, *words):
+                device_at(level).create_operator(desc)
+
+    four, three = (1, 2, 3, 4), (2, 3, 4)
+    check(FL.LEVEL_1_0, reduce_desc(F.SUM, T.FLOAT32, four, (3,)), True)
+    check(FL.LEVEL_1_0, reduce_desc(F.ARGMAX, T.FLOAT16, four, (1, 3)), True)
+    check(FL.LEVEL_1_0, reduce_desc(F.LOG_SUM_EXP, T.FLOAT32, four, (2,)), True)
+    for function in (F.SUM, F.MAX, F.ARGMIN, F.AVERAGE, F.L2):
+        check(FL.LEVEL_2_1, reduce_desc(function, T.FLOAT32, three, (1,)), False, "LEVEL_3_0")
+        check(FL.LEVEL_3_0, reduce_desc(function, T.FLOAT32, three, (1,)), True)
+        check(FL.LEVEL_3_0, reduce_desc(function, T.FLOAT32, (5,), (0,)), True)
+        check(FL.LEVEL_3_0, reduce_desc(function, T.FLOAT32, (1,) * 7 + (3,), (7,)), True)
+    for function in (F.SUM, F.MULTIPLY, F.MAX, F.MIN):
+        for data_type in (T.INT32, T.UINT32):
+            check(FL.LEVEL_2_0, reduce_desc(function, data_type, four, (2,)), False, "LEVEL_2_1")
+            check(FL.LEVEL_2_1, reduce_desc(function, data_type, four, (2,)), True)
+    for function in (F.MAX, F.MIN):
+        for data_type in (T.INT16, T.INT8, T.UINT16, T.UINT8):
+            check(FL.LEVEL_2_1, reduce_desc(function, data_type, four, (2,)), False, "LEVEL_3_0")
+            check(FL.LEVEL_3_0, reduce_desc(function, data_type, four, (2,)), True)
+    for function in ARG:
+        for data_type in INTEGERS:
+            check(FL.LEVEL_2_0, reduce_desc(function, data_type, four, (2,)), False, "LEVEL_2_1")
+            check(FL.LEVEL_2_1, reduce_desc(function, data_type, four, (2,)), True)
+            check(FL.LEVEL_2_1, reduce_desc(function, data_type, three, (2,)), False, "LEVEL_3_0")
+        int32_out = reduce_desc(function, T.FLOAT32, four, (2,), output_type=T.INT32)
+        check(FL.LEVEL_2_1, int32_out, False, "INT32", "LEVEL_3_0")
+        check(FL.LEVEL_3_0, int32_out, True)
+    for cls in (dml.ArgMaxOperatorDesc, dml.ArgMinOperatorDesc):
+        desc = cls(dml.BufferTensorDesc(T.FLOAT32, four), dml.BufferTensorDesc(T.UINT32, (1, 2, 1, 4)), (2,))
+        check(FL.LEVEL_2_1, desc, False, "LEVEL_3_0")
+        check(FL.LEVEL_3_0, desc, True)
+        check(FL.LEVEL_3_0, cls(dml.BufferTensorDesc(T.INT8, (7,)), dml.BufferTensorDesc(T.INT32, (1,)), (0,)), True)
+
+
+def test_strict_directml_refuses_bfloat16():
+    strict = dml.create_device(strict_directml=True)
+    try:
+        strict.create_operator(reduce_desc(F.SUM, T.FLOAT16, (2, 3), (1,)))
+        for desc in (reduce_desc(F.SUM, T.BFLOAT16, (2, 3), (1,)), reduce_desc(F.ARGMAX, T.BFLOAT16, (2, 3), (1,)),
+                     dml.ArgMinOperatorDesc(dml.BufferTensorDesc(T.BFLOAT16, (2, 3)),
+                                            dml.BufferTensorDesc(T.UINT32, (2, 1)), (1,))):
+            with raises(dml.UnsupportedError, "BFLOAT16", "strict_directml"):
+                strict.create_operator(desc)
+    finally:
+        strict.close()
+
+
+def test_64_bit_indices_are_refused_at_compile(device):
+    for output_type in (T.INT64, T.UINT64):
+        for desc in (reduce_desc(F.ARGMAX, T.FLOAT32, (2, 3), (1,), output_type=output_type),
+                     dml.ArgMinOperatorDesc(dml.BufferTensorDesc(T.INT32, (2, 3)),
+                                            dml.BufferTensorDesc(output_type, (1, 3)), (0,))):
+            with raises(dml.UnsupportedError, output_type.name):
+                device.compile_operator(device.create_operator(desc))
+
+
+# --- Random cases ------------------------------------------------------------------------------------
+
+
+@st.composite
+def reductions(draw):
+    function = draw(st.sampled_from(list(F)))
+    data_type = draw(st.sampled_from(TYPES[function]))
+    shape = tuple(draw(st.lists(st.integers(1, 9), min_size=1, max_size=4)))
+    if draw(st.integers(0, 4)) == 0:  # now and then one long axis
+        shape = (*shape[:-1][:2], draw(st.integers(300, 9000)))
+    axes = tuple(draw(st.lists(st.integers(0, len(shape) - 1), min_size=1, max_size=len(shape), unique=True)))
+    return function, data_type, shape, axes, draw(st.integers(0, 2**32 - 1))
+
+
+@settings(max_examples=12)
+@given(case=reductions())
+def test_random_reductions_match_the_reference(device, case):
+    function, data_type, shape, axes, seed = case
+    rng = np.random.default_rng(seed)
+    x = values_for(function, data_type, shape, rng, long_rows=math.prod(shape) > 1000)
+    if data_type in FLOATS and rng.integers(0, 3) == 0:  # specials scattered over the tensor
+        flat = x.reshape(-1)
+        picks = rng.integers(0, flat.size, max(1, flat.size // 50))
+        with np.errstate(over="ignore"):
+            flat[picks] = np.array([np.nan, np.inf, -np.inf, -0.0, 1e-45, 3e38], np.float32)[
+                rng.integers(0, 6, picks.size)].astype(NUMPY[data_type])
+    assert_reduce_matches(dml.reduce(x, function, axes, device=device), x, function, axes)
+
+
+# --- Graphs ----------------------------------------------------------------------------------------
+
+
+def test_graph_functions(device):
+    """REDUCE after an element-wise node, and ARGMAX, in a graph: the bits of the front ends."""
+    g = dml.GraphBuilder(device)
+    x = g.input(dml.BufferTensorDesc(T.FLOAT32, (4, 5, 6)))
+    total = dml.graph.reduce(dml.graph.tanh(x), function="SUM", axes=(1,))
+    index = dml.graph.argmax(x, axes=[0, 2], axis_direction="DECREASING")
+    largest = dml.graph.reduce(x, function=F.MAX, axes=(0, 1, 2))
+    assert total.desc.sizes == (4, 1, 6) and total.desc.data_type is T.FLOAT32
+    assert index.desc.sizes == (1, 5, 1) and index.desc.data_type in (T.INT32, T.UINT32)
+    assert largest.desc.sizes == (1, 1, 1)
+    compiled = g.build([total, index, largest])
+    values = np.round(np.random.default_rng(2).standard_normal((4, 5, 6)) * 2).astype(np.float32)  # ties
+    source = device.create_buffer(values.nbytes)
+    source.write(values)
+    outputs = [device.create_buffer(desc.total_tensor_size_in_bytes) for _, desc in compiled.output_tensors]
+    size = compiled.binding_properties.temporary_resource_size
+    temporary = device.create_buffer(size) if size else None
+    device.execute(device.create_binding_table(compiled, [source], outputs, temporary))
+    got = [buffer.read(NUMPY[desc.data_type], desc.element_count).reshape(desc.sizes)
+           for buffer, (_, desc) in zip(outputs, compiled.output_tensors)]
+    assert_same_bits(got[0], dml.reduce(dml.tanh(values, device=device), "SUM", (1,), device=device))
+    assert_reduce_matches(got[1], values, "ARGMAX", (0, 2), "DECREASING")
+    assert_reduce_matches(got[2], values, "MAX", (0, 1, 2))
