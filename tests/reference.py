@@ -320,20 +320,15 @@ def _hardmax64(x, dtype=None):
     return (np.arange(x.shape[-1]) == np.argmax(x, axis=-1)[..., None]).astype(np.float64)
 
 
-def _stored(y, dtype):
-    """Y as the forward stores it: rounded to the data type."""
-    return y.astype(dtype).astype(np.float64)
-
-
 # Float64 references of the row-wise operators, keyed by name: reference(*inputs, axes=...).
-# The gradients from X use the forward's output rounded to the data type (as documented).
+# The gradients from X are the exact gradients (the operator keeps Y in FP32, rounding once).
 REFERENCES_ROWWISE = {
     "softmax": _rowwise(_softmax64),
     "softmax_grad": _rowwise(lambda x, dy, dtype: (lambda y: y * (dy - np.sum(dy * y, axis=-1, keepdims=True)))(
-        _stored(_softmax64(x), dtype))),
+        _softmax64(x))),
     "log_softmax": _rowwise(_log_softmax64),
     "log_softmax_grad": _rowwise(lambda x, dy, dtype: (lambda y: dy - np.exp(y) * np.sum(dy, axis=-1, keepdims=True))(
-        _stored(_log_softmax64(x), dtype))),
+        _log_softmax64(x))),
     "hardmax": _rowwise(_hardmax64),
     "hardmax_grad": _rowwise(lambda x, dy, dtype: np.zeros_like(x)),
 }
@@ -350,7 +345,8 @@ for _name in ("softmax", "log_softmax", "hardmax"):  # the *1 forms: the same ma
 
 # FP32 ULP bounds of the row-wise operators (docs/numerics.md), at max(|result|, floor): the
 # floor is 2^-24 for softmax, 1 for log_softmax (whose values near 0 come from cancellation)
-# and max |dY| for the gradients. FP16 and BF16 results are within 1 ULP.
+# and max |dY| for the gradients. FP16 and BF16 results are within 1 ULP; the gradients from X
+# within 2 (FP32 Y carried into them: DirectML's contract for a once-rounded FP16 result).
 # FP32 bounds for rows up to 1,200 elements (docs/numerics.md); log_softmax_grad's grows with
 # the row (LONG_ROW_BOUNDS up to 5,000), the others' did not in the measurements.
 ROWWISE_BOUNDS = {"softmax": 7, "log_softmax": 3.5, "hardmax": 0, "softmax_grad": 6, "log_softmax_grad": 12,
@@ -367,6 +363,7 @@ def assert_rowwise_matches(name: str, got: np.ndarray, inputs, axes: tuple[int, 
     base = name.replace("1", "")
     floor = np.abs(np.asarray(inputs[1], np.float64)).max() if base.endswith("_grad") else ROWWISE_FLOORS[base]
     if bound is None:
-        bound = ROWWISE_BOUNDS[base] if got.dtype == np.float32 else 1.0
+        bound = ROWWISE_BOUNDS[base] if got.dtype == np.float32 else 2.0 if base.endswith("_grad") and not use_dst \
+            else 1.0
     error = ulp_error(got, exact, got.dtype, floor)
     assert error.max() <= bound, f"{name} {got.dtype}: {error.max()} ULP"

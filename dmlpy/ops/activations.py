@@ -118,8 +118,9 @@ def _log_softmax_grad_from_y(y: e.Expr, dy: e.Expr) -> e.Expr:
 
 ROWWISE_NOTE = ("Reduces over the last axis (effective rank at most 2), or in the *1 form over `axes`. Sums are "
                 "FP32, in the balanced pairwise tree over each row's elements in index order: the same bits for "
-                "any layout, workgroup size or device. The gradient from X first computes the forward's Y rounded "
-                "to the data type, so it equals the gradient from that Y (use_dst) bit for bit. ")
+                "any layout, workgroup size or device. The gradient from X computes the forward's Y in FP32 and "
+                "continues from it, rounding once at the end (for FP32 the gradient from that Y, use_dst, bit for "
+                "bit; for FLOAT16 and BFLOAT16 more accurate than from the rounded Y). ")
 
 TRANSCENDENTAL_NOTE = ("Transcendental functions are dmlpy's own (shaders/transcendental.glsl): the same bits on "
                        "every device, within the ULP bounds docs/numerics.md lists.")
@@ -282,7 +283,7 @@ TABLE: tuple[Activation, ...] = (
     Activation(
         "SOFTMAX", "softmax", FL.LEVEL_1_0, "exp(InputTensor) / sum(exp(InputTensor))",
         "Y * (InputGradientTensor - sum(InputGradientTensor * Y)), Y = softmax(InputTensor)",
-        forward=_softmax, gradient=lambda x, dy: _softmax_grad_from_y(e.rounded(_softmax(x)), dy),
+        forward=_softmax, gradient=lambda x, dy: _softmax_grad_from_y(_softmax(x), dy),
         use_dst=_softmax_grad_from_y, axes_form=FL.LEVEL_5_1, in_place=False, gradient_in_place=False,
         notes=ROWWISE_NOTE + "e^(X - max) with X - max carried exactly, so no input overflows; a row holding "
               "+inf or NaN gives NaN (as PyTorch). " + "use_dst is oneDNN's Y·(dY - sum(dY·Y)). "
@@ -290,7 +291,7 @@ TABLE: tuple[Activation, ...] = (
     Activation(
         "LOG_SOFTMAX", "log_softmax", FL.LEVEL_1_0, "InputTensor - log(sum(exp(InputTensor)))",
         "InputGradientTensor - exp(Y) * sum(InputGradientTensor), Y = log_softmax(InputTensor)",
-        forward=_log_softmax, gradient=lambda x, dy: _log_softmax_grad_from_y(e.rounded(_log_softmax(x)), dy),
+        forward=_log_softmax, gradient=lambda x, dy: _log_softmax_grad_from_y(_log_softmax(x), dy),
         use_dst=_log_softmax_grad_from_y, axes_form=FL.LEVEL_5_1, in_place=False, gradient_in_place=False,
         notes=ROWWISE_NOTE + "(X - max) - log(sum(e^(X - max))). use_dst is oneDNN's dY - e^Y·sum(dY). "
               + TRANSCENDENTAL_NOTE),
