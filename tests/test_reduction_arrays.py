@@ -1,7 +1,8 @@
-"""Reductions of device arrays (docs/ownership.md, "Device arrays"): they stay on the device,
-read deferred inputs computed, are ordered against concurrent writes by the array lock, and
-behave on close() and fork() as every other device-array operation does (the fork and
-close cases run in child processes)."""
+"""Reductions of device arrays (docs/ownership.md, "Device arrays") and in graphs: they stay
+on the device, take the element-wise chain they read as their first pass (one kernel, the
+bits of the operators run one by one), are ordered against concurrent writes by the array
+lock, and behave on close() and fork() as every other device-array operation does (the fork
+and close cases run in child processes)."""
 
 import threading
 
@@ -11,6 +12,9 @@ from child import assert_clean, run_child
 from test_device_array_hardening import MESA_FORK_SAFE_ENV
 
 import dmlpy as dml
+from dmlpy.base.types import data_type_info
+
+T = dml.TensorDataType
 
 
 def bits(array):
@@ -49,6 +53,65 @@ def test_a_reduction_reads_a_deferred_chain_computed(device):
     a = dml.asarray(x, device=device)
     chain = dml.tanh(dml.relu(a))  # deferred until the reduction reads it
     assert np.array_equal(bits(chain.sum(axis=1).numpy()), bits(dml.sum(dml.tanh(dml.relu(x)), axis=1)))
+
+
+def run_graph(device, compiled, inputs):
+    buffers = []
+    for array, (_, desc) in zip(inputs, compiled.input_tensors):
+        buffers.append(device.create_buffer(desc.total_tensor_size_in_bytes))
+        buffers[-1].write(np.ascontiguousarray(array))
+    outputs = [device.create_buffer(desc.total_tensor_size_in_bytes) for _, desc in compiled.output_tensors]
+    size = compiled.binding_properties.temporary_resource_size
+    temporary = device.create_buffer(size) if size else None
+    device.execute(device.create_binding_table(compiled, buffers, outputs, temporary))
+    return [buffer.read(data_type_info(desc.data_type).numpy_dtype, desc.element_count)
+            for buffer, (_, desc) in zip(outputs, compiled.output_tensors)]
+
+
+@pytest.mark.parametrize("data_type, dtype", [(T.FLOAT32, np.float32), (T.FLOAT16, np.float16), (T.INT32, np.int32)])
+def test_an_element_wise_prologue_fuses_into_a_reduction_with_the_bits_of_the_nodes_apart(device, data_type, dtype):
+    """SUM_SQUARE (SUM for integers) of a - b, and ARGMAX of a * b from the end: one kernel
+    each, over rows long enough for two chunks, as the operators run one by one give."""
+    rng = np.random.default_rng(6)
+    shape = (3, 5000)
+    xa, xb = (rng.standard_normal((2, *shape)) * 20).astype(dtype)
+    g = dml.GraphBuilder(device)
+    a, b = g.input(dml.BufferTensorDesc(data_type, shape)), g.input(dml.BufferTensorDesc(data_type, shape))
+    function = "SUM" if data_type is T.INT32 else "SUM_SQUARE"
+    total = dml.graph.reduce(dml.graph.subtract(a, b), function=function, axes=(1,))
+    index = dml.graph.argmax(dml.graph.multiply(a, b), axes=(1,), axis_direction="DECREASING")
+    compiled = g.build([total, index])
+    assert len(compiled.kernels) == 2  # each reduction with its prologue
+    got_total, got_index = run_graph(device, compiled, [xa, xb])
+    apart_total = dml.reduce(dml.subtract(xa, xb, device=device), function, 1, device=device)
+    assert np.array_equal(bits(got_total), bits(apart_total.reshape(-1)))
+    product = dml.multiply(xa, xb, device=device)
+    last = product.shape[1] - 1 - np.argmax(product[:, ::-1], axis=1)  # the last maximum
+    assert np.array_equal(got_index, last)
+
+
+def test_a_prologue_read_elsewhere_is_not_fused(device):
+    g = dml.GraphBuilder(device)
+    a = g.input(dml.BufferTensorDesc(T.FLOAT32, (4, 8)))
+    shared = dml.graph.exp(a)
+    compiled = g.build([dml.graph.reduce(shared, function="SUM", axes=(1,)), shared])  # also a graph output
+    assert len(compiled.kernels) == 2
+    x = np.random.default_rng(2).standard_normal((4, 8)).astype(np.float32)
+    total, values = run_graph(device, compiled, [x])
+    assert np.array_equal(bits(values), bits(dml.exp(x, device=device).reshape(-1)))
+    assert np.array_equal(bits(total), bits(dml.sum(dml.exp(x, device=device), axis=1, device=device)))
+
+
+def test_a_device_array_chain_ending_in_a_reduction_is_one_kernel(device):
+    rng = np.random.default_rng(9)
+    xa, xb = rng.standard_normal((2, 64, 700)).astype(np.float32)
+    with dml.create_device() as fresh:  # its cache holds only what this chain compiles
+        a, b = dml.asarray(xa, device=fresh), dml.asarray(xb, device=fresh)
+        difference = a - b
+        got = (difference * difference).mean(axis=1).numpy()
+        assert len(fresh.compiled_operators) == 1  # the chain's one graph: subtract, multiply and AVERAGE
+    want = dml.mean(dml.multiply(xa - xb, xa - xb, device=device), axis=1, device=device)
+    assert np.array_equal(bits(got), bits(want))
 
 
 def test_a_reduction_and_a_concurrent_write_see_one_order(device):

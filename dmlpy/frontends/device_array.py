@@ -68,7 +68,8 @@ def _unary(name: str):
 
 
 def _reduction(name: str):
-    def method(self, axis=None, keepdims=False, out=None):
+    def method(self, axis: int | tuple[int, ...] | None = None, keepdims: bool = False,
+               out: None = None) -> DeviceArray:
         if out is not None:
             raise InvalidArgumentError(f"DeviceArray.{name}: out {type(out).__name__} is not taken; the result is a "
                                        "new DeviceArray", "out")
@@ -152,7 +153,8 @@ class DeviceArray:
 
     @classmethod
     def deferred(cls, device, shape, dtype, desc: OperatorDesc, inputs: tuple[DeviceArray, ...]) -> DeviceArray:
-        """The result of an element-wise operator (a validated desc) on `inputs`, computed when read."""
+        """The result of an operator a graph fuses (a validated desc: element-wise, or a reduction
+        that ends a chain) on `inputs`, computed when read."""
         array = cls.__new__(cls)
         array._describe(device, shape, dtype)
         with device.array_lock:

@@ -96,9 +96,10 @@ def _run(x: np.ndarray | DeviceArray, function: ReduceFunction, axes: tuple[int,
     output_type = index_type if row.indices else x.data_type
     desc = ReduceOperatorDesc(BufferTensorDesc(x.data_type, sizes),
                               BufferTensorDesc(output_type, reduced_sizes(sizes, axes)), function, axes)
-    result = DeviceArray(owner, shape, data_type_info(output_type).numpy_dtype)
-    run_on_arrays(owner.compile_cached(desc), [x], result)
-    return result
+    # Deferred as element-wise results are: computed when read, with the element-wise chain
+    # that leads to it as its first pass (one fused kernel); the device accepts it (or not) now.
+    own = owner.create_operator(desc).desc
+    return DeviceArray.deferred(owner, shape, data_type_info(output_type).numpy_dtype, own, (x,))
 
 
 def _as_input(x, argument: str = "x") -> np.ndarray | DeviceArray:
@@ -143,11 +144,9 @@ def _numpy_form(function: ReduceFunction, x, axis, keepdims: bool, device, empty
     return _run(x, function, axes or (0,), shape, device)
 
 
-def _float_only(x, name: str) -> None:
-    array = x if isinstance(x, np.ndarray) else None
-    dtype = array.dtype if array is not None else as_array(x, "x").dtype
-    if dtype.kind not in "f" and dtype.name != "bfloat16":
-        raise UnsupportedError(f"x.dtype {dtype}: {name} is DirectML's REDUCE AVERAGE, which takes floats only",
+def _float_only(x: np.ndarray | DeviceArray, name: str) -> None:
+    if x.dtype.kind not in "f" and x.dtype.name != "bfloat16":
+        raise UnsupportedError(f"x.dtype {x.dtype}: {name} is DirectML's REDUCE AVERAGE, which takes floats only",
                                "data_type")
 
 
@@ -167,6 +166,7 @@ def prod(x: ArrayLike | DeviceArray, axis: int | tuple[int, ...] | None = None, 
 def mean(x: ArrayLike | DeviceArray, axis: int | tuple[int, ...] | None = None, keepdims: bool = False, *,
          device: Device | None = None) -> np.ndarray:
     """NumPy's mean by REDUCE AVERAGE: the FP32 sum divided by the count (floats only)."""
+    x = _as_input(x)
     _float_only(x, "mean")
     return _numpy_form(ReduceFunction.AVERAGE, x, axis, keepdims, device, np.nan)
 

@@ -43,6 +43,22 @@ class ReducedOutput:
     per_row: bool = False
 
 
+@dataclass(frozen=True)
+class ReductionMath:
+    """An operator's reduction as expressions over its inputs (e.tensor(k)): each output's
+    value (per row, or per element) and the dims of the first input a row spans. Graphs
+    substitute an element-wise prologue for an input and plan the whole as one kernel."""
+
+    outputs: tuple[tuple[e.Expr, bool], ...]  # (value, per_row) of each output, in the operator's order
+    reduced: tuple[bool, ...]
+
+
+def plan_reduction_math(math: ReductionMath, inputs: list[BufferTensorDesc], outputs: list[BufferTensorDesc],
+                        adapter: AdapterInfo, scalars: tuple[float, ...] = ()) -> KernelPlan:
+    return plan_reduction(inputs, [ReducedOutput(desc, value, per_row) for desc, (value, per_row)
+                                   in zip(outputs, math.outputs)], math.reduced, adapter, scalars)
+
+
 def _reduction_body(lines_element: list[str], lines_row: list[str]) -> tuple[str, ...]:
     return ("void element_math(uint bits[INPUT_COUNT], uint totals[TOTAL_SLOTS], uint element,",
             "                  out REDUCE_VALUE reduce_value, out uint output_bits[OUTPUT_COUNT]) {",
@@ -128,6 +144,9 @@ def plan_reduction(inputs: list[BufferTensorDesc], outputs: list[ReducedOutput],
                             "PARTIALS_AT": f"{totals_words + known * partials_words}u"})
             if kind == "partial":
                 assignments.append(("reduce_value", reduction.args[0], reduction.args[0].kind))
+                if reduction.op in ("reduce_sum", "reduce_product") and \
+                        not render.transcendental_defines(reduction.args[0], *(a[1] for a in assignments)):
+                    defines["BLOCKS_OF_EIGHT"] = ""  # cheap terms: eight an iteration (eight copies of the body)
         if kind == "final" and element_outputs:
             defines["FINAL_ELEMENTS"] = ""
         completed = known + (1 if row_outputs and reduction is not None else 0)  # this stage's own total too

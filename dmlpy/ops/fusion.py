@@ -9,7 +9,11 @@ stored bits the unfused operator would have written (expr.stored: a number round
 data type once, an integer saturated), so the fused kernel gives the same bits as the nodes
 run one by one. A kernel takes at most MAX_FUSED_NODES nodes, interface.MAX_ELEMENTWISE_INPUTS
 distinct tensors from outside, and the scalars its push constants hold; past that, a new
-kernel starts. Reductions (the softmax family, PReLU's gradient) run as their own kernels.
+kernel starts. A reduction whose schema gives its math (REDUCE, ARGMIN, ARGMAX:
+kernels.reduction.ReductionMath) takes the element-wise nodes it reads the same way, as a
+prologue computed in its first pass: SUM_SQUARE of a - b is one kernel, with the bits of the
+two nodes run one by one. Other reductions (the softmax family, PReLU's gradient) run as
+their own kernels.
 
 Intermediates. A node output read by another kernel lives in the graph's temporary
 resource (16-byte aligned ranges, one per such output, then each reduction's own scratch),
@@ -30,7 +34,8 @@ from ..base.adapter import AdapterInfo
 from ..base.errors import UnsupportedError
 from ..ir import expr as e
 from ..kernels.codegen import KernelPlan, KernelTensor, plan_elementwise
-from ..kernels.interface import elementwise_limits
+from ..kernels.interface import MAX_REDUCTION_INPUTS, elementwise_limits
+from ..kernels.reduction import ReducedOutput, ReductionMath, plan_reduction
 from .graph import GraphDesc, NodeInputSource
 
 MAX_FUSED_NODES = 16  # keeps a fused body (and glslang's time on it) bounded
@@ -82,6 +87,7 @@ def plan_graph(graph: GraphDesc, adapter: AdapterInfo, segment_size: int | None 
     descs = [graph.desc_of(n) for n in range(len(graph.nodes))]
     math = [d.schema.elementwise(d) if d.schema.elementwise is not None and len(d.schema.outputs) == 1 else None
             for d in descs]
+    reductions = [d.schema.reduction(d) if d.schema.reduction is not None else None for d in descs]
     readers: dict[tuple[int, int], int] = {}
     for edge in graph.intermediate_edges:
         key = (edge.from_node, edge.from_node_output_index)
@@ -91,8 +97,9 @@ def plan_graph(graph: GraphDesc, adapter: AdapterInfo, segment_size: int | None 
     max_inputs, scalar_room = elementwise_limits(adapter)
 
     def fits(nodes: list[int]) -> bool:
-        return (len(nodes) <= MAX_FUSED_NODES and len(_external_sources(graph, nodes)) <= max_inputs
-                and sum(len(math[n].scalars) for n in nodes) <= scalar_room)
+        inputs = MAX_REDUCTION_INPUTS if reductions[nodes[-1]] is not None else max_inputs
+        return (len(nodes) <= MAX_FUSED_NODES and len(_external_sources(graph, nodes)) <= inputs
+                and sum(len(math[n].scalars) for n in nodes if math[n] is not None) <= scalar_room)
 
     order = graph.order()
     position = {node: k for k, node in enumerate(order)}
@@ -100,7 +107,7 @@ def plan_graph(graph: GraphDesc, adapter: AdapterInfo, segment_size: int | None 
     groups: list[_Group] = []
     for node in order:
         group = _Group([node])
-        if math[node] is not None:
+        if math[node] is not None or reductions[node] is not None:  # a reduction takes an element-wise prologue
             for k in range(len(descs[node].schema.inputs)):
                 source = graph.source(node, k)
                 producer = source.node
@@ -110,6 +117,9 @@ def plan_graph(graph: GraphDesc, adapter: AdapterInfo, segment_size: int | None 
                     continue
                 # Both groups hold at most MAX_FUSED_NODES nodes: sorting them costs a bounded time.
                 merged = sorted({*group_of[producer].nodes, *group.nodes}, key=position.__getitem__)
+                if reductions[node] is not None and graph.node_output_desc(producer, source.index) != \
+                        getattr(descs[node], descs[node].schema.inputs[k].name):
+                    continue  # the reduction reads the producer's output through other strides: kept apart
                 if fits(merged):
                     group_of[producer].absorbed = True
                     group = _Group(merged)
@@ -148,7 +158,18 @@ def plan_graph(graph: GraphDesc, adapter: AdapterInfo, segment_size: int | None 
     kernels = []
     for group in groups:
         root = group.root
-        if math[root] is None:
+        if reductions[root] is not None and len(group.nodes) > 1:
+            external = _external_sources(graph, group.nodes)
+            outputs, scalars = _fused_reduction(graph, group.nodes, math, reductions[root], external)
+            desc = descs[root]
+            plan = plan_reduction(
+                [read(s).desc for s in external],
+                [ReducedOutput(location[root, o].desc, value, per_row) for o, (value, per_row) in enumerate(outputs)],
+                reductions[root].reduced, adapter, scalars)
+            tensors = [*(read(s) for s in external), *(location[root, o] for o in range(len(outputs)))]
+            if plan.temporary_size:
+                tensors.append(reserve(plan.temporary_size))
+        elif math[root] is None:
             desc = descs[root]
             plan = desc.schema.kernel(desc, adapter)
             tensors = [read(graph.source(root, k)) for k in range(len(desc.schema.inputs))]
@@ -187,24 +208,44 @@ def _check_bindable(group: _Group, root_desc, plan: KernelPlan, tensors: list[Ke
             f"keep this node's tensors within {segment_size} bytes (split them over several nodes)")
 
 
-def _fused_math(graph: GraphDesc, nodes: list[int], math: list, external: list[NodeInputSource]):
-    """The expression of the group's root over the external inputs, and the scalars it pushes."""
+def _fused_inputs(graph: GraphDesc, nodes: list[int], math: list, external: list[NodeInputSource]):
+    """A function giving the values a member node reads (each fused producer's result as the
+    stored bits it would have written, an outside tensor as itself), and the scalars the
+    element-wise members push."""
     members = set(nodes)
     offsets, scalars = {}, []
     for node in nodes:
-        offsets[node] = len(scalars)
-        scalars += math[node].scalars
+        if math[node] is not None:
+            offsets[node] = len(scalars)
+            scalars += math[node].scalars
     made: dict[int, e.Expr] = {}
 
     def value_of(node: int) -> e.Expr:
         if node not in made:
-            inputs = []
-            for k in range(len(graph.desc_of(node).schema.inputs)):
-                source = graph.source(node, k)
-                inputs.append(e.stored(value_of(source.node), graph.node_output_desc(source.node, 0).data_type)
-                              if source.node in members
-                              else e.tensor(external.index(source)))
-            made[node] = e.substitute(math[node].result, inputs, offsets[node])
+            made[node] = e.substitute(math[node].result, inputs_of(node), offsets[node])
         return made[node]
 
-    return value_of(nodes[-1]), tuple(scalars)
+    def inputs_of(node: int) -> list[e.Expr]:
+        inputs = []
+        for k in range(len(graph.desc_of(node).schema.inputs)):
+            source = graph.source(node, k)
+            inputs.append(e.stored(value_of(source.node), graph.node_output_desc(source.node, 0).data_type)
+                          if source.node in members else e.tensor(external.index(source)))
+        return inputs
+
+    return value_of, inputs_of, tuple(scalars)
+
+
+def _fused_math(graph: GraphDesc, nodes: list[int], math: list, external: list[NodeInputSource]):
+    """The expression of the group's root over the external inputs, and the scalars it pushes."""
+    value_of, _, scalars = _fused_inputs(graph, nodes, math, external)
+    return value_of(nodes[-1]), scalars
+
+
+def _fused_reduction(graph: GraphDesc, nodes: list[int], math: list, reduction: ReductionMath,
+                     external: list[NodeInputSource]):
+    """The outputs of the group's root, a reduction, over the external inputs (its element-wise
+    prologue substituted for the inputs it fuses), and the scalars the prologue pushes."""
+    _, inputs_of, scalars = _fused_inputs(graph, nodes, math, external)
+    inputs = inputs_of(nodes[-1])
+    return [(e.substitute(value, inputs, len(scalars)), per_row) for value, per_row in reduction.outputs], scalars

@@ -25,7 +25,7 @@ from ..base.types import FeatureLevel as FL
 from ..base.types import TensorDataType as T
 from ..base.types import data_type_info
 from ..ir import expr as e
-from ..kernels.reduction import ReducedOutput, plan_reduction
+from ..kernels.reduction import ReductionMath, plan_reduction_math
 from ..kernels.scan import plan_scan
 from ..kernels.selection import plan_selection
 from .enums import AxisDirection, ReduceFunction
@@ -210,16 +210,17 @@ def _reduce_output_type(inputs: dict[str, BufferTensorDesc], fields: dict) -> T:
     return T.UINT32 if REDUCTIONS[function].indices else inputs["input_tensor"].data_type
 
 
-def _plan(desc, adapter, value: e.Expr):
-    """One value per row, stored at the row's place in the output (size 1 on reduced axes)."""
+def _refuse_64_bits(desc) -> None:
     for tensor in (desc.input_tensor, desc.output_tensor):
         if data_type_info(tensor.data_type).bits == 64:
             raise UnsupportedError(
                 f"{type(desc).__name__}: {tensor.data_type.name} is DirectML's, but dmlpy's kernels store no 64-bit "
                 "elements yet; use INT32 or UINT32", "data_type")
-    reduced = tuple(d in desc.axes for d in range(desc.input_tensor.dimension_count))
-    return plan_reduction([desc.input_tensor], [ReducedOutput(desc.output_tensor, value, per_row=True)], reduced,
-                          adapter)
+
+
+def _row_math(desc, value: e.Expr) -> ReductionMath:
+    """One value per row, stored at the row's place in the output (size 1 on reduced axes)."""
+    return ReductionMath(((value, True),), tuple(d in desc.axes for d in range(desc.input_tensor.dimension_count)))
 
 
 def _input_value(desc, row_math: Callable[[e.Expr], e.Expr], integer_math: Callable[[e.Expr], e.Expr] | None):
@@ -229,11 +230,18 @@ def _input_value(desc, row_math: Callable[[e.Expr], e.Expr], integer_math: Calla
     return integer_math(e.integer(x))
 
 
-def _plan_reduce(desc, adapter):
+def _reduce_math(desc) -> ReductionMath:
     row = REDUCTIONS[desc.function]
     count = math.prod(desc.input_tensor.sizes[d] for d in desc.axes)
-    return _plan(desc, adapter, _input_value(desc, lambda x: row.floats(x, count),
-                                             row.integers and (lambda x: row.integers(x, count))))
+    return _row_math(desc, _input_value(desc, lambda x: row.floats(x, count),
+                                        row.integers and (lambda x: row.integers(x, count))))
+
+
+def _plan(reduction_math: Callable):
+    def plan(desc, adapter):
+        _refuse_64_bits(desc)
+        return plan_reduction_math(reduction_math(desc), [desc.input_tensor], [desc.output_tensor], adapter)
+    return plan
 
 
 @operator(
@@ -243,7 +251,8 @@ def _plan_reduce(desc, adapter):
              Support(FL.LEVEL_2_1, (*FLOATS, *INT32S, *SMALL_INTEGERS), FOUR),
              Support(FL.LEVEL_3_0, (*FLOATS, *INT32S, *SMALL_INTEGERS, T.INT64, T.UINT64))),
     same={"dimension_count": None},
-    shader="reduce.comp", kernel=_plan_reduce, check=_check_reduce, level_check=_reduce_level_check,
+    shader="reduce.comp", kernel=_plan(_reduce_math), reduction=_reduce_math, check=_check_reduce,
+    level_check=_reduce_level_check,
     in_place=False, output_sizes=_output_sizes, output_data_type=_reduce_output_type, notes=REDUCE_NOTES,
 )
 class ReduceOperatorDesc(OperatorDesc):
@@ -262,13 +271,13 @@ ARG_NOTES = ("The index is over the reduced axes in row-major order. Ties: the f
              "(dmlpy's kernels store no 64-bit elements yet).")
 
 
-def _plan_arg(function: ReduceFunction):
+def _arg_math(function: ReduceFunction):
     extreme = e.reduce_max if function is ReduceFunction.ARGMAX else e.reduce_min
 
-    def plan(desc, adapter):
+    def reduction_math(desc) -> ReductionMath:
         index = _arg_extreme(extreme, desc.axis_direction is AxisDirection.DECREASING)
-        return _plan(desc, adapter, _input_value(desc, index, index))
-    return plan
+        return _row_math(desc, _input_value(desc, index, index))
+    return reduction_math
 
 
 def _arg_schema(dml_name: str, function: ReduceFunction, extreme: str) -> dict:
@@ -276,7 +285,8 @@ def _arg_schema(dml_name: str, function: ReduceFunction, extreme: str) -> dict:
         dml_name=dml_name, family=FAMILY, name=dml_name.lower(),
         formula=f"OutputTensor = the index along Axes of InputTensor's {extreme} element",
         support=(Support(FL.LEVEL_3_0, (*FLOATS, *INT32S, *SMALL_INTEGERS)),),
-        same={"dimension_count": None}, shader="reduce.comp", kernel=_plan_arg(function), check=_check_output_sizes,
+        same={"dimension_count": None}, shader="reduce.comp", kernel=_plan(_arg_math(function)),
+        reduction=_arg_math(function), check=_check_output_sizes,
         in_place=False, output_sizes=_output_sizes, notes=ARG_NOTES)
 
 

@@ -111,6 +111,9 @@ class OperatorSchema:
     # (desc) -> codegen.ElementwiseMath, or None: the output's math element by element over the
     # inputs, where the operator has one for this desc; graphs fuse chains through it
     elementwise: Callable | None = None
+    # (desc) -> kernels.reduction.ReductionMath, or None: its outputs as reductions over its
+    # inputs' expressions (REDUCE's); graphs fuse an element-wise prologue into its first pass
+    reduction: Callable | None = None
     # ({input field: desc}, {other field: value}) -> {output field: sizes} for outputs not
     # shaped like the first input (graph builders make packed outputs of these sizes)
     output_sizes: Callable | None = None
