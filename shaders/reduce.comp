@@ -33,7 +33,8 @@
 // this stage), and for STAGE_PARTIAL and STAGE_TOTAL: REDUCTION, PARTIALS_AT and one of
 // REDUCE_SUM, REDUCE_PRODUCT, REDUCE_MAX, REDUCE_MIN, REDUCE_FIRST, REDUCE_LAST (FP32 numbers and
 // indices) or REDUCE_WRAPPING_SUM, REDUCE_WRAPPING_PRODUCT, REDUCE_INTEGER_MAX,
-// REDUCE_INTEGER_MIN (integers of input 0, signed where REDUCED_INPUT_SIGNED is defined).
+// REDUCE_INTEGER_MIN (integers of input 0, signed where REDUCED_INPUT_SIGNED is defined);
+// BLOCKS_OF_EIGHT (a sum or product of terms without transcendental functions).
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
 #include "float_controls.glsl"
@@ -125,15 +126,41 @@ uint scratch_word(uint index) {
 float stack_sums[STACK_DEPTH];
 uint stack_size = 0u;
 
-void take(uint i, float term) {
+// Term k of its level (an element, a block of eight, a chunk) into the stack of that level's sums.
+void take_at(uint k, float term) {
     float value = term;
-    for (uint k = i; (k & 1u) != 0u; k >>= 1) {
+    for (; (k & 1u) != 0u; k >>= 1) {
         value = COMBINE(stack_sums[--stack_size], value);
     }
     stack_sums[stack_size++] = value;
 }
 
+void take(uint i, float term) { take_at(i, term); }
+
 void take_partial(uint chunk, uint bits) { take(chunk, uintBitsToFloat(bits)); }
+
+// Eight elements i..i+7 (i a multiple of 8) at once: an aligned subtree, one trip through the
+// stack. A sum of eight zeros or multiples of 2^-126 below 2^64 (biased exponents 24 to 190)
+// has every partial sum such a multiple, never subnormal, so the hardware's adds are exact on
+// every device; the others take the exact software add.
+bool plain(float value) {
+    uint magnitude = floatBitsToUint(value) & 0x7FFFFFFFu;
+    return magnitude == 0u || (magnitude >= (24u << 23) && magnitude < (191u << 23));
+}
+
+void take_eight(uint i, float v[8]) {
+#if defined(REDUCE_SUM)
+    bool all_plain = true;
+    [[unroll]] for (uint j = 0u; j < 8u; ++j) all_plain = all_plain && plain(v[j]);
+    if (all_plain) {
+        precise float total = ((v[0] + v[1]) + (v[2] + v[3])) + ((v[4] + v[5]) + (v[6] + v[7]));
+        take_at(i >> 3, total);
+        return;
+    }
+#endif
+    take_at(i >> 3, COMBINE(COMBINE(COMBINE(v[0], v[1]), COMBINE(v[2], v[3])),
+                            COMBINE(COMBINE(v[4], v[5]), COMBINE(v[6], v[7]))));
+}
 
 uint taken_bits() {
     if (stack_size == 0u) return IDENTITY_BITS;
@@ -247,7 +274,27 @@ void main() {
 #elif defined(STAGE_PARTIAL) || defined(FINAL_ELEMENTS)
     uint first = chunk * CHUNK, end = min(first + CHUNK, REDUCED_COUNT);
     uint offsets[TENSOR_COUNT];
-    for (uint element = first; element < end; ++element) {
+    uint element = first;
+#if defined(BLOCKS_OF_EIGHT)
+    // Sums and products of cheap terms, eight elements an iteration (the chunk's last
+    // incomplete block goes element by element, below).
+    for (; element + 8u <= end; element += 8u) {
+        float eight[8];
+        [[unroll]] for (uint j = 0u; j < 8u; ++j) {
+            element_offsets(row_at, element + j, element + j == first, offsets);
+            uint bits[INPUT_COUNT];
+            [[unroll]] for (uint t = 0u; t < INPUT_COUNT; ++t) bits[t] = input_load(t, offsets[t]);
+            REDUCE_VALUE value;
+            element_math(bits, totals, element + j, value, output_bits);
+            [[unroll]] for (uint o = 0u; o < OUTPUT_COUNT; ++o) {
+                if (((ELEMENT_OUTPUTS >> o) & 1u) != 0u) output_store(o, offsets[INPUT_COUNT + o], output_bits[o]);
+            }
+            eight[j] = value;
+        }
+        take_eight(element - first, eight);
+    }
+#endif
+    for (; element < end; ++element) {
         element_offsets(row_at, element, element == first, offsets);
         uint bits[INPUT_COUNT];
         [[unroll]] for (uint t = 0u; t < INPUT_COUNT; ++t) bits[t] = input_load(t, offsets[t]);
