@@ -100,11 +100,12 @@ ELEMENT_WISE_CASES = [
     Case("logical_and", T.UINT8, "packed"), Case("add", T.FLOAT32, "broadcast"),
     *[Case(op, T.FLOAT32, "packed") for op in ("exp", "log", "element_wise_tanh", "sqrt", "sin", "arctan", "power",
                                                "arctan2", "remainder")]]
-# The reductions family over rows of ROW_LENGTH elements ("rows:FUNCTION" for REDUCE) and
-# over the whole tensor ("all:FUNCTION").
+# The reductions family on a square tensor: over its last axis ("rows", "rows:FUNCTION" for
+# REDUCE), its first ("columns:FUNCTION": strided rows) and every axis ("all:FUNCTION").
 REDUCTION_CASES = [
     *[Case("reduce", T.FLOAT32, f"rows:{f}") for f in ("SUM", "MAX", "SUM_SQUARE", "LOG_SUM_EXP")],
     Case("reduce", T.FLOAT16, "rows:SUM"), Case("reduce", T.FLOAT32, "all:SUM"),
+    Case("reduce", T.FLOAT32, "columns:SUM"),
     *[Case(op, T.FLOAT32, "rows") for op in ("argmax", "cumulative_summation", "top_k1")]]
 FULL_CASES = [*TARGET_CASES, *ELEMENT_WISE_CASES, *REDUCTION_CASES,
               *[Case(name, T.FLOAT32, "packed") for name in ELEMENTWISE
@@ -151,10 +152,11 @@ def shape_of(case: Case, count: int) -> tuple[int, ...]:
         return (1, CHANNELS, max(1, count // CHANNELS))
     if case.layout == "packed":
         return (count,)
+    if case.operator in REDUCTION_OPERATORS:
+        side = max(1, int(round(count ** 0.5)))
+        return (count,) if case.layout.startswith("all:") else (side, side)
     if case.layout.startswith("rows"):
         return (max(1, count // ROW_LENGTH), ROW_LENGTH)
-    if case.layout.startswith("all:"):
-        return (count,)
     side = max(1, int(round(count ** 0.5)))
     return (side, side)
 
@@ -187,13 +189,16 @@ def build(case: Case, count: int):
 
 
 TOP_K = 8  # what the top_k cases select from each row
+REDUCTION_OPERATORS = {name for name, schema in dml.OPERATORS.items() if schema.family.name == "reductions"}
 
 
 def reduction_desc(schema, case: Case, sizes: tuple[int, ...]):
     """A reductions-family desc over the case's last axis (REDUCE over every axis for "all:"):
     its fields from the layout, its outputs shaped and typed as the schema says."""
     t, last = case.data_type, len(sizes) - 1
-    candidates = {"axes": tuple(range(len(sizes))) if case.layout.startswith("all:") else (last,), "axis": last,
+    axes = tuple(range(len(sizes))) if case.layout.startswith("all:") else (0,) if case.layout.startswith(
+        "columns:") else (last,)
+    candidates = {"axes": axes, "axis": last,
                   "k": TOP_K, "function": case.layout.partition(":")[2] or None}
     names = {f.name for f in dataclasses.fields(schema.desc_class)}
     fields = {name: value for name, value in candidates.items() if name in names}
@@ -319,7 +324,7 @@ def _log_sum_exp(x):
 NUMPY_REDUCTIONS = {
     "reduce": None, "rows:SUM": lambda x: x.sum(axis=-1), "rows:MAX": lambda x: x.max(axis=-1),
     "rows:SUM_SQUARE": lambda x: np.square(x).sum(axis=-1), "rows:LOG_SUM_EXP": _log_sum_exp,
-    "all:SUM": lambda x: x.sum(), "argmax": lambda x: x.argmax(axis=-1),
+    "all:SUM": lambda x: x.sum(), "columns:SUM": lambda x: x.sum(axis=0), "argmax": lambda x: x.argmax(axis=-1),
     "cumulative_summation": lambda x: np.cumsum(x, axis=-1),
     "top_k1": lambda x: np.take_along_axis(x, np.argpartition(x, -TOP_K, axis=-1)[:, -TOP_K:], -1)}
 
@@ -344,7 +349,8 @@ TORCH_REDUCTIONS = {
     "rows:SUM": lambda torch, x: torch.sum(x, -1), "rows:MAX": lambda torch, x: torch.amax(x, -1),
     "rows:SUM_SQUARE": lambda torch, x: torch.sum(x * x, -1),
     "rows:LOG_SUM_EXP": lambda torch, x: torch.logsumexp(x, -1),
-    "all:SUM": lambda torch, x: torch.sum(x), "argmax": lambda torch, x: torch.argmax(x, -1),
+    "all:SUM": lambda torch, x: torch.sum(x), "columns:SUM": lambda torch, x: torch.sum(x, 0),
+    "argmax": lambda torch, x: torch.argmax(x, -1),
     "cumulative_summation": lambda torch, x: torch.cumsum(x, -1), "top_k1": lambda torch, x: torch.topk(x, TOP_K, -1)}
 TORCH.update({"reduce": None, **{name: call for name, call in TORCH_REDUCTIONS.items() if ":" not in name}})
 
@@ -356,7 +362,7 @@ def torch_run(case: Case, count: int):
         return None
     dtype = {T.FLOAT32: torch.float32, T.FLOAT16: torch.float16, T.BFLOAT16: torch.bfloat16}.get(case.data_type)
     if case.operator not in TORCH or dtype is None or case.layout.partition(":")[0] not in \
-            ("packed", "nxc", "ncx", "rows", "all"):
+            ("packed", "nxc", "ncx", "rows", "all", "columns"):
         return None
     target = "cuda" if torch.cuda.is_available() else "cpu"
     arrays = arrays_for(case, count)
