@@ -234,15 +234,16 @@ def test_temporaries_over_several_segments_bind_and_give_the_same_bits(device):
 
 
 def test_a_reduction_over_more_than_a_segment_is_refused_when_compiled():
-    """SOFTMAX binds each tensor whole: an intermediate input of 8,000 bytes can never be
-    bound on a device whose segments hold 4,096, and compile_graph says so in a graph
-    author's words."""
+    """SOFTMAX binds each tensor whole: an input of 8,000 bytes (the graph's, which the fused
+    TANH prologue reads) can never be bound on a device whose segments hold 4,096, and
+    compile_graph says so in a graph author's words."""
     with dml.create_device() as small:
         small.segment_size = SEGMENT
         builder = dml.GraphBuilder(small)
         x = builder.input(dml.BufferTensorDesc(T.FLOAT32, (2, 1000)))
         y = dml.graph.softmax(dml.graph.tanh(x))
         message = refused(lambda: builder.build([y]), dml.UnsupportedError)
-        assert message.startswith("GraphDesc.nodes[1] (ACTIVATION_SOFTMAX) binds an intermediate tensor of 8000 "
-                                  "bytes, more than the 4096 bytes one binding of this device reaches")
+        assert message.startswith("GraphDesc.nodes[1] (ACTIVATION_SOFTMAX) and the nodes fused with it, [0], binds "
+                                  "graph input 0 of 8000 bytes, more than the 4096 bytes one binding of this device "
+                                  "reaches")
         assert "keep this node's tensors within 4096 bytes" in message

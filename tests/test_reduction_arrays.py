@@ -179,3 +179,22 @@ def test_a_forked_child_cannot_reduce_the_parents_arrays():
         print("ok")
     """, env=MESA_FORK_SAFE_ENV)
     assert_clean(result)
+
+
+@pytest.mark.parametrize("data_type, dtype", [(T.FLOAT32, np.float32), (T.FLOAT16, np.float16)])
+def test_the_softmax_family_takes_an_element_wise_prologue_in_graphs(device, data_type, dtype):
+    """softmax(2a + 0.5 + b) and log_softmax_grad(tanh(a), b): one kernel each, with the bits of
+    the operators run one by one (the prologue's scalars beside the reduction's)."""
+    rng = np.random.default_rng(10)
+    xa, xb = rng.standard_normal((2, 5, 300)).astype(dtype)
+    g = dml.GraphBuilder(device)
+    a, b = g.input(dml.BufferTensorDesc(data_type, (5, 300))), g.input(dml.BufferTensorDesc(data_type, (5, 300)))
+    forward = dml.graph.softmax(dml.graph.add(dml.graph.linear(a, alpha=2.0, beta=0.5), b))
+    gradient = dml.graph.log_softmax_grad(dml.graph.tanh(a), b)
+    compiled = g.build([forward, gradient])
+    assert len(compiled.kernels) == 2
+    got_forward, got_gradient = run_graph(device, compiled, [xa, xb])
+    want_forward = dml.softmax(dml.add(dml.linear(xa, 2.0, 0.5, device=device), xb, device=device), device=device)
+    want_gradient = dml.log_softmax_grad(dml.tanh(xa, device=device), xb, device=device)
+    assert np.array_equal(bits(got_forward), bits(want_forward.reshape(-1)))
+    assert np.array_equal(bits(got_gradient), bits(want_gradient.reshape(-1)))

@@ -51,12 +51,13 @@ class ReductionMath:
 
     outputs: tuple[tuple[e.Expr, bool], ...]  # (value, per_row) of each output, in the operator's order
     reduced: tuple[bool, ...]
+    scalars: tuple[float, ...] = ()  # the values of its e.scalar(k)
 
 
 def plan_reduction_math(math: ReductionMath, inputs: list[BufferTensorDesc], outputs: list[BufferTensorDesc],
-                        adapter: AdapterInfo, scalars: tuple[float, ...] = ()) -> KernelPlan:
+                        adapter: AdapterInfo) -> KernelPlan:
     return plan_reduction(inputs, [ReducedOutput(desc, value, per_row) for desc, (value, per_row)
-                                   in zip(outputs, math.outputs)], math.reduced, adapter, scalars)
+                                   in zip(outputs, math.outputs)], math.reduced, adapter, math.scalars)
 
 
 def _reduction_body(lines_element: list[str], lines_row: list[str]) -> tuple[str, ...]:

@@ -22,7 +22,7 @@ from ..base.types import FeatureLevel as FL
 from ..base.types import TensorDataType as T
 from ..ir import expr as e
 from ..kernels.codegen import ElementwiseMath, plan_elementwise
-from ..kernels.reduction import ReducedOutput, plan_reduction
+from ..kernels.reduction import ReducedOutput, ReductionMath, plan_reduction
 from .family import Family, FrontEndShape, KernelKind
 from .schema import (
     OperatorDesc,
@@ -174,6 +174,19 @@ def _kernel(row: Activation, expression: Callable, input_fields: tuple[str, ...]
     return plan
 
 
+def _reduction(row: Activation, expression: Callable, axes_of: Callable = _last_axis):
+    """The math of a row-wise operator's kernel, which graphs give an element-wise prologue
+    (None for an operator whose math reduces nothing)."""
+    def math(desc) -> ReductionMath | None:
+        result = expression(desc)
+        if not e.reductions(result):
+            return None
+        axes = set(axes_of(desc))
+        reduced = tuple(d in axes for d in range(desc.input_tensor.dimension_count))
+        return ReductionMath(((result, False),), reduced, _scalar_values(row, desc))
+    return math
+
+
 def _effective_rank_at_most_two(desc) -> None:
     """Without Axes the reduction is over the last axis of a tensor whose effective rank
     (its sizes without leading 1s) is at most 2 (DirectML's rule)."""
@@ -271,6 +284,7 @@ def _declare_form(row: Activation, suffix: str, introduced: FL, axes_of: Callabl
         support=forward_support(form), same={"data_type": None, "dimension_count": None, "sizes": None},
         shader=_shader(forward_result), in_place=row.in_place, notes=row.notes,
         kernel=_kernel(row, forward_of, forward_inputs, "output_tensor", axes_of),
+        reduction=_reduction(row, forward_of, axes_of) if row.axes_form is not None else None,
         elementwise=_elementwise(row, forward_of),
         check=_both(rowwise_check, row.check), level_check=row.level_check,
     )(forward_class)
@@ -301,6 +315,7 @@ def _declare_form(row: Activation, suffix: str, introduced: FL, axes_of: Callabl
         support=gradient_support(form), same={"data_type": None, "dimension_count": None, "sizes": None},
         shader=_shader(from_x), extension=not row.gradient_in_directml, notes=row.notes, in_place=row.gradient_in_place,
         kernel=_kernel(row, gradient_of, ("input_tensor", "input_gradient_tensor"), "output_gradient_tensor", axes_of),
+        reduction=_reduction(row, gradient_of, axes_of) if row.axes_form is not None else None,
         elementwise=_elementwise(row, gradient_of),
         check=_both(rowwise_check, row.check), level_check=row.level_check,
     )(gradient_class)

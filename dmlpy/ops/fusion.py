@@ -9,11 +9,10 @@ stored bits the unfused operator would have written (expr.stored: a number round
 data type once, an integer saturated), so the fused kernel gives the same bits as the nodes
 run one by one. A kernel takes at most MAX_FUSED_NODES nodes, interface.MAX_ELEMENTWISE_INPUTS
 distinct tensors from outside, and the scalars its push constants hold; past that, a new
-kernel starts. A reduction whose schema gives its math (REDUCE, ARGMIN, ARGMAX:
-kernels.reduction.ReductionMath) takes the element-wise nodes it reads the same way, as a
-prologue computed in its first pass: SUM_SQUARE of a - b is one kernel, with the bits of the
-two nodes run one by one. Other reductions (the softmax family, PReLU's gradient) run as
-their own kernels.
+kernel starts. A reduction whose schema gives its math (REDUCE, ARGMIN, ARGMAX, the softmax
+family: kernels.reduction.ReductionMath) takes the element-wise nodes it reads the same way,
+as a prologue computed in its passes: SUM_SQUARE of a - b is one kernel, with the bits of
+the two nodes run one by one. PReLU's gradient runs as its own kernel.
 
 Intermediates. A node output read by another kernel lives in the graph's temporary
 resource (16-byte aligned ranges, one per such output, then each reduction's own scratch),
@@ -97,9 +96,11 @@ def plan_graph(graph: GraphDesc, adapter: AdapterInfo, segment_size: int | None 
     max_inputs, scalar_room = elementwise_limits(adapter)
 
     def fits(nodes: list[int]) -> bool:
-        inputs = MAX_REDUCTION_INPUTS if reductions[nodes[-1]] is not None else max_inputs
-        return (len(nodes) <= MAX_FUSED_NODES and len(_external_sources(graph, nodes)) <= inputs
-                and sum(len(math[n].scalars) for n in nodes if math[n] is not None) <= scalar_room)
+        root = reductions[nodes[-1]]
+        inputs = MAX_REDUCTION_INPUTS if root is not None else max_inputs
+        scalars = sum(len(math[n].scalars) for n in nodes if math[n] is not None) + len(root.scalars if root else ())
+        return len(nodes) <= MAX_FUSED_NODES and len(_external_sources(graph, nodes)) <= inputs \
+            and scalars <= scalar_room
 
     order = graph.order()
     position = {node: k for k, node in enumerate(order)}
@@ -248,4 +249,5 @@ def _fused_reduction(graph: GraphDesc, nodes: list[int], math: list, reduction: 
     prologue substituted for the inputs it fuses), and the scalars the prologue pushes."""
     _, inputs_of, scalars = _fused_inputs(graph, nodes, math, external)
     inputs = inputs_of(nodes[-1])
-    return [(e.substitute(value, inputs, len(scalars)), per_row) for value, per_row in reduction.outputs], scalars
+    outputs = [(e.substitute(value, inputs, len(scalars)), per_row) for value, per_row in reduction.outputs]
+    return outputs, scalars + tuple(reduction.scalars)
