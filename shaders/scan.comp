@@ -10,11 +10,16 @@
 //
 // Generated headers: kernel_interface.glsl (bindings, input_load, output_store, params) and
 // scan_body.glsl (dmlpy/kernels/scan.py): SCAN_VALUE, SCAN_IDENTITY, scan_value(bits),
-// scan_combine(a, b), scan_stored(value).
+// scan_combine(a, b), scan_stored(value), scan_carry(value) and scan_carried(word).
+//
+// lavapipe ends an invocation's loops after 65,535 iterations in all, so a row is walked in
+// stages of at most 4,096 elements (positions WALK_FIRST to WALK_END of the walk), one dispatch
+// each, the running value carried between them in the scratch (CARRY_IN, CARRY_OUT: one word
+// a row at params.base[2]).
 //
 // Defines: DTYPE_* and ELEMENT_BITS (the output's), WORKGROUP_SIZE, ROW_COUNT, LENGTH,
 // AXIS_STRIDES (input's, output's), KEPT_RANK, KEPT_SIZES, KEPT_STRIDES (per dim: input's,
-// output's), REVERSE, EXCLUSIVE.
+// output's), REVERSE, EXCLUSIVE, WALK_FIRST, WALK_END, CARRY_IN, CARRY_OUT.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
 #include "float_controls.glsl"
@@ -42,8 +47,12 @@ void main() {
         target_at += index * KEPT_STRIDES_[d * 2 + 1];
         rest /= KEPT_SIZES_[d];
     }
+#if defined(CARRY_IN)
+    SCAN_VALUE running = scan_carried(scratch[params.base[2] + row]);
+#else
     SCAN_VALUE running = SCAN_IDENTITY;
-    for (uint k = 0u; k < LENGTH; ++k) {
+#endif
+    for (uint k = WALK_FIRST; k < WALK_END; ++k) {
 #if defined(REVERSE)
         uint i = LENGTH - 1u - k;
 #else
@@ -59,4 +68,7 @@ void main() {
         output_store(0u, target_at + i * AXIS_STRIDES_[1], scan_stored(running));
 #endif
     }
+#if defined(CARRY_OUT)
+    scratch[params.base[2] + row] = scan_carry(running);
+#endif
 }

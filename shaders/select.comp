@@ -8,9 +8,15 @@
 // gives the same choice. Values are copied as they are stored; indices count from the
 // row's start.
 //
+// lavapipe ends an invocation's loops after 65,535 iterations in all, so each stage (one
+// dispatch) selects at most PER_STAGE elements; where there are several stages (STAGED) the
+// scratch holds each row's last selected (key, index) and how many are written, three words
+// a row at params.base[3], which the first stage (FIRST_STAGE) does not read.
+//
 // Defines: DTYPE_* and ELEMENT_BITS (the values'), WORKGROUP_SIZE, ROW_COUNT, LENGTH, K,
-// AXIS_STRIDES and KEPT_STRIDES (per dim: input, values, indices), KEPT_RANK, KEPT_SIZES,
-// VALUE_BITS, KEY_FLOAT with INFINITY_BITS, KEY_SIGNED, SMALLEST.
+// PER_STAGE, AXIS_STRIDES and KEPT_STRIDES (per dim: input, values, indices), KEPT_RANK,
+// KEPT_SIZES, VALUE_BITS, KEY_FLOAT with INFINITY_BITS, KEY_SIGNED, SMALLEST, STAGED,
+// FIRST_STAGE.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
 
@@ -57,9 +63,15 @@ void main() {
         rest /= KEPT_SIZES_[d];
     }
     // The element selected last, as (key, index): the next is the best strictly after it.
-    uint last_key = 0xFFFFFFFFu, last_index = 0xFFFFFFFFu;
+#if defined(FIRST_STAGE) || !defined(STAGED)
+    uint last_key = 0xFFFFFFFFu, last_index = 0xFFFFFFFFu, position = 0u;
     bool first = true;
-    for (uint j = 0u; j < K; ++j) {
+#else
+    uint last_key = scratch[params.base[3] + 3u * row], last_index = scratch[params.base[3] + 3u * row + 1u];
+    uint position = scratch[params.base[3] + 3u * row + 2u];
+    bool first = false;
+#endif
+    for (uint j = position; j < min(K, position + PER_STAGE); ++j) {
         uint best_key = 0u, best_index = 0xFFFFFFFFu, best_bits = 0u;
         for (uint i = 0u; i < LENGTH; ++i) {
             uint bits = input_load(0u, at[0] + i * AXIS_STRIDES_[0]);
@@ -77,4 +89,9 @@ void main() {
         last_index = best_index;
         first = false;
     }
+#if defined(STAGED)
+    scratch[params.base[3] + 3u * row] = last_key;
+    scratch[params.base[3] + 3u * row + 1u] = last_index;
+    scratch[params.base[3] + 3u * row + 2u] = min(K, position + PER_STAGE);
+#endif
 }

@@ -198,3 +198,18 @@ def test_the_softmax_family_takes_an_element_wise_prologue_in_graphs(device, dat
     want_gradient = dml.log_softmax_grad(dml.tanh(xa, device=device), xb, device=device)
     assert np.array_equal(bits(got_forward), bits(want_forward.reshape(-1)))
     assert np.array_equal(bits(got_gradient), bits(want_gradient.reshape(-1)))
+
+
+def test_a_prologue_with_long_loops_keeps_the_row_whole_on_lavapipe(device):
+    """fmod's loop runs up to 277 times an element: the reduction then takes small chunks, so
+    no invocation passes lavapipe's 65,535 loop iterations and every element is counted."""
+    rng = np.random.default_rng(12)
+    xa = (rng.standard_normal((2, 6000)) * 1e30).astype(np.float32)  # exponents far apart: long fmod loops
+    xb = np.full((2, 6000), 3.0, np.float32)
+    g = dml.GraphBuilder(device)
+    a, b = g.input(dml.BufferTensorDesc(T.FLOAT32, (2, 6000))), g.input(dml.BufferTensorDesc(T.FLOAT32, (2, 6000)))
+    compiled = g.build([dml.graph.reduce(dml.graph.fmod(a, b), function="SUM", axes=(1,))])
+    assert len(compiled.kernels) == 1
+    (got,) = run_graph(device, compiled, [xa, xb])
+    want = dml.sum(dml.fmod(xa, xb, device=device), axis=1, device=device)
+    assert np.array_equal(bits(got), bits(want))

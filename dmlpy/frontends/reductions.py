@@ -286,13 +286,17 @@ def top_k(x: ArrayLike | DeviceArray, k: int, axis: int = -1, largest: bool = Tr
         raise InvalidArgumentError(f"largest {shown(largest)} must be a bool", "largest")
     if not (isinstance(axis, (int, np.integer)) and not isinstance(axis, bool)):
         raise InvalidArgumentError(f"axis {shown(axis)} must be an int", "axis")
+    if not isinstance(k, (int, np.integer)) or isinstance(k, (bool, np.bool_)) or k < 1:
+        raise InvalidArgumentError(f"k {shown(k)} must be an int of at least 1 (TOP_K1's K)", "k")
     x = _as_input(x)
     on_device = isinstance(x, DeviceArray)
     shape = x.shape or (1,)
     (axis,) = _reduced_axes(axis, len(shape), "axis")
+    if k > shape[axis]:
+        raise InvalidArgumentError(f"k {k} is more than x.shape[{axis}] ({shape[axis]}): K elements must exist "
+                                   "along axis", "k")
     data_type = x.data_type if on_device else data_type_for_numpy(x.dtype)
-    selected = tuple(k if d == axis else n for d, n in enumerate(shape)) if isinstance(k, (int, np.integer)) \
-        else shape
+    selected = tuple(int(k) if d == axis else n for d, n in enumerate(shape))
     desc = TopK1OperatorDesc(BufferTensorDesc(data_type, shape), BufferTensorDesc(data_type, selected),
                              BufferTensorDesc(T.UINT32, selected), axis, k,
                              AxisDirection.DECREASING if largest else AxisDirection.INCREASING)

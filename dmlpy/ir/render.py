@@ -269,6 +269,25 @@ def _assigned(kind: str, value_kind: str, value: str, value_type: T | None, stor
     raise TypeError(f"a {value_kind} value cannot be assigned as {kind}")
 
 
+# The primitives whose GLSL runs a loop that is not unrolled, and its most iterations: lavapipe
+# ends an invocation's loops after 65,535 iterations in all, which a kernel that maps many
+# elements an invocation (the reductions) must stay under.
+LOOP_ITERATIONS = {"fmod": 277, "wide_pow": 32, "sin": 3, "cos": 3, "tan": 3}
+
+
+def loop_iterations(*results: Expr) -> int:
+    """The most loop iterations computing `results` once may take."""
+    total, seen, stack = 0, set(), list(results)
+    while stack:
+        node = stack.pop()
+        if node.serial in seen:
+            continue
+        seen.add(node.serial)
+        total += LOOP_ITERATIONS.get(node.op, 0)
+        stack.extend(node.args)
+    return total
+
+
 # The primitives shaders/transcendental.glsl implements, and the files it includes for some of
 # them (each behind its own define, so a kernel compiles only the functions it calls).
 TRANSCENDENTALS = ("exp", "expm1", "tanh", "sigmoid", "softplus", "sigmoid_slope", "tanh_slope", "log", "gelu",

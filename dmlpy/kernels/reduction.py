@@ -27,10 +27,17 @@ from .interface import MAX_REDUCTION_INPUTS, MAX_REDUCTION_OUTPUTS, KernelInterf
 # subtrees of the row's pairwise tree and the bits do not depend on it. Large enough that
 # most rows are one chunk (no combining stage), small enough to spread long rows out.
 MAX_REDUCTION_CHUNK = 4096
+# Loop iterations an invocation may spend: lavapipe ends its loops after 65,535 in all (the
+# elements of a chunk, the stack's merges, the loops inside the math, a sub-word store's
+# retries), so a chunk's elements and a total's chunks stay well under it.
+LOOP_BUDGET = 16384
 
 
-def reduction_chunk(reduced_count: int) -> int:
-    return min(MAX_REDUCTION_CHUNK, 1 << max(0, reduced_count - 1).bit_length())
+def reduction_chunk(reduced_count: int, loops_per_element: int = 0) -> int:
+    """The chunk for rows of `reduced_count` elements whose math loops `loops_per_element`
+    times an element: at most MAX_REDUCTION_CHUNK, and within LOOP_BUDGET."""
+    within_budget = 1 << (LOOP_BUDGET // (4 + loops_per_element)).bit_length() - 1
+    return min(MAX_REDUCTION_CHUNK, within_budget, 1 << max(0, reduced_count - 1).bit_length())
 
 
 @dataclass(frozen=True)
@@ -88,8 +95,12 @@ def plan_reduction(inputs: list[BufferTensorDesc], outputs: list[ReducedOutput],
         tuple(sizes[d] for d in reduced_dims),
         [tuple(0 if row else t.element_strides[d] for d in reduced_dims) for t, row in zip(tensors, per_row)])
     row_count, reduced_count = math.prod(kept_sizes), math.prod(reduced_sizes)
-    chunk = reduction_chunk(reduced_count)
+    chunk = reduction_chunk(reduced_count, render.loop_iterations(*(o.value for o in outputs)))
     chunk_count = math.ceil(reduced_count / chunk)
+    if chunk_count > LOOP_BUDGET:  # the total stage walks a row's chunks in one invocation
+        raise UnsupportedError(
+            f"rows of {reduced_count} elements: the reduction kernel takes rows of at most {LOOP_BUDGET * chunk} "
+            f"elements with this math ({chunk} a chunk, {LOOP_BUDGET} chunks)", "sizes")
     nodes = e.reductions(*(o.value for o in outputs))
     slot = {node.serial: k for k, node in enumerate(nodes)}
     written_by = [len(nodes) if o.per_row else max((slot[n] + 1 for n in e.needed_reductions(o.value)), default=0)

@@ -26,11 +26,20 @@ def _scan_body(data_type, combine: str) -> tuple[str, ...]:
         return ("#define SCAN_VALUE float", f"#define SCAN_IDENTITY uintBitsToFloat({float_identity})",
                 f"float scan_value(uint bits) {{ return {form.to_float.format('bits')}; }}",
                 f"float scan_combine(float a, float b) {{ return {float_op}(a, b); }}",
-                f"uint scan_stored(float value) {{ return {form.from_float.format('value')}; }}")
+                f"uint scan_stored(float value) {{ return {form.from_float.format('value')}; }}",
+                "uint scan_carry(float value) { return floatBitsToUint(value); }",
+                "float scan_carried(uint word) { return uintBitsToFloat(word); }")
     return ("#define SCAN_VALUE uint", f"#define SCAN_IDENTITY {integer_identity}",
             "uint scan_value(uint bits) { return bits; }",
             f"uint scan_combine(uint a, uint b) {{ return a {integer_op} b; }}",
-            "uint scan_stored(uint value) { return value & ELEMENT_MASK; }")
+            "uint scan_stored(uint value) { return value & ELEMENT_MASK; }",
+            "uint scan_carry(uint value) { return value; }", "uint scan_carried(uint word) { return word; }")
+
+
+# Elements one invocation walks in one stage: lavapipe ends an invocation's loops after 65,535
+# iterations in all, so a long row is walked over several stages, its running value carried
+# between them in the scratch.
+SCAN_STAGE_LENGTH = 4096
 
 
 def plan_scan(source: BufferTensorDesc, target: BufferTensorDesc, axis: int, combine: str, reverse: bool,
@@ -38,22 +47,25 @@ def plan_scan(source: BufferTensorDesc, target: BufferTensorDesc, axis: int, com
     """The running `combine` ("sum" or "product") of `source` along `axis`, into `target`
     (same sizes and data type): one invocation per row, walking it in order (backwards where
     `reverse`), so each result is the plain running value NumPy's cumsum gives, rounded once
-    from FP32; `exclusive` writes each value before its element joins it."""
+    from FP32; `exclusive` writes each value before its element joins it. A row longer than
+    SCAN_STAGE_LENGTH is walked in several stages, in order."""
     sizes = source.sizes
     kept = [d for d in range(len(sizes)) if d != axis]
     kept_sizes, kept_strides = merge_dims(tuple(sizes[d] for d in kept),
                                           [tuple(t.element_strides[d] for d in kept) for t in (source, target)])
-    interface = KernelInterface((source.data_type,), (target.data_type,))
+    length = sizes[axis]
+    stage_count = math.ceil(length / SCAN_STAGE_LENGTH)
+    interface = KernelInterface((source.data_type,), (target.data_type,), scratch=stage_count > 1)
     interface.check(adapter)
     workgroup_size = workgroup_size_for(adapter)
     row_count = math.prod(kept_sizes)
-    defines = {
+    common = {
         f"DTYPE_{target.data_type.name}": "",
         "ELEMENT_BITS": data_type_info(target.data_type).bits,
         "WORKGROUP_SIZE": workgroup_size,
         **float_controls_defines(adapter),
         "ROW_COUNT": f"{row_count}u",
-        "LENGTH": f"{sizes[axis]}u",
+        "LENGTH": f"{length}u",
         "AXIS_STRIDES": uint_list(t.element_strides[axis] for t in (source, target)),
         "KEPT_RANK": len(kept_sizes),
         "KEPT_SIZES": uint_list(kept_sizes),
@@ -61,8 +73,15 @@ def plan_scan(source: BufferTensorDesc, target: BufferTensorDesc, axis: int, com
         **({"REVERSE": ""} if reverse else {}),
         **({"EXCLUSIVE": ""} if exclusive else {}),
     }
-    stage = KernelStage("scan", "scan.comp", defines, workgroup_size, invocations=row_count,
-                        generated=(("kernel_interface.glsl", interface.header()),
-                                   ("scan_body.glsl", _scan_body(target.data_type, combine))))
-    return KernelPlan("scan", (stage,), source.element_count, interface=interface,
-                      reason=f"{row_count} rows of {sizes[axis]}, one invocation each")
+    generated = (("kernel_interface.glsl", interface.header()),
+                 ("scan_body.glsl", _scan_body(target.data_type, combine)))
+    stages = tuple(
+        KernelStage(f"scan{k}", "scan.comp", {
+            **common, "WALK_FIRST": f"{k * SCAN_STAGE_LENGTH}u",
+            "WALK_END": f"{min(length, (k + 1) * SCAN_STAGE_LENGTH)}u",
+            **({"CARRY_IN": ""} if k > 0 else {}), **({"CARRY_OUT": ""} if k < stage_count - 1 else {})},
+            workgroup_size, invocations=row_count, generated=generated)
+        for k in range(stage_count))
+    return KernelPlan("scan", stages, source.element_count, temporary_size=4 * row_count if stage_count > 1 else 0,
+                      interface=interface,
+                      reason=f"{row_count} rows of {length}, one invocation each, in {stage_count} stage(s)")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 
 from ..base.adapter import AdapterInfo
+from ..base.errors import UnsupportedError
 from ..base.tensor_desc import BufferTensorDesc
 from ..base.types import TensorDataType as T
 from ..base.types import data_type_info
@@ -16,18 +17,32 @@ from .interface import KernelInterface
 INFINITY_BITS = {T.FLOAT32: 0x7F800000, T.FLOAT16: 0x7C00, T.BFLOAT16: 0x7F80}
 
 
+# The row elements one invocation may compare in one stage: lavapipe ends an invocation's
+# loops after 65,535 iterations in all, so K elements of a long row are selected over several
+# stages (dispatches of one shader), the last one selected carried between them in the scratch.
+SELECTION_BUDGET = 32768
+
+
 def plan_selection(source: BufferTensorDesc, values: BufferTensorDesc, indices: BufferTensorDesc, axis: int,
                    smallest: bool, adapter: AdapterInfo) -> KernelPlan:
     """Write, for each row along `axis`, its `values.sizes[axis]` largest elements (or
     smallest) in order, and their indices in the row; ties by increasing index. One
     invocation per row selects one element after another, each the first in the order
-    after the one before (O(row length) per element)."""
+    after the one before (one pass over the row per element, as many a stage as
+    SELECTION_BUDGET allows)."""
     sizes = source.sizes
+    length, k = sizes[axis], values.sizes[axis]
+    if length > SELECTION_BUDGET:
+        raise UnsupportedError(
+            f"a row of {length} elements along axis {axis}: the selection kernel takes rows of at most "
+            f"{SELECTION_BUDGET} elements (lavapipe ends a longer invocation's loops early)", "sizes")
     kept = [d for d in range(len(sizes)) if d != axis]
     tensors = (source, values, indices)
     kept_sizes, kept_strides = merge_dims(tuple(sizes[d] for d in kept),
                                           [tuple(t.element_strides[d] for d in kept) for t in tensors])
-    interface = KernelInterface((source.data_type,), (values.data_type, indices.data_type))
+    per_stage = min(k, max(1, SELECTION_BUDGET // length))
+    stage_count = math.ceil(k / per_stage)
+    interface = KernelInterface((source.data_type,), (values.data_type, indices.data_type), scratch=stage_count > 1)
     interface.check(adapter)
     info = data_type_info(source.data_type)
     workgroup_size = workgroup_size_for(adapter)
@@ -37,8 +52,9 @@ def plan_selection(source: BufferTensorDesc, values: BufferTensorDesc, indices: 
         "ELEMENT_BITS": info.bits,
         "WORKGROUP_SIZE": workgroup_size,
         "ROW_COUNT": f"{row_count}u",
-        "LENGTH": f"{sizes[axis]}u",
-        "K": f"{values.sizes[axis]}u",
+        "LENGTH": f"{length}u",
+        "K": f"{k}u",
+        "PER_STAGE": f"{per_stage}u",
         "AXIS_STRIDES": uint_list(t.element_strides[axis] for t in tensors),
         "KEPT_RANK": len(kept_sizes),
         "KEPT_SIZES": uint_list(kept_sizes),
@@ -48,8 +64,13 @@ def plan_selection(source: BufferTensorDesc, values: BufferTensorDesc, indices: 
            if source.data_type in INFINITY_BITS else {}),
         **({"KEY_SIGNED": ""} if info.signed_integer else {}),
         **({"SMALLEST": ""} if smallest else {}),
+        **({"STAGED": ""} if stage_count > 1 else {}),
     }
-    stage = KernelStage("select", "select.comp", defines, workgroup_size, invocations=row_count,
-                        generated=(("kernel_interface.glsl", interface.header()),))
-    return KernelPlan("selection", (stage,), source.element_count, interface=interface,
-                      reason=f"{row_count} rows of {sizes[axis]}, {values.sizes[axis]} selected by one invocation each")
+    generated = (("kernel_interface.glsl", interface.header()),)
+    stages = tuple(KernelStage(f"select{min(j, 1)}", "select.comp",
+                               {**defines, **({"FIRST_STAGE": ""} if j == 0 else {})}, workgroup_size,
+                               invocations=row_count, generated=generated)
+                   for j in range(stage_count))
+    return KernelPlan("selection", stages, source.element_count,
+                      temporary_size=12 * row_count if stage_count > 1 else 0, interface=interface,
+                      reason=f"{row_count} rows of {length}, {k} selected by one invocation each, {per_stage} a stage")
