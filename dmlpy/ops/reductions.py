@@ -334,7 +334,9 @@ CUMULATIVE_NOTES = (
     "Each row is walked in order (backwards for DECREASING) and each output is the running value, FP32 for "
     "floats (FLOAT16 and BFLOAT16 converted exactly, each output rounded once) and 32-bit wrapping integers: "
     "NumPy's cumsum and cumprod, bit for bit, on every device. An exclusive scan writes +0 (or 1) first. "
-    "BFLOAT16 is a dmlpy extension. The output may be bound over the input.")
+    "BFLOAT16 is a dmlpy extension. The output may be bound over the input. A row is walked 4,096 elements a "
+    "dispatch, the running value carried between them (lavapipe ends an invocation's loops after 65,535 "
+    "iterations).")
 
 
 @operator(
@@ -380,8 +382,9 @@ TOP_K_NOTES = (
     "the largest, last among the smallest), -0 equals +0, and equal values come in increasing index order "
     "whatever the direction (DirectML's rule). Values are copied as stored (bit for bit); indices count from the "
     "row's start. 1 <= K <= the row's length. The kernel selects one element after another (O(length) each), "
-    "one invocation per row. TOP_K's page lists no data types: dmlpy gives it TOP_K1's, with FLOAT32 and FLOAT16 "
-    "from FEATURE_LEVEL_1_0.")
+    "one invocation per row, as many a dispatch as 32,768 comparisons allow (lavapipe ends an invocation's loops "
+    "after 65,535 iterations); rows longer than 32,768 elements are refused at compile time for now. TOP_K's page "
+    "lists no data types: dmlpy gives it TOP_K1's, with FLOAT32 and FLOAT16 from FEATURE_LEVEL_1_0.")
 
 
 def _top_k_sizes(inputs: dict[str, BufferTensorDesc], fields: dict) -> dict[str, tuple[int, ...]]:
