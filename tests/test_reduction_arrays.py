@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 from child import assert_clean, run_child
 from test_device_array_hardening import MESA_FORK_SAFE_ENV
+from test_graph import run_graph
 
 import dmlpy as dml
-from dmlpy.base.types import data_type_info
 
 T = dml.TensorDataType
 
@@ -53,19 +53,6 @@ def test_a_reduction_reads_a_deferred_chain_computed(device):
     a = dml.asarray(x, device=device)
     chain = dml.tanh(dml.relu(a))  # deferred until the reduction reads it
     assert np.array_equal(bits(chain.sum(axis=1).numpy()), bits(dml.sum(dml.tanh(dml.relu(x)), axis=1)))
-
-
-def run_graph(device, compiled, inputs):
-    buffers = []
-    for array, (_, desc) in zip(inputs, compiled.input_tensors):
-        buffers.append(device.create_buffer(desc.total_tensor_size_in_bytes))
-        buffers[-1].write(np.ascontiguousarray(array))
-    outputs = [device.create_buffer(desc.total_tensor_size_in_bytes) for _, desc in compiled.output_tensors]
-    size = compiled.binding_properties.temporary_resource_size
-    temporary = device.create_buffer(size) if size else None
-    device.execute(device.create_binding_table(compiled, buffers, outputs, temporary))
-    return [buffer.read(data_type_info(desc.data_type).numpy_dtype, desc.element_count)
-            for buffer, (_, desc) in zip(outputs, compiled.output_tensors)]
 
 
 @pytest.mark.parametrize("data_type, dtype", [(T.FLOAT32, np.float32), (T.FLOAT16, np.float16), (T.INT32, np.int32)])

@@ -15,6 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from layout import element_offsets
+from messages import raises
 from reference_reduce import (
     assert_reduce_matches,
     assert_same_bits,
@@ -98,23 +99,6 @@ def storage_for(desc_tensor, values_of):
     count = -(-desc_tensor.total_tensor_size_in_bytes // desc_tensor.element_size)
     storage = values_of(count)
     return storage, storage[element_offsets(desc_tensor.sizes, desc_tensor.element_strides)]
-
-
-def raises(error, *words):
-    """pytest.raises(error) whose message must contain every one of `words`."""
-    class Check:
-        def __enter__(self):
-            self.context = pytest.raises(error)
-            self.info = self.context.__enter__()
-            return self.info
-
-        def __exit__(self, *exc):
-            handled = self.context.__exit__(*exc)
-            message = str(self.info.value)
-            missing = [w for w in words if w not in message]
-            assert not missing, f"{missing} not in {message!r}"
-            return handled
-    return Check()
 
 
 # --- Every function and data type against the reference ------------------------------------------

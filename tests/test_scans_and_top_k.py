@@ -14,6 +14,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 from layout import element_offsets
+from messages import raises
 from reference_scan import assert_same_bits, bits_of, scan_reference, top_k_reference
 
 import dmlpy as dml
@@ -144,23 +145,6 @@ def top_k_desc(data_type, sizes, axis, k, direction=None, strides=None, output_s
     if direction is None:
         return dml.TopKOperatorDesc(*tensors, axis, k)
     return dml.TopK1OperatorDesc(*tensors, axis, k, direction)
-
-
-def raises(error, *words):
-    """pytest.raises(error) whose message must contain every one of `words`."""
-    class Check:
-        def __enter__(self):
-            self.context = pytest.raises(error)
-            self.info = self.context.__enter__()
-            return self.info
-
-        def __exit__(self, *exc):
-            handled = self.context.__exit__(*exc)
-            message = str(self.info.value)
-            missing = [w for w in words if w not in message]
-            assert not missing, f"{missing} not in {message!r}"
-            return handled
-    return Check()
 
 
 def assert_top_k(got_values, got_indices, x, k, axis, largest, what=""):
