@@ -18,6 +18,7 @@ from .base.types import ExecutionFlags, Feature, FeatureLevel, TensorDataType, T
 from .frontends.arrays import asarray, default_device
 from .frontends.device_array import DeviceArray
 from .frontends.graph_builder import GraphBuilder, GraphValue
+from .frontends.matmul import gemm, matmul
 from .frontends.numpy_api import FRONT_ENDS as _FRONT_ENDS
 from .frontends.prelu import prelu_grad
 from .frontends.reductions import FRONT_ENDS as _REDUCTION_FRONT_ENDS
@@ -25,6 +26,7 @@ from .ops.activations import DESCS as _ACTIVATION_DESCS
 from .ops.elementwise import DESCS as _ELEMENT_WISE_DESCS
 from .ops.enums import AxisDirection, IsInfinityMode, MatrixTransform, ReduceFunction, RoundingMode
 from .ops.fields import ScaleBias
+from .ops.gemm import GemmOperatorDesc
 from .ops.graph import GraphDesc, GraphInputEdge, GraphIntermediateEdge, GraphOutputEdge
 from .ops.prelu_grad import ActivationParameterizedReluGradOperatorDesc
 from .ops.reductions import (
@@ -84,6 +86,7 @@ __all__ = [
     "FeatureDataFeatureLevels",
     "FeatureDataTensorDataTypeSupport",
     "FeatureLevel",
+    "GemmOperatorDesc",
     "GraphBuilder",
     "GraphDesc",
     "GraphInputEdge",
@@ -110,8 +113,10 @@ __all__ = [
     "calc_buffer_tensor_size",
     "create_device",
     "default_device",
+    "gemm",
     "list_adapters",
     "list_device_profiles",
+    "matmul",
     "prelu_grad",
 ]
 

@@ -26,6 +26,8 @@ from .frontends.arrays import default_device as default_device
 from .frontends.device_array import DeviceArray as DeviceArray
 from .frontends.graph_builder import GraphBuilder as GraphBuilder
 from .frontends.graph_builder import GraphValue as GraphValue
+from .frontends.matmul import gemm as gemm
+from .frontends.matmul import matmul as matmul
 from .frontends.prelu import prelu_grad as prelu_grad
 from .frontends.reductions import argmax as argmax
 from .frontends.reductions import argmin as argmin
@@ -165,6 +167,35 @@ class CumulativeSummationOperatorDesc(OperatorDesc):
         axis: int,
         axis_direction: AxisDirection | Literal["INCREASING", "DECREASING"] = ...,
         has_exclusive_sum: bool = ...,
+    ) -> None: ...
+
+@dataclass(frozen=True)
+class GemmOperatorDesc(OperatorDesc):
+    """DML_GEMM_OPERATOR_DESC: `FusedActivation(Alpha * TransA(A) x TransB(B) + Beta * C)`;
+    `c_tensor` may be None (DirectML's null: no C term).
+    """
+
+    a_tensor: BufferTensorDesc
+    b_tensor: BufferTensorDesc
+    c_tensor: BufferTensorDesc | None
+    output_tensor: BufferTensorDesc
+    trans_a: MatrixTransform
+    trans_b: MatrixTransform
+    alpha: float
+    beta: float
+    fused_activation: OperatorDesc | None
+
+    def __init__(
+        self,
+        a_tensor: BufferTensorDesc,
+        b_tensor: BufferTensorDesc,
+        c_tensor: BufferTensorDesc | None,
+        output_tensor: BufferTensorDesc,
+        trans_a: MatrixTransform | Literal["NONE", "TRANSPOSE"] = ...,
+        trans_b: MatrixTransform | Literal["NONE", "TRANSPOSE"] = ...,
+        alpha: float = ...,
+        beta: float = ...,
+        fused_activation: OperatorDesc | None = ...,
     ) -> None: ...
 
 @dataclass(frozen=True)

@@ -21,7 +21,8 @@ class CallBinding:
     def __init__(self, device: Device, compiled: CompiledOperator, in_place: int | None):
         tensors = [getattr(compiled.desc, f.name) for f in compiled.desc.schema.tensors]
         inputs = len(compiled.desc.schema.inputs)
-        self.buffers = [device.create_buffer(t.total_tensor_size_in_bytes) for t in tensors]
+        # An optional input the desc leaves out (None) has no buffer, and binds None.
+        self.buffers = [None if t is None else device.create_buffer(t.total_tensor_size_in_bytes) for t in tensors]
         if in_place is not None:  # the output is bound over that input's buffer
             self.buffers[-1].destroy()
             self.buffers[-1] = self.buffers[in_place]
@@ -29,7 +30,8 @@ class CallBinding:
         self.temporary = device.create_buffer(temporary_size) if temporary_size else None
         self.table = device.create_binding_table(compiled, inputs=self.buffers[:inputs], outputs=self.buffers[inputs:],
                                                  temporary=self.temporary)
-        self.nbytes = sum(b.size_in_bytes for b in {id(b): b for b in self.buffers}.values()) + temporary_size
+        self.nbytes = sum(b.size_in_bytes for b in {id(b): b for b in self.buffers if b is not None}.values()) \
+            + temporary_size
         self.lock = threading.Lock()
         self.device = device
         self.freed = False

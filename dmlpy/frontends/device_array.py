@@ -106,6 +106,7 @@ class DeviceArray:
     __lt__, __le__ = _operator("less"), _operator("less_equal")
     __gt__, __ge__ = _operator("greater"), _operator("greater_equal")
     __eq__ = _operator("equal")
+    __matmul__, __rmatmul__ = _operator("matmul"), _operator("matmul", True)
     __neg__, __abs__, __invert__ = _unary("negative"), _unary("abs"), _unary("bitwise_not")
     __hash__ = object.__hash__
     sum, prod, mean = _reduction("sum"), _reduction("prod"), _reduction("mean")
@@ -359,13 +360,13 @@ class DeviceArray:
         return (DLPACK_CPU, 0)
 
 
-def run_on_arrays(compiled, inputs: list[DeviceArray], *outputs: DeviceArray) -> None:
+def run_on_arrays(compiled, inputs: list[DeviceArray | None], *outputs: DeviceArray) -> None:
     """Run a compiled operator reading `inputs` and writing `outputs` (of one device), under
     the array lock: the inputs computed first, the deferred results that read an output
     computed before it changes."""
     device = outputs[0].device
     with device.array_lock:
-        buffers = [array._computed() for array in inputs]
+        buffers = [None if array is None else array._computed() for array in inputs]  # None: an input left out
         for output in outputs:
             output._settle_readers()
         _execute(device, compiled, buffers, *(output._computed() for output in outputs))

@@ -80,7 +80,7 @@ class GraphBuilder:
                                        f"{schema.dml_name}, not {shown(sources)}")
         for k, source in enumerate(sources):
             self._check_own(source, f"sources[{k}]")
-        schema.check_bound(desc, "a graph")
+        schema.check_bound(desc, "a graph", absent_inputs=False)
         return self._append(schema.copy(desc), list(sources))
 
     def _append(self, desc: OperatorDesc, sources: list[GraphValue]) -> tuple[GraphValue, ...]:

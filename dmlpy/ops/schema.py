@@ -160,16 +160,17 @@ class OperatorSchema:
         fused activation field holds (DirectML's null InputTensor and OutputTensor)."""
         return self.dml_name in FUSABLE_ACTIVATIONS and all(getattr(desc, t.name) is None for t in self.tensors)
 
-    def check_bound(self, desc, consumer: str) -> None:
-        """Raise UnsupportedError where `desc` has a tensor None: `consumer` binds every tensor
-        of an operator and cannot yet leave one out (DirectML's null binding)."""
+    def check_bound(self, desc, consumer: str, absent_inputs: bool = True) -> None:
+        """Raise UnsupportedError where `desc` cannot run on its own in `consumer`: an unbound
+        activation (a fused activation's form), or an optional input left out (None) where
+        `consumer` cannot leave one unbound (not `absent_inputs`)."""
         owner = type(desc).__name__
         if self.unbound(desc):
             raise UnsupportedError(
                 f"{owner} has every tensor None: that is a fused activation's form, which runs only nested in "
                 f"another desc's fused activation field, not on its own in {consumer}", "type")
         for field in self.tensors:
-            if getattr(desc, field.name) is None:
+            if getattr(desc, field.name) is None and not absent_inputs:
                 raise UnsupportedError(
                     f"{owner}.{field.name} is None (DirectML's null {field.dml_name}): {consumer} binds every tensor "
                     "of an operator and does not take an absent one yet", field.name)
@@ -281,10 +282,11 @@ class OperatorSchema:
                   and (field.data_types is not None or tensor.data_type in row.data_types)]
         return min(levels) if levels else None
 
-    def check_device(self, desc, device_level: FeatureLevel, strict_directml: bool) -> None:
-        """Raise UnsupportedError when the desc needs more than the device offers, or leaves a
-        tensor None (a device binds every tensor)."""
-        self.check_bound(desc, "a device")
+    def check_device(self, desc, device_level: FeatureLevel, strict_directml: bool, consumer: str = "a device",
+                     absent_inputs: bool = True) -> None:
+        """Raise UnsupportedError when the desc needs more than the device offers, or cannot run
+        on its own in `consumer` (see check_bound)."""
+        self.check_bound(desc, consumer, absent_inputs)
         self.check_level(desc, device_level, strict_directml)
 
     def check_level(self, desc, device_level: FeatureLevel, strict_directml: bool) -> None:

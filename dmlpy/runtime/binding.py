@@ -353,6 +353,18 @@ def bind_tensor(device: Device, name: str, desc: BufferTensorDesc | None, item, 
     return BoundTensor(name, desc, buffer, offset, needed)
 
 
+def _bind_present(device: Device, name: str, desc: BufferTensorDesc | None, item) -> BoundTensor | None:
+    """A tensor's binding; an optional tensor its desc leaves out (None, DirectML's null) takes
+    no buffer (DML_BINDING_TYPE_NONE), and is None here too."""
+    if desc is not None:
+        return bind_tensor(device, name, desc, item)
+    if item is not None:
+        raise InvalidArgumentError(
+            f"{name} is {type(item).__name__}: the operator's desc leaves this optional tensor out (None), so its "
+            "binding must be None too")
+    return None
+
+
 def check_aliasing(inputs: Sequence[BoundTensor], outputs: Sequence[BoundTensor], in_place: bool = True,
                    operator_name: str = "") -> None:
     """Outputs may alias an input exactly (in place, where the operator allows it) but may
@@ -399,7 +411,7 @@ class BindingTable:
                 raise InvalidArgumentError(
                     f"{role} has {len(items)} bindings: {compiled.name} has {len(tensors)} "
                     f"({', '.join(label for label, _ in tensors)})")
-            bound.append([bind_tensor(device, f"{role}[{i}] ({label})", desc, item)
+            bound.append([_bind_present(device, f"{role}[{i}] ({label})", desc, item)
                           for i, ((label, desc), item) in enumerate(zip(tensors, items))])
         self.inputs, self.outputs = bound
         for role, item in (("temporary", temporary), ("persistent", persistent)):
@@ -413,11 +425,12 @@ class BindingTable:
                     f"temporary is None: {compiled.name} needs a temporary resource of "
                     f"binding_properties.temporary_resource_size = {compiled.temporary_size} bytes")
             scratch = [bind_tensor(device, "temporary", None, temporary, compiled.temporary_size)]
-        check_aliasing(self.inputs, [*self.outputs, *scratch], compiled.in_place, compiled.name)
+        present_inputs = [t for t in self.inputs if t is not None]
+        check_aliasing(present_inputs, [*self.outputs, *scratch], compiled.in_place, compiled.name)
         self.device = device
         self.compiled = compiled
         self.scratch = scratch
-        self.bound = [*self.inputs, *self.outputs, *scratch]
+        self.bound = [*present_inputs, *self.outputs, *scratch]
         # One step per stage of each kernel, in order: its launches (one per window) need no
         # barrier among themselves; every step needs the ones before it to have finished,
         # except a stage that runs beside the one before it (a packed kernel's tail), unless

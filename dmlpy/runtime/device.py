@@ -118,7 +118,8 @@ class CompiledOperator:
     @property
     def kernels(self) -> tuple[CompiledKernel, ...]:
         schema = self.desc.schema
-        tensors = [*(KernelTensor("input", k) for k in range(len(schema.inputs))),
+        present = schema.present(self.desc)  # an optional input left out binds nothing
+        tensors = [*(KernelTensor("input", k) for k, f in enumerate(schema.inputs) if f in present),
                    *(KernelTensor("output", k) for k in range(len(schema.outputs)))]
         if self.plan.temporary_size:
             tensors.append(KernelTensor("temporary", size=self.plan.temporary_size))
@@ -363,7 +364,7 @@ class Device:
                 raise InvalidArgumentError(f"GraphDesc.nodes[{k}] is an operator of another device", "nodes")
             desc = graph.desc_of(k)
             try:
-                desc.schema.check_device(desc, self.feature_level, self.strict_directml)
+                desc.schema.check_device(desc, self.feature_level, self.strict_directml, "a graph", False)
             except DmlError as error:
                 raise type(error)(f"GraphDesc.nodes[{k}] ({desc.schema.dml_name}): {error.message}",
                                   error.field) from None

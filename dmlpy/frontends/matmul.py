@@ -1,0 +1,179 @@
+"""The NumPy front ends of the matrix-multiplication family: `gemm` (DirectML's GEMM, with
+NumPy's broadcasting of the batch dimensions and of C) and `matmul` (NumPy's matmul on top
+of it), on NumPy arrays or device arrays (`a @ b`)."""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from ..base.errors import InvalidArgumentError, shown
+from ..base.tensor_desc import BufferTensorDesc, calc_buffer_tensor_size, packed_strides
+from ..base.types import data_type_for_numpy
+from ..ops.enums import MatrixTransform
+from ..ops.gemm import GemmOperatorDesc
+from ..runtime.device import Device
+from .arrays import as_array, as_device, asarray, check_out
+from .call_cache import run_bound
+from .device_array import ARRAY_OPERATORS, DeviceArray, run_on_arrays
+from .numpy_api import refuse_untaken_data_types
+
+MAX_GEMM_DIMS = 4  # DirectML's GEMM: { BatchCount, ChannelCount, M, N } at most
+
+
+def _transform(value, argument: str) -> MatrixTransform:
+    """A bool (True: transposed), a MatrixTransform or its name."""
+    if isinstance(value, (bool, np.bool_)):
+        return MatrixTransform.TRANSPOSE if value else MatrixTransform.NONE
+    if isinstance(value, MatrixTransform):
+        return value
+    if isinstance(value, str) and value.upper() in MatrixTransform.__members__:
+        return MatrixTransform[value.upper()]
+    raise InvalidArgumentError(f"{argument} {shown(value)} must be a bool, a MatrixTransform or its name",
+                               argument)
+
+
+def _operand(value, argument: str) -> np.ndarray | DeviceArray:
+    array = value if isinstance(value, DeviceArray) else as_array(value, argument)
+    if array.ndim < 1:
+        raise InvalidArgumentError(f"{argument} is 0-d: a matrix product takes arrays of at least 1 dim", argument)
+    return array
+
+
+def _broadcast_desc(array: np.ndarray | DeviceArray, shape: tuple[int, ...],
+                    sizes: tuple[int, ...]) -> BufferTensorDesc:
+    """The packed `array`, seen as `shape` (its own, or matmul's with a dim added), read as
+    `sizes`: NumPy's broadcasting (dims aligned from the right, zero strides where it has 1)."""
+    data_type = data_type_for_numpy(array.dtype)
+    if shape == tuple(sizes):
+        return BufferTensorDesc(data_type, sizes)
+    lead = len(sizes) - len(shape)
+    strides = tuple([0] * lead + [0 if n == 1 and size != 1 else stride
+                                  for n, size, stride in zip(shape, sizes[lead:], packed_strides(shape))])
+    return BufferTensorDesc(data_type, sizes, strides,
+                            total_tensor_size_in_bytes=calc_buffer_tensor_size(data_type, (array.size,)))
+
+
+def _batch_shape(a_batch: tuple[int, ...], b_batch: tuple[int, ...], a_shape, b_shape, name: str) -> tuple[int, ...]:
+    try:
+        return tuple(np.broadcast_shapes(a_batch, b_batch))
+    except ValueError:
+        raise InvalidArgumentError(
+            f"{name}: a has shape {a_shape} and b {b_shape}, whose batch dims {a_batch} and {b_batch} do not "
+            "broadcast together (NumPy's rule: equal, or 1)", "shape") from None
+
+
+def _run(desc: GemmOperatorDesc, arrays: list, out, device: Device | None, shape: tuple[int, ...]):
+    """GEMM on host arrays (a NumPy result, or `out`) or on device arrays (a new DeviceArray)."""
+    present = [x for x in arrays if x is not None]
+    if any(isinstance(x, DeviceArray) for x in present):
+        owner = next(x.device for x in present if isinstance(x, DeviceArray))
+        if device is not None and device is not owner:
+            raise InvalidArgumentError("device names another device than the arrays': pass arrays of that device "
+                                       "(dmlpy.asarray(a, device=...)) or leave device out", "device")
+        if any(isinstance(x, DeviceArray) and x.device is not owner for x in present):
+            raise InvalidArgumentError("the arrays live on different devices: a product reads arrays of one",
+                                       "device")
+        inputs = [None if x is None else x if isinstance(x, DeviceArray) else asarray(x, owner) for x in arrays]
+        result = DeviceArray(owner, shape, present[0].dtype)
+        run_on_arrays(owner.compile_cached(desc), inputs, result)
+        if out is None:
+            return result
+        check_out(out, shape, result.dtype)
+        out[...] = result.numpy()
+        return out
+    device = as_device(device)
+    dtype = present[0].dtype
+    if out is not None:
+        check_out(out, shape, dtype)
+    compiled = device.compile_cached(desc)
+    packed = [None if x is None else np.ascontiguousarray(x).reshape(-1) for x in arrays]
+    result = out if out is not None else np.empty(shape, dtype)
+
+    def work(binding):
+        for buffer, values in zip(binding.buffers, packed):
+            if values is not None:
+                buffer.write(values)
+        device.execute(binding.table)
+        result[...] = binding.buffers[-1].read(dtype, result.size).reshape(shape)
+
+    run_bound(device, compiled, None, work)
+    return result
+
+
+def gemm(a: ArrayLike | DeviceArray, b: ArrayLike | DeviceArray, c: ArrayLike | DeviceArray | None = None, *,
+         trans_a: bool | MatrixTransform | str = False, trans_b: bool | MatrixTransform | str = False,
+         alpha: float = 1.0, beta: float = 0.0, fused_activation=None, out: np.ndarray | None = None,
+         device: Device | None = None) -> np.ndarray | DeviceArray:
+    """DML_OPERATOR_GEMM: `fused_activation(alpha * op(a) @ op(b) + beta * c)`, op a transpose
+    of the last two dims where `trans_a` / `trans_b`. a and b have 2 to 4 dims (their leading
+    batch dims broadcast as NumPy's do), c broadcasts to the result's shape; float32, float16
+    or bfloat16, all one dtype. The sum over K runs in DirectML's documented order
+    (docs/numerics.md): the same bits on every device. Device arrays give a DeviceArray."""
+    trans_a, trans_b = _transform(trans_a, "trans_a"), _transform(trans_b, "trans_b")
+    a, b = _operand(a, "a"), _operand(b, "b")
+    c = None if c is None else _operand(c, "c")
+    for name, x in (("a", a), ("b", b)):
+        if not 2 <= x.ndim <= MAX_GEMM_DIMS:
+            raise InvalidArgumentError(f"gemm: {name} has {x.ndim} dims: GEMM takes 2 to {MAX_GEMM_DIMS} (use matmul "
+                                       "for 1-D operands)", name)
+    return _product(a, b, c, trans_a, trans_b, alpha, beta, fused_activation, out, device, "gemm")
+
+
+def _product(a, b, c, trans_a: MatrixTransform, trans_b: MatrixTransform, alpha, beta, fused_activation, out,
+             device, name: str, shapes: tuple[tuple[int, ...], tuple[int, ...]] | None = None,
+             squeeze: tuple[int, ...] = ()):
+    """GEMM of a and b seen as `shapes` (theirs by default); the result without the dims
+    `squeeze` names (matmul's 1-D operands: the packed bytes are the same)."""
+    arrays = {"a": a, "b": b, **({"c": c} if c is not None else {})}
+    refuse_untaken_data_types(GemmOperatorDesc.schema, [data_type_for_numpy(x.dtype) for x in arrays.values()])
+    dtypes = {x.dtype for x in arrays.values()}
+    if len(dtypes) > 1:
+        listed = ", ".join(f"{k} {x.dtype}" for k, x in arrays.items())
+        raise InvalidArgumentError(f"{name}: {listed}: the operands must have one dtype (convert one first, e.g. "
+                                   "b.astype(a.dtype))", "data_type")
+    a_shape, b_shape = shapes or (a.shape, b.shape)
+    m, k = a_shape[-1:-3:-1] if trans_a is MatrixTransform.TRANSPOSE else a_shape[-2:]
+    k_b, n = b_shape[-1:-3:-1] if trans_b is MatrixTransform.TRANSPOSE else b_shape[-2:]
+    if k != k_b:
+        raise InvalidArgumentError(
+            f"{name}: a has shape {a.shape} and b {b.shape}: a's K ({k}{', transposed' if trans_a.value else ''}) "
+            f"must equal b's ({k_b}{', transposed' if trans_b.value else ''})", "shape")
+    batch = _batch_shape(a_shape[:-2], b_shape[:-2], a.shape, b.shape, name)
+    if len(batch) + 2 > MAX_GEMM_DIMS:
+        raise InvalidArgumentError(f"{name}: the product has {len(batch) + 2} dims (a {a.shape}, b {b.shape}): "
+                                   f"GEMM's tensors have at most {MAX_GEMM_DIMS}", "shape")
+    sizes = (*batch, m, n)
+    if c is not None:
+        try:
+            if tuple(np.broadcast_shapes(c.shape, sizes)) != sizes:
+                raise ValueError
+        except ValueError:
+            raise InvalidArgumentError(f"{name}: c has shape {c.shape}, which does not broadcast to the product's "
+                                       f"shape {sizes}", "c") from None
+    desc = GemmOperatorDesc(_broadcast_desc(a, a_shape, (*batch, *a_shape[-2:])),
+                            _broadcast_desc(b, b_shape, (*batch, *b_shape[-2:])),
+                            None if c is None else _broadcast_desc(c, c.shape, sizes),
+                            BufferTensorDesc(data_type_for_numpy(a.dtype), sizes), trans_a, trans_b, alpha, beta,
+                            fused_activation)
+    shape = tuple(n for d, n in enumerate(sizes) if d - len(sizes) not in squeeze)
+    return _run(desc, [a, b, c], out, device, shape)
+
+
+def matmul(a: ArrayLike | DeviceArray, b: ArrayLike | DeviceArray, *, out: np.ndarray | None = None,
+           device: Device | None = None) -> np.ndarray | DeviceArray:
+    """NumPy's matmul by GEMM: a 1-D a is a row (1, K), a 1-D b a column (K, 1), and that dim is
+    removed from the result; batch dims broadcast (the result has at most 4 dims). Sums run in
+    GEMM's documented order, not NumPy's: compare bits with the order in docs/numerics.md."""
+    a, b = _operand(a, "a"), _operand(b, "b")
+    squeeze = (*((-2,) if a.ndim == 1 else ()), *((-1,) if b.ndim == 1 else ()))
+    shapes = ((1, *a.shape) if a.ndim == 1 else a.shape, (*b.shape, 1) if b.ndim == 1 else b.shape)
+    if max(map(len, shapes)) > MAX_GEMM_DIMS:
+        raise InvalidArgumentError(f"matmul: a has shape {a.shape} and b {b.shape}: GEMM's tensors have at most "
+                                   f"{MAX_GEMM_DIMS} dims", "shape")
+    return _product(a, b, None, MatrixTransform.NONE, MatrixTransform.NONE, 1.0, 0.0, None, out, device, "matmul",
+                    shapes, squeeze)
+
+
+FRONT_ENDS = {"gemm": gemm, "matmul": matmul}
+ARRAY_OPERATORS["matmul"] = matmul

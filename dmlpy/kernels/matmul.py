@@ -1,0 +1,168 @@
+"""The matrix-product planner (shaders/gemm.comp): batched products of two matrices, each
+output element's K products summed in increasing k, then an element-wise epilogue over the
+sum and an optional third tensor (rendered from an expression, as the element-wise family's
+math is).
+
+Tiles. A workgroup computes a block of BLOCK_M x BLOCK_N outputs: its invocations lie along N
+(neighbouring invocations, neighbouring columns: coalesced loads of B and stores on a GPU,
+SIMD lanes over consecutive columns on a CPU device), each holding TILE_M x TILE_N
+accumulators in registers (rows m0..m0+TILE_M-1, columns a lane-row apart). The tile shape
+comes from the device's kind and limits, never from the desc's values, and the bits do not
+depend on it: each accumulator sees its products in the same order whatever the tile.
+
+Exactness. Where the device may flush subnormals (codegen.float_controls_defines), a first
+stage writes, for every row of A and column of B, the smallest nonzero magnitude it holds (as
+bits, minus one: zeros drop out of the minimum). An invocation whose rows' and columns'
+smallest magnitudes multiply to 2^-102 or more sums with the hardware's operations: every
+product is then a normal multiple of 2^-125, and so is every partial sum (or zero), so no
+operand or result of the hardware's is subnormal. Any other invocation takes dmlpy's exact
+operations (numeric.glsl's dml_mul and dml_add). The results are the same bits either way.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from ..base.adapter import AdapterInfo, AdapterType
+from ..base.errors import UnsupportedError
+from ..base.tensor_desc import BufferTensorDesc
+from ..base.types import TensorDataType, data_type_info
+from ..ir import expr as e
+from ..ir import render
+from .codegen import KernelPlan, KernelStage, float_controls_defines, fp32_bits, uint_list, workgroup_size_for
+from .interface import KernelInterface
+
+# lavapipe ends an invocation's loops after 65,535 iterations in all; the k loops take
+# K_STEP products an iteration.
+K_STEP = 4
+MAX_K = 131072
+
+# Input types whose products and sums can never be subnormal in FP32 (every FLOAT16 value is a
+# multiple of 2^-24, so every product and sum is a multiple of 2^-48): no exactness stage.
+NEVER_SUBNORMAL = (TensorDataType.FLOAT16,)
+
+
+@dataclass(frozen=True)
+class MatmulOperands:
+    """The tensors of a batched product: A (read transposed where `transpose_a`), B (likewise),
+    an optional C read by the epilogue, and the output {batch..., M, N}."""
+
+    a: BufferTensorDesc
+    b: BufferTensorDesc
+    c: BufferTensorDesc | None
+    output: BufferTensorDesc
+    transpose_a: bool = False
+    transpose_b: bool = False
+
+    @property
+    def dimensions(self) -> tuple[int, int, int]:
+        """(M, N, K)."""
+        m, n = self.output.sizes[-2:]
+        k = self.a.sizes[-2] if self.transpose_a else self.a.sizes[-1]
+        return m, n, k
+
+
+@dataclass(frozen=True)
+class TileShape:
+    lanes_n: int  # invocations along N in a workgroup
+    lanes_m: int  # rows of invocations
+    tile_m: int  # rows each invocation computes
+    tile_n: int  # columns each invocation computes, lanes_n apart
+
+    @property
+    def block(self) -> tuple[int, int]:
+        return self.lanes_m * self.tile_m, self.lanes_n * self.tile_n
+
+
+def tile_shape(adapter: AdapterInfo, n: int) -> TileShape:
+    """A CPU device (lavapipe) runs a workgroup's invocations as SIMD lanes: one row of lanes
+    whose A values are uniform (scalar loads), a few accumulators each so they stay in
+    registers. A GPU wants more invocations per workgroup and more outputs per invocation."""
+    size = workgroup_size_for(adapter)
+    if adapter.adapter_type == AdapterType.CPU:
+        lanes_n = min(size, 64)
+        return TileShape(lanes_n, 1, 4, 2)
+    lanes_n = min(size, 32 if n >= 32 else 16)
+    return TileShape(lanes_n, max(1, min(size, 256) // lanes_n // 4), 4, 4)
+
+
+def _matrix_strides(tensor: BufferTensorDesc, transposed: bool) -> tuple[int, int]:
+    """The element strides along the matrix's rows and columns once read (transposed or not)."""
+    row, column = tensor.element_strides[-2:]
+    return (column, row) if transposed else (row, column)
+
+
+def _body(operands: MatmulOperands, result: e.Expr) -> tuple[str, ...]:
+    """gemm_body.glsl: the operands' values as FP32, and the epilogue's stored bits."""
+    a_form = render.STORED_FORMS[operands.a.data_type].to_float.format("input_load(0u, e)")
+    b_form = render.STORED_FORMS[operands.b.data_type].to_float.format("input_load(1u, e)")
+    inputs = (TensorDataType.FLOAT32,) + (() if operands.c is None else (operands.c.data_type,))
+    return (f"float a_value(uint e) {{ return {a_form}; }}",
+            f"float b_value(uint e) {{ return {b_form}; }}",
+            f"#define EPILOGUE_INPUTS {len(inputs)}",
+            "uint gemm_epilogue(uint bits[EPILOGUE_INPUTS]) {",
+            *(f"    {line}" for line in render.render(result, inputs, operands.output.data_type)),
+            "    return result;",
+            "}")
+
+
+def plan_matmul(operands: MatmulOperands, result: e.Expr, scalars: tuple[float, ...],
+                adapter: AdapterInfo) -> KernelPlan:
+    """Plan output = result(S, C) element by element, S the sum of A's row times B's column:
+    `result` reads S as input 0 (FP32 bits) and C's element as input 1, `scalars` are its FP32
+    scalars (pushed at run time)."""
+    a, b, c, output = operands.a, operands.b, operands.c, operands.output
+    m, n, k = operands.dimensions
+    if k > MAX_K:
+        raise UnsupportedError(
+            f"K = {k}: dmlpy's matrix product sums at most {MAX_K} products an output (lavapipe ends an "
+            "invocation's loops after 65,535 iterations); split K and add the partial products", "sizes")
+    batch_sizes = output.sizes[:-2]
+    batch_count = math.prod(batch_sizes)
+    tensors = [a, b, *([c] if c is not None else []), output]
+    exactness = "DENORMALS_EXACT" in float_controls_defines(adapter) and a.data_type not in NEVER_SUBNORMAL
+    interface = KernelInterface(tuple(t.data_type for t in tensors[:-1]), (output.data_type,), scratch=exactness,
+                                scalar_count=len(scalars))
+    interface.check(adapter)
+    shape = tile_shape(adapter, n)
+    block_m, block_n = shape.block
+    workgroup_size = shape.lanes_n * shape.lanes_m
+    a_rows, a_columns = _matrix_strides(a, operands.transpose_a)
+    b_rows, b_columns = _matrix_strides(b, operands.transpose_b)
+    c_strides = c.element_strides[-2:] if c is not None else (0, 0)
+    defines: dict[str, object] = {
+        f"DTYPE_{output.data_type.name}": "",
+        "ELEMENT_BITS": data_type_info(output.data_type).bits,
+        "WORKGROUP_SIZE": workgroup_size,
+        **float_controls_defines(adapter),
+        **render.transcendental_defines(result),
+        "M": f"{m}u", "N": f"{n}u", "K": f"{k}u", "K_STEP": f"{K_STEP}u",
+        "A_STRIDES": uint_list((a_rows, a_columns)), "B_STRIDES": uint_list((b_rows, b_columns)),
+        "C_STRIDES": uint_list(c_strides), "OUTPUT_STRIDES": uint_list(output.element_strides[-2:]),
+        "BATCH_COUNT": f"{batch_count}u", "BATCH_RANK": len(batch_sizes),
+        **({"HAS_C": ""} if c is not None else {}),
+        **({"EXACTNESS_KEYS": ""} if exactness else {}),
+    }
+    if batch_sizes:
+        defines["BATCH_SIZES"] = uint_list(batch_sizes)
+        defines["BATCH_STRIDES"] = uint_list(
+            (t.element_strides[d] if t is not None else 0) for d in range(len(batch_sizes)) for t in (a, b, c, output))
+    generated = (("kernel_interface.glsl", interface.header()), ("gemm_body.glsl", _body(operands, result)))
+    blocks = batch_count * math.ceil(m / block_m) * math.ceil(n / block_n)
+    main = KernelStage("main", "gemm.comp", {
+        **defines, "STAGE_PRODUCT": "", "LANES_N": f"{shape.lanes_n}u", "TILE_M": shape.tile_m,
+        "TILE_N": shape.tile_n, "BLOCK_M": f"{block_m}u", "BLOCK_N": f"{block_n}u"},
+        workgroup_size, invocations=blocks * workgroup_size, generated=generated)
+    reason = (f"{batch_count} product(s) of {m} x {k} by {k} x {n}: workgroups of {shape.lanes_m} x {shape.lanes_n} "
+              f"invocations, each {shape.tile_m} x {shape.tile_n} outputs ({block_m} x {block_n} a workgroup)")
+    if not exactness:
+        return KernelPlan("matmul", (main,), output.element_count, scalar_bits=fp32_bits(scalars),
+                          interface=interface, reason=reason + "; the hardware's arithmetic keeps subnormals here")
+    key_size = workgroup_size_for(adapter)
+    keys = KernelStage("keys", "gemm.comp", {**defines, "STAGE_KEYS": "", "WORKGROUP_SIZE": key_size},
+                       key_size, invocations=batch_count * (m + n), generated=generated)
+    return KernelPlan("matmul", (keys, main), output.element_count, temporary_size=4 * batch_count * (m + n),
+                      scalar_bits=fp32_bits(scalars), interface=interface,
+                      reason=reason + "; a first stage finds each row's and column's smallest magnitude, so that "
+                                      "only outputs whose products could be subnormal take the exact arithmetic")

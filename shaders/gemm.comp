@@ -1,0 +1,189 @@
+#version 450
+// The matrix-product kernel family (GEMM): for each of BATCH_COUNT products, output[m][n] =
+// gemm_epilogue(S, C[m][n]) with S the sum of a_value(A[m][k]) * b_value(B[k][n]) over k.
+// S starts at -0 and takes the products in increasing k, each product and each sum rounded
+// to FP32 on its own (`precise`: never an FMA), so its bits depend on the values alone: not
+// on the tile shape, the workgroup size or the device (dmlpy/kernels/matmul.py).
+//
+// Generated headers: kernel_interface.glsl (bindings A, B, C where HAS_C, the output, and the
+// scratch where EXACTNESS_KEYS; input_load, output_store, params) and gemm_body.glsl:
+// a_value(e) and b_value(e) (an element of A or B as FP32), gemm_epilogue(bits) (the stored
+// bits of the output element from bits[0], S's FP32 bits, and bits[1], C's element).
+//
+// Two stages where the device may flush subnormals (EXACTNESS_KEYS):
+//   STAGE_KEYS     one invocation per row of A and column of B of each product: the smallest
+//                  nonzero magnitude along K, as its bits minus one (a zero's wraps to the
+//                  largest and drops out), into the scratch: BATCH_COUNT * (M + N) words.
+//   STAGE_PRODUCT  one workgroup per BLOCK_M x BLOCK_N outputs, invocations along N, each with
+//                  TILE_M x TILE_N accumulators (rows m0 + i, columns n0 + j * LANES_N). Where
+//                  its rows' and columns' keys prove every product and partial sum a normal
+//                  number or zero, the hardware's operations; else dmlpy's exact ones.
+//
+// Defines: DTYPE_* and ELEMENT_BITS (the output's), WORKGROUP_SIZE, M, N, K, K_STEP,
+// A_STRIDES and B_STRIDES (element strides along the rows and columns of A and B as read,
+// transposes applied), C_STRIDES, OUTPUT_STRIDES, BATCH_COUNT, BATCH_RANK, BATCH_SIZES,
+// BATCH_STRIDES (per batch dim: A's, B's, C's, the output's), HAS_C, EXACTNESS_KEYS, one of
+// STAGE_KEYS and STAGE_PRODUCT; for STAGE_PRODUCT: LANES_N, TILE_M, TILE_N, BLOCK_M, BLOCK_N.
+#extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
+#include "float_controls.glsl"
+
+#include "tensor_storage.glsl"
+#include "numeric.glsl"
+#ifdef USES_TRANSCENDENTALS
+#include "transcendental.glsl"
+#endif
+
+layout(local_size_x = WORKGROUP_SIZE) in;
+
+#include "kernel_interface.glsl"
+#include "gemm_body.glsl"
+
+#if defined(HAS_C)
+#define OUTPUT_BASE 3
+#else
+#define OUTPUT_BASE 2
+#endif
+#define SCRATCH_BASE (OUTPUT_BASE + 1)
+
+const uint A_STRIDES_[2] = uint[2](A_STRIDES);
+const uint B_STRIDES_[2] = uint[2](B_STRIDES);
+const uint C_STRIDES_[2] = uint[2](C_STRIDES);
+const uint OUTPUT_STRIDES_[2] = uint[2](OUTPUT_STRIDES);
+
+// Where product `batch` starts in A, B, C and the output, in elements.
+uvec4 batch_offsets(uint batch) {
+    uvec4 at = uvec4(0u);
+#if BATCH_RANK > 0
+    const uint sizes[BATCH_RANK] = uint[BATCH_RANK](BATCH_SIZES);
+    const uint strides[BATCH_RANK * 4] = uint[BATCH_RANK * 4](BATCH_STRIDES);
+    [[unroll]] for (int d = BATCH_RANK - 1; d >= 0; --d) {
+        uint index = batch % sizes[d];
+        at += index * uvec4(strides[d * 4], strides[d * 4 + 1], strides[d * 4 + 2], strides[d * 4 + 3]);
+        batch /= sizes[d];
+    }
+#endif
+    return at;
+}
+
+// |x|'s bits minus one: the smallest nonzero magnitude has the smallest key, a zero the largest.
+uint magnitude_key(float x) {
+    return (floatBitsToUint(x) & 0x7FFFFFFFu) - 1u;
+}
+
+#if defined(STAGE_KEYS)
+void main() {
+    uint item = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * WORKGROUP_SIZE + gl_LocalInvocationID.x;
+    if (item >= BATCH_COUNT * (M + N)) return;
+    uint line = item % (M + N);
+    uvec4 at = batch_offsets(item / (M + N));
+    bool row = line < M;
+    uint start = row ? params.base[0] + at.x + line * A_STRIDES_[0] : params.base[1] + at.y + (line - M) * B_STRIDES_[1];
+    uint step = row ? A_STRIDES_[1] : B_STRIDES_[0];
+    uint smallest = 0xFFFFFFFFu;
+    uint k = 0u;
+    for (; k + K_STEP <= K; k += K_STEP) {
+        [[unroll]] for (uint s = 0u; s < K_STEP; ++s) {
+            uint e = start + (k + s) * step;
+            smallest = min(smallest, magnitude_key(row ? a_value(e) : b_value(e)));
+        }
+    }
+    for (; k < K; ++k) {
+        uint e = start + k * step;
+        smallest = min(smallest, magnitude_key(row ? a_value(e) : b_value(e)));
+    }
+    scratch[params.base[SCRATCH_BASE] + item] = smallest;
+}
+#endif
+
+#if defined(STAGE_PRODUCT)
+// The biased exponent of the smallest nonzero magnitude a key stands for: 1000 for no nonzero
+// value at all, -1000 for a subnormal (nothing may meet it but zeros).
+int key_exponent(uint key) {
+    if (key == 0xFFFFFFFFu) return 1000;
+    uint biased = (key + 1u) >> 23;
+    return biased == 0u ? -1000 : int(biased);
+}
+
+// Every product of values at least these magnitudes is 2^-102 or more (biased exponents adding
+// to 152): a normal multiple of 2^-125, as is every sum of them, so the hardware's operations
+// meet no subnormal operand or result.
+bool products_stay_normal(uint key_a, uint key_b) {
+    return key_exponent(key_a) + key_exponent(key_b) >= 152;
+}
+
+float exact_product_sum(float sum, float a, float b) {
+    return dml_add(sum, dml_mul(a, b));
+}
+
+float hardware_product_sum(float sum, float a, float b) {
+    return dml_hardware_add(sum, dml_hardware_mul(a, b));
+}
+
+// One k of every accumulator: TILE_M values of A (the same for every lane of a workgroup
+// row), TILE_N of B.
+#define GEMM_STEP(COMBINE, KK)                                                                 \
+    {                                                                                          \
+        float a_[TILE_M];                                                                      \
+        float b_[TILE_N];                                                                      \
+        [[unroll]] for (int i = 0; i < TILE_M; ++i) a_[i] = a_value(a_at[i] + (KK) * A_STRIDES_[1]); \
+        [[unroll]] for (int j = 0; j < TILE_N; ++j) b_[j] = b_value(b_at[j] + (KK) * B_STRIDES_[0]); \
+        [[unroll]] for (int i = 0; i < TILE_M; ++i)                                            \
+            [[unroll]] for (int j = 0; j < TILE_N; ++j)                                        \
+                acc[i][j] = COMBINE(acc[i][j], a_[i], b_[j]);                                  \
+    }
+
+#define GEMM_LOOP(COMBINE)                                                                     \
+    {                                                                                          \
+        uint k = 0u;                                                                           \
+        for (; k + K_STEP <= K; k += K_STEP) {                                                 \
+            [[unroll]] for (uint s = 0u; s < K_STEP; ++s) GEMM_STEP(COMBINE, k + s)            \
+        }                                                                                      \
+        for (; k < K; ++k) GEMM_STEP(COMBINE, k)                                               \
+    }
+
+void main() {
+    const uint blocks_m = (M + BLOCK_M - 1u) / BLOCK_M, blocks_n = (N + BLOCK_N - 1u) / BLOCK_N;
+    uint block = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
+    if (block >= BATCH_COUNT * blocks_m * blocks_n) return;
+    uint batch = block / (blocks_m * blocks_n);
+    uint within = block % (blocks_m * blocks_n);
+    uint lane = gl_LocalInvocationID.x;
+    uint m0 = (within / blocks_n) * BLOCK_M + (lane / LANES_N) * uint(TILE_M);
+    uint n0 = (within % blocks_n) * BLOCK_N + lane % LANES_N;
+    uvec4 at = batch_offsets(batch);
+    // Rows and columns past the edge read the last one (no branch in the loop) and store nothing.
+    uint a_at[TILE_M];
+    uint b_at[TILE_N];
+    [[unroll]] for (int i = 0; i < TILE_M; ++i) a_at[i] = params.base[0] + at.x + min(m0 + uint(i), M - 1u) * A_STRIDES_[0];
+    [[unroll]] for (int j = 0; j < TILE_N; ++j)
+        b_at[j] = params.base[1] + at.y + min(n0 + uint(j) * LANES_N, N - 1u) * B_STRIDES_[1];
+    float acc[TILE_M][TILE_N];
+    [[unroll]] for (int i = 0; i < TILE_M; ++i)
+        [[unroll]] for (int j = 0; j < TILE_N; ++j) acc[i][j] = uintBitsToFloat(0x80000000u);
+#if defined(EXACTNESS_KEYS)
+    uint keys_at = params.base[SCRATCH_BASE] + batch * (M + N);
+    uint key_a = 0xFFFFFFFFu, key_b = 0xFFFFFFFFu;
+    [[unroll]] for (int i = 0; i < TILE_M; ++i) key_a = min(key_a, scratch[keys_at + min(m0 + uint(i), M - 1u)]);
+    [[unroll]] for (int j = 0; j < TILE_N; ++j)
+        key_b = min(key_b, scratch[keys_at + M + min(n0 + uint(j) * LANES_N, N - 1u)]);
+    if (!products_stay_normal(key_a, key_b)) GEMM_LOOP(exact_product_sum)
+    else
+#endif
+    GEMM_LOOP(hardware_product_sum)
+    [[unroll]] for (int i = 0; i < TILE_M; ++i) {
+        [[unroll]] for (int j = 0; j < TILE_N; ++j) {
+            uint m = m0 + uint(i), n = n0 + uint(j) * LANES_N;
+            if (m >= M || n >= N) continue;
+            uint bits[EPILOGUE_INPUTS];
+            // A NaN sum is the canonical quiet NaN: which NaN the hardware passes on is its own.
+            bits[0] = dml_isnan(acc[i][j]) ? 0x7FC00000u : floatBitsToUint(acc[i][j]);
+#if defined(HAS_C)
+            bits[1] = input_load(2u, params.base[2] + at.z + m * C_STRIDES_[0] + n * C_STRIDES_[1]);
+#endif
+            output_store(0u, params.base[OUTPUT_BASE] + at.w + m * OUTPUT_STRIDES_[0] + n * OUTPUT_STRIDES_[1],
+                         gemm_epilogue(bits));
+        }
+    }
+}
+#endif
