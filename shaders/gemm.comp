@@ -120,8 +120,7 @@ float hardware_product_sum(float sum, float a, float b) {
     return dml_hardware_add(sum, dml_hardware_mul(a, b));
 }
 
-// One k of every accumulator: TILE_M values of A (the same for every lane of a workgroup
-// row), TILE_N of B.
+// One k of every accumulator, reading TILE_M values of A and TILE_N of B element by element.
 #define GEMM_STEP(COMBINE, KK)                                                                 \
     {                                                                                          \
         float a_[TILE_M];                                                                      \
@@ -133,14 +132,76 @@ float hardware_product_sum(float sum, float a, float b) {
                 acc[i][j] = COMBINE(acc[i][j], a_[i], b_[j]);                                  \
     }
 
+// K_STEP (4) values of k at once: A's TILE_M x 4 block and B's 4 x TILE_N block, as 16-byte
+// vectors along whichever dim the operand is contiguous in (A_VECTORS_ALONG_K or _M,
+// B_VECTORS_ALONG_N or _K: FP32, aligned, that dim a multiple of 4), else element by element;
+// then the products in increasing k, as GEMM_STEP takes them.
+#define GEMM_BLOCK_STEP(COMBINE, KK)                                                           \
+    {                                                                                          \
+        float a_[TILE_M][4];                                                                   \
+        float b_[4][TILE_N];                                                                   \
+        LOAD_A_BLOCK(KK)                                                                       \
+        LOAD_B_BLOCK(KK)                                                                       \
+        [[unroll]] for (int s = 0; s < 4; ++s)                                                 \
+            [[unroll]] for (int i = 0; i < TILE_M; ++i)                                        \
+                [[unroll]] for (int j = 0; j < TILE_N; ++j)                                    \
+                    acc[i][j] = COMBINE(acc[i][j], a_[i][s], b_[s][j]);                        \
+    }
+
+#if defined(A_VECTORS_ALONG_K)
+#define LOAD_A_BLOCK(KK) [[unroll]] for (int i = 0; i < TILE_M; ++i) {                         \
+        uvec4 v = input_vector(0u, (a_at[i] + (KK)) >> 2);                                     \
+        [[unroll]] for (int s = 0; s < 4; ++s) a_[i][s] = uintBitsToFloat(v[s]); }
+#elif defined(A_VECTORS_ALONG_M)
+#define LOAD_A_BLOCK(KK) [[unroll]] for (int s = 0; s < 4; ++s) {                              \
+        uvec4 v = input_vector(0u, (a_at[0] + ((KK) + uint(s)) * A_STRIDES_[1]) >> 2);         \
+        [[unroll]] for (int i = 0; i < TILE_M; ++i) a_[i][s] = uintBitsToFloat(v[i]); }
+#else
+#define LOAD_A_BLOCK(KK) [[unroll]] for (int s = 0; s < 4; ++s)                                \
+        [[unroll]] for (int i = 0; i < TILE_M; ++i) a_[i][s] = a_value(a_at[i] + ((KK) + uint(s)) * A_STRIDES_[1]);
+#endif
+#if defined(B_VECTORS_ALONG_N)
+#define LOAD_B_BLOCK(KK) [[unroll]] for (int s = 0; s < 4; ++s) {                              \
+        uvec4 v = input_vector(1u, (b_at[0] + ((KK) + uint(s)) * B_STRIDES_[0]) >> 2);         \
+        [[unroll]] for (int j = 0; j < TILE_N; ++j) b_[s][j] = uintBitsToFloat(v[j]); }
+#elif defined(B_VECTORS_ALONG_K)
+#define LOAD_B_BLOCK(KK) [[unroll]] for (int j = 0; j < TILE_N; ++j) {                         \
+        uvec4 v = input_vector(1u, (b_at[j] + (KK)) >> 2);                                     \
+        [[unroll]] for (int s = 0; s < 4; ++s) b_[s][j] = uintBitsToFloat(v[s]); }
+#else
+#define LOAD_B_BLOCK(KK) [[unroll]] for (int s = 0; s < 4; ++s)                                \
+        [[unroll]] for (int j = 0; j < TILE_N; ++j) b_[s][j] = b_value(b_at[j] + ((KK) + uint(s)) * B_STRIDES_[0]);
+#endif
+
 #define GEMM_LOOP(COMBINE)                                                                     \
     {                                                                                          \
         uint k = 0u;                                                                           \
-        for (; k + K_STEP <= K; k += K_STEP) {                                                 \
-            [[unroll]] for (uint s = 0u; s < K_STEP; ++s) GEMM_STEP(COMBINE, k + s)            \
-        }                                                                                      \
+        for (; k + 4u <= K; k += 4u) GEMM_BLOCK_STEP(COMBINE, k)                               \
         for (; k < K; ++k) GEMM_STEP(COMBINE, k)                                               \
     }
+
+uint column(uint n0, int j) {
+    return n0 + uint(j / int(COLUMN_RUN)) * LANES_N * COLUMN_RUN + uint(j % int(COLUMN_RUN));
+}
+
+// The row and column an invocation reads for output row m and column n: past the edge, the
+// last one (no branch in the loop; nothing is stored there); on a vector path, the same
+// place within the last whole vector.
+uint row_read(uint m) {
+#if defined(A_VECTORS_ALONG_M)
+    return m < M ? m : M - 4u + (m & 3u);
+#else
+    return min(m, M - 1u);
+#endif
+}
+
+uint column_read(uint n) {
+#if defined(B_VECTORS_ALONG_N)
+    return n < N ? n : N - 4u + (n & 3u);
+#else
+    return min(n, N - 1u);
+#endif
+}
 
 void main() {
     const uint blocks_m = (M + BLOCK_M - 1u) / BLOCK_M, blocks_n = (N + BLOCK_N - 1u) / BLOCK_N;
@@ -150,14 +211,15 @@ void main() {
     uint within = block % (blocks_m * blocks_n);
     uint lane = gl_LocalInvocationID.x;
     uint m0 = (within / blocks_n) * BLOCK_M + (lane / LANES_N) * uint(TILE_M);
-    uint n0 = (within % blocks_n) * BLOCK_N + lane % LANES_N;
+    // A lane's columns: COLUMN_RUN neighbours, runs LANES_N * COLUMN_RUN apart.
+    uint n0 = (within % blocks_n) * BLOCK_N + (lane % LANES_N) * COLUMN_RUN;
     uvec4 at = batch_offsets(batch);
     // Rows and columns past the edge read the last one (no branch in the loop) and store nothing.
     uint a_at[TILE_M];
     uint b_at[TILE_N];
-    [[unroll]] for (int i = 0; i < TILE_M; ++i) a_at[i] = params.base[0] + at.x + min(m0 + uint(i), M - 1u) * A_STRIDES_[0];
-    [[unroll]] for (int j = 0; j < TILE_N; ++j)
-        b_at[j] = params.base[1] + at.y + min(n0 + uint(j) * LANES_N, N - 1u) * B_STRIDES_[1];
+    // (Vectors along M or N: the dim is a multiple of 4, so the last whole vector.)
+    [[unroll]] for (int i = 0; i < TILE_M; ++i) a_at[i] = params.base[0] + at.x + row_read(m0 + uint(i)) * A_STRIDES_[0];
+    [[unroll]] for (int j = 0; j < TILE_N; ++j) b_at[j] = params.base[1] + at.y + column_read(column(n0, j)) * B_STRIDES_[1];
     float acc[TILE_M][TILE_N];
     [[unroll]] for (int i = 0; i < TILE_M; ++i)
         [[unroll]] for (int j = 0; j < TILE_N; ++j) acc[i][j] = uintBitsToFloat(0x80000000u);
@@ -166,14 +228,14 @@ void main() {
     uint key_a = 0xFFFFFFFFu, key_b = 0xFFFFFFFFu;
     [[unroll]] for (int i = 0; i < TILE_M; ++i) key_a = min(key_a, scratch[keys_at + min(m0 + uint(i), M - 1u)]);
     [[unroll]] for (int j = 0; j < TILE_N; ++j)
-        key_b = min(key_b, scratch[keys_at + M + min(n0 + uint(j) * LANES_N, N - 1u)]);
+        key_b = min(key_b, scratch[keys_at + M + min(column(n0, j), N - 1u)]);
     if (!products_stay_normal(key_a, key_b)) GEMM_LOOP(exact_product_sum)
     else
 #endif
     GEMM_LOOP(hardware_product_sum)
     [[unroll]] for (int i = 0; i < TILE_M; ++i) {
         [[unroll]] for (int j = 0; j < TILE_N; ++j) {
-            uint m = m0 + uint(i), n = n0 + uint(j) * LANES_N;
+            uint m = m0 + uint(i), n = column(n0, j);
             if (m >= M || n >= N) continue;
             uint bits[EPILOGUE_INPUTS];
             // A NaN sum is the canonical quiet NaN: which NaN the hardware passes on is its own.

@@ -12,6 +12,7 @@ from ..base.tensor_desc import BufferTensorDesc, calc_buffer_tensor_size, packed
 from ..base.types import data_type_for_numpy
 from ..ops.enums import MatrixTransform
 from ..ops.gemm import GemmOperatorDesc
+from ..ops.schema import OperatorDesc
 from ..runtime.device import Device
 from .arrays import as_array, as_device, asarray, check_out
 from .call_cache import run_bound
@@ -103,7 +104,8 @@ def _run(desc: GemmOperatorDesc, arrays: list, out, device: Device | None, shape
 
 def gemm(a: ArrayLike | DeviceArray, b: ArrayLike | DeviceArray, c: ArrayLike | DeviceArray | None = None, *,
          trans_a: bool | MatrixTransform | str = False, trans_b: bool | MatrixTransform | str = False,
-         alpha: float = 1.0, beta: float = 0.0, fused_activation=None, out: np.ndarray | None = None,
+         alpha: float = 1.0, beta: float = 0.0, fused_activation: OperatorDesc | None = None,
+         out: np.ndarray | None = None,
          device: Device | None = None) -> np.ndarray | DeviceArray:
     """DML_OPERATOR_GEMM: `fused_activation(alpha * op(a) @ op(b) + beta * c)`, op a transpose
     of the last two dims where `trans_a` / `trans_b`. a and b have 2 to 4 dims (their leading

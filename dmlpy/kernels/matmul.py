@@ -30,7 +30,15 @@ from ..base.tensor_desc import BufferTensorDesc
 from ..base.types import TensorDataType, data_type_info
 from ..ir import expr as e
 from ..ir import render
-from .codegen import KernelPlan, KernelStage, float_controls_defines, fp32_bits, uint_list, workgroup_size_for
+from .codegen import (
+    KernelPlan,
+    KernelStage,
+    float_controls_defines,
+    fp32_bits,
+    starts_on,
+    uint_list,
+    workgroup_size_for,
+)
 from .interface import KernelInterface
 
 # lavapipe ends an invocation's loops after 65,535 iterations in all; the k loops take
@@ -76,13 +84,13 @@ class TileShape:
 
 
 def tile_shape(adapter: AdapterInfo, n: int) -> TileShape:
-    """A CPU device (lavapipe) runs a workgroup's invocations as SIMD lanes: one row of lanes
-    whose A values are uniform (scalar loads), a few accumulators each so they stay in
-    registers. A GPU wants more invocations per workgroup and more outputs per invocation."""
+    """4 x 4 outputs an invocation (16 accumulators, and whole 16-byte vectors of A and B where
+    their layouts allow). A CPU device (lavapipe) runs a workgroup's invocations as SIMD
+    lanes, 8 along N; a GPU takes 16 or 32 lanes along N for coalesced rows of B."""
     size = workgroup_size_for(adapter)
-    if adapter.adapter_type == AdapterType.CPU:
-        lanes_n = min(size, 64)
-        return TileShape(lanes_n, 1, 4, 2)
+    if adapter.adapter_type == AdapterType.CPU:  # measured on lavapipe: 8 x 16 lanes of 4 x 4 (tools/bench.py)
+        lanes_n = min(size, 8)
+        return TileShape(lanes_n, max(1, min(16, size // lanes_n)), 4, 4)
     lanes_n = min(size, 32 if n >= 32 else 16)
     return TileShape(lanes_n, max(1, min(size, 256) // lanes_n // 4), 4, 4)
 
@@ -91,6 +99,29 @@ def _matrix_strides(tensor: BufferTensorDesc, transposed: bool) -> tuple[int, in
     """The element strides along the matrix's rows and columns once read (transposed or not)."""
     row, column = tensor.element_strides[-2:]
     return (column, row) if transposed else (row, column)
+
+
+def _vector_dims(operands: MatmulOperands, shape: TileShape) -> tuple[str | None, str | None]:
+    """Along which dim A and B are read as 16-byte vectors ("K", "M" / "N", or None: element
+    by element): FP32, contiguous along that dim, a multiple of 4 long, and every other
+    stride and the binding's start whole vectors, so each vector is four of its elements."""
+    m, n, k = operands.dimensions
+
+    def along(tensor: BufferTensorDesc, strides: tuple[int, int], choices: tuple[tuple[str, int, int], ...]):
+        batch_strides = tensor.element_strides[:-2]
+        if tensor.data_type != TensorDataType.FLOAT32 or not starts_on(tensor, 16) \
+                or any(s % 4 for s in batch_strides):
+            return None
+        for name, dim, length in choices:
+            if strides[dim] == 1 and strides[1 - dim] % 4 == 0 and length % 4 == 0:
+                return name
+        return None
+
+    a = along(operands.a, _matrix_strides(operands.a, operands.transpose_a),
+              (("K", 1, k), *((("M", 0, m),) if shape.tile_m == 4 else ())))
+    b = along(operands.b, _matrix_strides(operands.b, operands.transpose_b),
+              (("K", 0, k), *((("N", 1, n),) if shape.tile_n == 4 else ())))
+    return a, b
 
 
 def _body(operands: MatmulOperands, result: e.Expr) -> tuple[str, ...]:
@@ -122,10 +153,11 @@ def plan_matmul(operands: MatmulOperands, result: e.Expr, scalars: tuple[float, 
     batch_count = math.prod(batch_sizes)
     tensors = [a, b, *([c] if c is not None else []), output]
     exactness = "DENORMALS_EXACT" in float_controls_defines(adapter) and a.data_type not in NEVER_SUBNORMAL
-    interface = KernelInterface(tuple(t.data_type for t in tensors[:-1]), (output.data_type,), scratch=exactness,
-                                scalar_count=len(scalars))
-    interface.check(adapter)
     shape = tile_shape(adapter, n)
+    a_vectors, b_vectors = _vector_dims(operands, shape)
+    interface = KernelInterface(tuple(t.data_type for t in tensors[:-1]), (output.data_type,), scratch=exactness,
+                                scalar_count=len(scalars), vector_views=bool(a_vectors or b_vectors))
+    interface.check(adapter)
     block_m, block_n = shape.block
     workgroup_size = shape.lanes_n * shape.lanes_m
     a_rows, a_columns = _matrix_strides(a, operands.transpose_a)
@@ -152,10 +184,15 @@ def plan_matmul(operands: MatmulOperands, result: e.Expr, scalars: tuple[float, 
     blocks = batch_count * math.ceil(m / block_m) * math.ceil(n / block_n)
     main = KernelStage("main", "gemm.comp", {
         **defines, "STAGE_PRODUCT": "", "LANES_N": f"{shape.lanes_n}u", "TILE_M": shape.tile_m,
-        "TILE_N": shape.tile_n, "BLOCK_M": f"{block_m}u", "BLOCK_N": f"{block_n}u"},
+        "TILE_N": shape.tile_n, "BLOCK_M": f"{block_m}u", "BLOCK_N": f"{block_n}u",
+        "COLUMN_RUN": f"{shape.tile_n if b_vectors == 'N' else 1}u",
+        **({f"A_VECTORS_ALONG_{a_vectors}": ""} if a_vectors else {}),
+        **({f"B_VECTORS_ALONG_{b_vectors}": ""} if b_vectors else {})},
         workgroup_size, invocations=blocks * workgroup_size, generated=generated)
     reason = (f"{batch_count} product(s) of {m} x {k} by {k} x {n}: workgroups of {shape.lanes_m} x {shape.lanes_n} "
-              f"invocations, each {shape.tile_m} x {shape.tile_n} outputs ({block_m} x {block_n} a workgroup)")
+              f"invocations, each {shape.tile_m} x {shape.tile_n} outputs ({block_m} x {block_n} a workgroup); A read "
+              f"{f'in vectors along {a_vectors}' if a_vectors else 'by element'}, B "
+              f"{f'in vectors along {b_vectors}' if b_vectors else 'by element'}")
     if not exactness:
         return KernelPlan("matmul", (main,), output.element_count, scalar_bits=fp32_bits(scalars),
                           interface=interface, reason=reason + "; the hardware's arithmetic keeps subnormals here")
