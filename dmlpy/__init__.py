@@ -18,7 +18,7 @@ from .base.types import ExecutionFlags, Feature, FeatureLevel, TensorDataType, T
 from .frontends.arrays import asarray, default_device
 from .frontends.device_array import DeviceArray
 from .frontends.graph_builder import GraphBuilder, GraphValue
-from .frontends.matmul import gemm, matmul
+from .frontends.matmul import gemm, matmul, matrix_multiply_integer
 from .frontends.numpy_api import FRONT_ENDS as _FRONT_ENDS
 from .frontends.prelu import prelu_grad
 from .frontends.reductions import FRONT_ENDS as _REDUCTION_FRONT_ENDS
@@ -26,7 +26,7 @@ from .ops.activations import DESCS as _ACTIVATION_DESCS
 from .ops.elementwise import DESCS as _ELEMENT_WISE_DESCS
 from .ops.enums import AxisDirection, IsInfinityMode, MatrixTransform, ReduceFunction, RoundingMode
 from .ops.fields import ScaleBias
-from .ops.gemm import GemmOperatorDesc
+from .ops.gemm import GemmOperatorDesc, MatrixMultiplyIntegerOperatorDesc
 from .ops.graph import GraphDesc, GraphInputEdge, GraphIntermediateEdge, GraphOutputEdge
 from .ops.prelu_grad import ActivationParameterizedReluGradOperatorDesc
 from .ops.reductions import (
@@ -97,6 +97,7 @@ __all__ = [
     "InstallationError",
     "InvalidArgumentError",
     "IsInfinityMode",
+    "MatrixMultiplyIntegerOperatorDesc",
     "MatrixTransform",
     "Operator",
     "ReduceFunction",
@@ -117,6 +118,7 @@ __all__ = [
     "list_adapters",
     "list_device_profiles",
     "matmul",
+    "matrix_multiply_integer",
     "prelu_grad",
 ]
 

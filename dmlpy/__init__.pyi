@@ -28,6 +28,7 @@ from .frontends.graph_builder import GraphBuilder as GraphBuilder
 from .frontends.graph_builder import GraphValue as GraphValue
 from .frontends.matmul import gemm as gemm
 from .frontends.matmul import matmul as matmul
+from .frontends.matmul import matrix_multiply_integer as matrix_multiply_integer
 from .frontends.prelu import prelu_grad as prelu_grad
 from .frontends.reductions import argmax as argmax
 from .frontends.reductions import argmin as argmin
@@ -196,6 +197,27 @@ class GemmOperatorDesc(OperatorDesc):
         alpha: float = ...,
         beta: float = ...,
         fused_activation: OperatorDesc | None = ...,
+    ) -> None: ...
+
+@dataclass(frozen=True)
+class MatrixMultiplyIntegerOperatorDesc(OperatorDesc):
+    """DML_MATRIX_MULTIPLY_INTEGER_OPERATOR_DESC: INT8/UINT8 matrices less their zero points
+    (None: 0), multiplied exactly into INT32.
+    """
+
+    a_tensor: BufferTensorDesc
+    a_zero_point_tensor: BufferTensorDesc | None
+    b_tensor: BufferTensorDesc
+    b_zero_point_tensor: BufferTensorDesc | None
+    output_tensor: BufferTensorDesc
+
+    def __init__(
+        self,
+        a_tensor: BufferTensorDesc,
+        a_zero_point_tensor: BufferTensorDesc | None,
+        b_tensor: BufferTensorDesc,
+        b_zero_point_tensor: BufferTensorDesc | None,
+        output_tensor: BufferTensorDesc,
     ) -> None: ...
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ from .base.types import TensorDataType
 from .frontends.graph_builder import GraphBuilder as GraphBuilder
 from .frontends.graph_builder import GraphValue as GraphValue
 from .frontends.graph_builder import chain as chain
-from .ops.enums import AxisDirection, IsInfinityMode, ReduceFunction, RoundingMode
+from .ops.enums import AxisDirection, IsInfinityMode, MatrixTransform, ReduceFunction, RoundingMode
 from .ops.fields import ScaleBias
 from .ops.schema import OperatorDesc
 
@@ -431,6 +431,29 @@ def clip_grad1(
 ) -> GraphValue:
     """Add an ELEMENT_WISE_CLIP_GRAD1 node: OutputGradientTensor = InputTensor <= Min || InputTensor >= Max ? 0 :
         InputGradientTensor.
+    """
+
+def gemm(
+    a: GraphValue,
+    b: GraphValue,
+    c: GraphValue = ...,
+    *,
+    trans_a: MatrixTransform | Literal["NONE", "TRANSPOSE"] = ...,
+    trans_b: MatrixTransform | Literal["NONE", "TRANSPOSE"] = ...,
+    alpha: float = ...,
+    beta: float = ...,
+    fused_activation: OperatorDesc | None = ...,
+) -> GraphValue:
+    """Add an GEMM node: OutputTensor = FusedActivation(Alpha * TransA(ATensor) x TransB(BTensor) + Beta * CTensor)."""
+
+def matrix_multiply_integer(
+    a: GraphValue,
+    a_zero_point: GraphValue,
+    b: GraphValue,
+    b_zero_point: GraphValue = ...,
+) -> GraphValue:
+    """Add an MATRIX_MULTIPLY_INTEGER node: OutputTensor = (ATensor - AZeroPointTensor) x (BTensor - BZeroPointTensor),
+        in INT32.
     """
 
 def prelu_grad(x: GraphValue, slope: GraphValue, dy: GraphValue) -> tuple[GraphValue, GraphValue]:

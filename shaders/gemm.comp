@@ -1,14 +1,22 @@
 #version 450
-// The matrix-product kernel family (GEMM): for each of BATCH_COUNT products, output[m][n] =
-// gemm_epilogue(S, C[m][n]) with S the sum of a_value(A[m][k]) * b_value(B[k][n]) over k.
-// S starts at -0 and takes the products in increasing k, each product and each sum rounded
-// to FP32 on its own (`precise`: never an FMA), so its bits depend on the values alone: not
-// on the tile shape, the workgroup size or the device (dmlpy/kernels/matmul.py).
+// The matrix-product kernel family (GEMM, MATRIX_MULTIPLY_INTEGER): for each of BATCH_COUNT
+// products, output[m][n] = gemm_epilogue(S, ...) with S the sum of a_value(A[m][k]) *
+// b_value(B[k][n]) over k. S starts at -0 and takes the products in increasing k, each product
+// and each sum rounded to FP32 on its own (`precise`: never an FMA), so its bits depend on the
+// values alone: not on the tile shape, the workgroup size or the device
+// (dmlpy/kernels/matmul.py). INTEGER_PRODUCT: values are ints (less their row's or column's
+// zero point, A_ZERO_INPUT and B_ZERO_INPUT where defined) and S wraps in 32 bits, exactly.
 //
-// Generated headers: kernel_interface.glsl (bindings A, B, C where HAS_C, the output, and the
-// scratch where EXACTNESS_KEYS; input_load, output_store, params) and gemm_body.glsl:
-// a_value(e) and b_value(e) (an element of A or B as FP32), gemm_epilogue(bits) (the stored
-// bits of the output element from bits[0], S's FP32 bits, and bits[1], C's element).
+// Generated headers: kernel_interface.glsl (bindings: the product's inputs, A at A_INPUT and
+// B at B_INPUT, then the epilogue's inputs from EPILOGUE_FIRST, the output, and the scratch
+// where EXACTNESS_KEYS; input_load, output_store, params) and gemm_body.glsl: VALUE (float or
+// int) and SUM_START (-0 or 0), a_value(e) and b_value(e) (an element of A or B as a VALUE),
+// a_zero(m) and b_zero(n) (the zero points of row m and column n), sum_bits(S) (the sum's
+// stored bits: a NaN as the canonical quiet NaN, since which NaN the hardware passes on is
+// its own),
+// gemm_epilogue(bits) (the stored bits of the output element from bits[0], S's FP32 bits, and
+// bits[1 + t], the element at (m, n) of epilogue input t: GEMM's C, or a tensor an
+// element-wise chain fused into the store reads).
 //
 // Two stages where the device may flush subnormals (EXACTNESS_KEYS):
 //   STAGE_KEYS     one invocation per row of A and column of B of each product: the smallest
@@ -21,8 +29,9 @@
 //
 // Defines: DTYPE_* and ELEMENT_BITS (the output's), WORKGROUP_SIZE, M, N, K, K_STEP,
 // A_STRIDES and B_STRIDES (element strides along the rows and columns of A and B as read,
-// transposes applied), C_STRIDES, OUTPUT_STRIDES, BATCH_COUNT, BATCH_RANK, BATCH_SIZES,
-// BATCH_STRIDES (per batch dim: A's, B's, C's, the output's), HAS_C, EXACTNESS_KEYS, one of
+// transposes applied), EPILOGUE_TENSORS and EPILOGUE_STRIDES (rows, columns of each),
+// OUTPUT_STRIDES, BATCH_COUNT, BATCH_RANK, BATCH_SIZES, BATCH_STRIDES (per batch dim, one per
+// tensor in binding order), EXACTNESS_KEYS, one of
 // STAGE_KEYS and STAGE_PRODUCT; for STAGE_PRODUCT: LANES_N, TILE_M, TILE_N, BLOCK_M, BLOCK_N.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
@@ -39,27 +48,24 @@ layout(local_size_x = WORKGROUP_SIZE) in;
 #include "kernel_interface.glsl"
 #include "gemm_body.glsl"
 
-#if defined(HAS_C)
-#define OUTPUT_BASE 3
-#else
-#define OUTPUT_BASE 2
-#endif
+#define OUTPUT_BASE (EPILOGUE_FIRST + EPILOGUE_TENSORS)
 #define SCRATCH_BASE (OUTPUT_BASE + 1)
 
 const uint A_STRIDES_[2] = uint[2](A_STRIDES);
 const uint B_STRIDES_[2] = uint[2](B_STRIDES);
-const uint C_STRIDES_[2] = uint[2](C_STRIDES);
+#if EPILOGUE_TENSORS > 0
+const uint EPILOGUE_STRIDES_[2 * EPILOGUE_TENSORS] = uint[2 * EPILOGUE_TENSORS](EPILOGUE_STRIDES);
+#endif
 const uint OUTPUT_STRIDES_[2] = uint[2](OUTPUT_STRIDES);
 
-// Where product `batch` starts in A, B, C and the output, in elements.
-uvec4 batch_offsets(uint batch) {
-    uvec4 at = uvec4(0u);
+// Where product `batch` starts in each tensor (binding order), in elements.
+uint batch_offset(uint batch, int tensor) {
+    uint at = 0u;
 #if BATCH_RANK > 0
     const uint sizes[BATCH_RANK] = uint[BATCH_RANK](BATCH_SIZES);
-    const uint strides[BATCH_RANK * 4] = uint[BATCH_RANK * 4](BATCH_STRIDES);
+    const uint strides[BATCH_RANK * TENSOR_COUNT] = uint[BATCH_RANK * TENSOR_COUNT](BATCH_STRIDES);
     [[unroll]] for (int d = BATCH_RANK - 1; d >= 0; --d) {
-        uint index = batch % sizes[d];
-        at += index * uvec4(strides[d * 4], strides[d * 4 + 1], strides[d * 4 + 2], strides[d * 4 + 3]);
+        at += (batch % sizes[d]) * strides[d * TENSOR_COUNT + tensor];
         batch /= sizes[d];
     }
 #endif
@@ -76,9 +82,10 @@ void main() {
     uint item = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * WORKGROUP_SIZE + gl_LocalInvocationID.x;
     if (item >= BATCH_COUNT * (M + N)) return;
     uint line = item % (M + N);
-    uvec4 at = batch_offsets(item / (M + N));
+    uint batch = item / (M + N);
     bool row = line < M;
-    uint start = row ? params.base[0] + at.x + line * A_STRIDES_[0] : params.base[1] + at.y + (line - M) * B_STRIDES_[1];
+    uint start = row ? params.base[A_INPUT] + batch_offset(batch, A_INPUT) + line * A_STRIDES_[0]
+                     : params.base[B_INPUT] + batch_offset(batch, B_INPUT) + (line - M) * B_STRIDES_[1];
     uint step = row ? A_STRIDES_[1] : B_STRIDES_[0];
     uint smallest = 0xFFFFFFFFu;
     uint k = 0u;
@@ -120,13 +127,25 @@ float hardware_product_sum(float sum, float a, float b) {
     return dml_hardware_add(sum, dml_hardware_mul(a, b));
 }
 
+int wrapping_product_sum(int sum, int a, int b) {
+    return sum + a * b;  // SPIR-V's integer arithmetic wraps
+}
+
+#if defined(INTEGER_PRODUCT)
+#define PRODUCT_SUM wrapping_product_sum
+#define LESS_ZERO(x, zero) ((x) - (zero))
+#else
+#define PRODUCT_SUM hardware_product_sum
+#define LESS_ZERO(x, zero) (x)  // floats have no zero point (and a subtraction could flush a subnormal)
+#endif
+
 // One k of every accumulator, reading TILE_M values of A and TILE_N of B element by element.
 #define GEMM_STEP(COMBINE, KK)                                                                 \
     {                                                                                          \
-        float a_[TILE_M];                                                                      \
-        float b_[TILE_N];                                                                      \
-        [[unroll]] for (int i = 0; i < TILE_M; ++i) a_[i] = a_value(a_at[i] + (KK) * A_STRIDES_[1]); \
-        [[unroll]] for (int j = 0; j < TILE_N; ++j) b_[j] = b_value(b_at[j] + (KK) * B_STRIDES_[0]); \
+        VALUE a_[TILE_M];                                                                      \
+        VALUE b_[TILE_N];                                                                      \
+        [[unroll]] for (int i = 0; i < TILE_M; ++i) a_[i] = LESS_ZERO(a_value(a_at[i] + (KK) * A_STRIDES_[1]), a_zeros[i]); \
+        [[unroll]] for (int j = 0; j < TILE_N; ++j) b_[j] = LESS_ZERO(b_value(b_at[j] + (KK) * B_STRIDES_[0]), b_zeros[j]); \
         [[unroll]] for (int i = 0; i < TILE_M; ++i)                                            \
             [[unroll]] for (int j = 0; j < TILE_N; ++j)                                        \
                 acc[i][j] = COMBINE(acc[i][j], a_[i], b_[j]);                                  \
@@ -138,8 +157,8 @@ float hardware_product_sum(float sum, float a, float b) {
 // then the products in increasing k, as GEMM_STEP takes them.
 #define GEMM_BLOCK_STEP(COMBINE, KK)                                                           \
     {                                                                                          \
-        float a_[TILE_M][4];                                                                   \
-        float b_[4][TILE_N];                                                                   \
+        VALUE a_[TILE_M][4];                                                                   \
+        VALUE b_[4][TILE_N];                                                                   \
         LOAD_A_BLOCK(KK)                                                                       \
         LOAD_B_BLOCK(KK)                                                                       \
         [[unroll]] for (int s = 0; s < 4; ++s)                                                 \
@@ -150,27 +169,29 @@ float hardware_product_sum(float sum, float a, float b) {
 
 #if defined(A_VECTORS_ALONG_K)
 #define LOAD_A_BLOCK(KK) [[unroll]] for (int i = 0; i < TILE_M; ++i) {                         \
-        uvec4 v = input_vector(0u, (a_at[i] + (KK)) >> 2);                                     \
+        uvec4 v = input_vector(A_INPUT, (a_at[i] + (KK)) >> 2);                                \
         [[unroll]] for (int s = 0; s < 4; ++s) a_[i][s] = uintBitsToFloat(v[s]); }
 #elif defined(A_VECTORS_ALONG_M)
 #define LOAD_A_BLOCK(KK) [[unroll]] for (int s = 0; s < 4; ++s) {                              \
-        uvec4 v = input_vector(0u, (a_at[0] + ((KK) + uint(s)) * A_STRIDES_[1]) >> 2);         \
+        uvec4 v = input_vector(A_INPUT, (a_at[0] + ((KK) + uint(s)) * A_STRIDES_[1]) >> 2);    \
         [[unroll]] for (int i = 0; i < TILE_M; ++i) a_[i][s] = uintBitsToFloat(v[i]); }
 #else
 #define LOAD_A_BLOCK(KK) [[unroll]] for (int s = 0; s < 4; ++s)                                \
-        [[unroll]] for (int i = 0; i < TILE_M; ++i) a_[i][s] = a_value(a_at[i] + ((KK) + uint(s)) * A_STRIDES_[1]);
+        [[unroll]] for (int i = 0; i < TILE_M; ++i)                                            \
+            a_[i][s] = LESS_ZERO(a_value(a_at[i] + ((KK) + uint(s)) * A_STRIDES_[1]), a_zeros[i]);
 #endif
 #if defined(B_VECTORS_ALONG_N)
 #define LOAD_B_BLOCK(KK) [[unroll]] for (int s = 0; s < 4; ++s) {                              \
-        uvec4 v = input_vector(1u, (b_at[0] + ((KK) + uint(s)) * B_STRIDES_[0]) >> 2);         \
+        uvec4 v = input_vector(B_INPUT, (b_at[0] + ((KK) + uint(s)) * B_STRIDES_[0]) >> 2);    \
         [[unroll]] for (int j = 0; j < TILE_N; ++j) b_[s][j] = uintBitsToFloat(v[j]); }
 #elif defined(B_VECTORS_ALONG_K)
 #define LOAD_B_BLOCK(KK) [[unroll]] for (int j = 0; j < TILE_N; ++j) {                         \
-        uvec4 v = input_vector(1u, (b_at[j] + (KK)) >> 2);                                     \
+        uvec4 v = input_vector(B_INPUT, (b_at[j] + (KK)) >> 2);                                \
         [[unroll]] for (int s = 0; s < 4; ++s) b_[s][j] = uintBitsToFloat(v[s]); }
 #else
 #define LOAD_B_BLOCK(KK) [[unroll]] for (int s = 0; s < 4; ++s)                                \
-        [[unroll]] for (int j = 0; j < TILE_N; ++j) b_[s][j] = b_value(b_at[j] + ((KK) + uint(s)) * B_STRIDES_[0]);
+        [[unroll]] for (int j = 0; j < TILE_N; ++j)                                            \
+            b_[s][j] = LESS_ZERO(b_value(b_at[j] + ((KK) + uint(s)) * B_STRIDES_[0]), b_zeros[j]);
 #endif
 
 #define GEMM_LOOP(COMBINE)                                                                     \
@@ -213,16 +234,22 @@ void main() {
     uint m0 = (within / blocks_n) * BLOCK_M + (lane / LANES_N) * uint(TILE_M);
     // A lane's columns: COLUMN_RUN neighbours, runs LANES_N * COLUMN_RUN apart.
     uint n0 = (within % blocks_n) * BLOCK_N + (lane % LANES_N) * COLUMN_RUN;
-    uvec4 at = batch_offsets(batch);
+    uint a_start = params.base[A_INPUT] + batch_offset(batch, A_INPUT);
+    uint b_start = params.base[B_INPUT] + batch_offset(batch, B_INPUT);
     // Rows and columns past the edge read the last one (no branch in the loop) and store nothing.
     uint a_at[TILE_M];
     uint b_at[TILE_N];
     // (Vectors along M or N: the dim is a multiple of 4, so the last whole vector.)
-    [[unroll]] for (int i = 0; i < TILE_M; ++i) a_at[i] = params.base[0] + at.x + row_read(m0 + uint(i)) * A_STRIDES_[0];
-    [[unroll]] for (int j = 0; j < TILE_N; ++j) b_at[j] = params.base[1] + at.y + column_read(column(n0, j)) * B_STRIDES_[1];
-    float acc[TILE_M][TILE_N];
+    [[unroll]] for (int i = 0; i < TILE_M; ++i) a_at[i] = a_start + row_read(m0 + uint(i)) * A_STRIDES_[0];
+    [[unroll]] for (int j = 0; j < TILE_N; ++j) b_at[j] = b_start + column_read(column(n0, j)) * B_STRIDES_[1];
+    // Each row's and column's zero point (0 for floats): subtracted from every value read.
+    VALUE a_zeros[TILE_M];
+    VALUE b_zeros[TILE_N];
+    [[unroll]] for (int i = 0; i < TILE_M; ++i) a_zeros[i] = a_zero(min(m0 + uint(i), M - 1u));
+    [[unroll]] for (int j = 0; j < TILE_N; ++j) b_zeros[j] = b_zero(min(column(n0, j), N - 1u));
+    VALUE acc[TILE_M][TILE_N];
     [[unroll]] for (int i = 0; i < TILE_M; ++i)
-        [[unroll]] for (int j = 0; j < TILE_N; ++j) acc[i][j] = uintBitsToFloat(0x80000000u);
+        [[unroll]] for (int j = 0; j < TILE_N; ++j) acc[i][j] = SUM_START;
 #if defined(EXACTNESS_KEYS)
     uint keys_at = params.base[SCRATCH_BASE] + batch * (M + N);
     uint key_a = 0xFFFFFFFFu, key_b = 0xFFFFFFFFu;
@@ -232,19 +259,21 @@ void main() {
     if (!products_stay_normal(key_a, key_b)) GEMM_LOOP(exact_product_sum)
     else
 #endif
-    GEMM_LOOP(hardware_product_sum)
+    GEMM_LOOP(PRODUCT_SUM)
     [[unroll]] for (int i = 0; i < TILE_M; ++i) {
         [[unroll]] for (int j = 0; j < TILE_N; ++j) {
             uint m = m0 + uint(i), n = column(n0, j);
             if (m >= M || n >= N) continue;
             uint bits[EPILOGUE_INPUTS];
-            // A NaN sum is the canonical quiet NaN: which NaN the hardware passes on is its own.
-            bits[0] = dml_isnan(acc[i][j]) ? 0x7FC00000u : floatBitsToUint(acc[i][j]);
-#if defined(HAS_C)
-            bits[1] = input_load(2u, params.base[2] + at.z + m * C_STRIDES_[0] + n * C_STRIDES_[1]);
+            bits[0] = sum_bits(acc[i][j]);
+#if EPILOGUE_TENSORS > 0
+            [[unroll]] for (int t = 0; t < EPILOGUE_TENSORS; ++t)
+                bits[1 + t] = input_load(uint(EPILOGUE_FIRST + t), params.base[EPILOGUE_FIRST + t]
+                                         + batch_offset(batch, EPILOGUE_FIRST + t)
+                                         + m * EPILOGUE_STRIDES_[2 * t] + n * EPILOGUE_STRIDES_[2 * t + 1]);
 #endif
-            output_store(0u, params.base[OUTPUT_BASE] + at.w + m * OUTPUT_STRIDES_[0] + n * OUTPUT_STRIDES_[1],
-                         gemm_epilogue(bits));
+            output_store(0u, params.base[OUTPUT_BASE] + batch_offset(batch, OUTPUT_BASE)
+                         + m * OUTPUT_STRIDES_[0] + n * OUTPUT_STRIDES_[1], gemm_epilogue(bits));
         }
     }
 }

@@ -153,20 +153,23 @@ class DeviceArray:
         self._readers: weakref.WeakValueDictionary[int, DeviceArray] = weakref.WeakValueDictionary()
 
     @classmethod
-    def deferred(cls, device, shape, dtype, desc: OperatorDesc, inputs: tuple[DeviceArray, ...]) -> DeviceArray:
-        """The result of an operator a graph fuses (a validated desc: element-wise, or a reduction
-        that ends a chain) on `inputs`, computed when read."""
+    def deferred(cls, device, shape, dtype, desc: OperatorDesc,
+                 inputs: tuple[DeviceArray | None, ...]) -> DeviceArray:
+        """The result of an operator a graph fuses (a validated desc: element-wise, a reduction
+        that ends a chain, a matrix product an element-wise chain may end in) on `inputs` (None
+        for an optional input the desc leaves out), computed when read."""
         array = cls.__new__(cls)
         array._describe(device, shape, dtype)
+        present = [a for a in inputs if a is not None]
         with device.array_lock:
-            count = 1 + sum(a._operator_count for a in inputs)
+            count = 1 + sum(a._operator_count for a in present)
             if count > MAX_FUSED_NODES:  # compute what it reads first: a graph stays one kernel's size
-                for source in inputs:
+                for source in present:
                     source._computed()
                 count = 1
             array._deferred = (desc, inputs)
             array._operator_count = count
-            for source in inputs:
+            for source in present:
                 source._readers[id(array)] = array
         return array
 
@@ -224,7 +227,7 @@ class DeviceArray:
             stack.append((array, True))
             desc, inputs = array._deferred
             stack += [(source, False) for field, source in reversed(list(zip(desc.schema.inputs, inputs)))
-                      if _fusable_input(desc, field, source)]
+                      if source is not None and _fusable_input(desc, field, source)]
         # The graph's shape (each node's desc key and where its inputs come from), and its
         # inputs: what finds the compiled graph of an earlier, identical chain.
         position = {id(array): k for k, array in enumerate(order)}
@@ -234,6 +237,9 @@ class DeviceArray:
             desc, inputs = array._deferred
             sources = []
             for field, source in zip(desc.schema.inputs, inputs):
+                if source is None:  # an input the desc leaves out
+                    sources.append(("absent", 0))
+                    continue
                 if id(source) in position and _fusable_input(desc, field, source):
                     sources.append(("node", position[id(source)]))
                     continue
@@ -252,13 +258,15 @@ class DeviceArray:
             values = []
             for array, (_, sources) in zip(order, structure):
                 values.append(builder.add(array._deferred[0], [
-                    values[k] if kind == "node" else graph_inputs[k] for kind, k in sources])[0])
+                    values[k] if kind == "node" else graph_inputs[k] if kind == "input" else None
+                    for kind, k in sources])[0])
             compiled = self.device.compiled_operators.put(key, builder.build([values[-1]]))
         inputs = [leaf._computed() for leaf in leaves]
         self._allocate()
         _execute(self.device, compiled, inputs, self._buffer)
         for source in self._deferred[1]:
-            source._readers.pop(id(self), None)
+            if source is not None:
+                source._readers.pop(id(self), None)
         self._deferred = None
         self._operator_count = 0
 

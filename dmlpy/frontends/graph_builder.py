@@ -10,7 +10,7 @@ import inspect
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from ..base.errors import InvalidArgumentError, UnsupportedError, shown
+from ..base.errors import InvalidArgumentError, shown
 from ..base.tensor_desc import BufferTensorDesc
 from ..base.types import ExecutionFlags
 from ..ops.catalogue import OPERATORS
@@ -77,17 +77,25 @@ class GraphBuilder:
         count = len(schema.inputs)
         if isinstance(sources, GraphValue) or not isinstance(sources, Sequence) or len(sources) != count:
             raise InvalidArgumentError(f"sources must be a list of {count} GraphValues, one per input of "
-                                       f"{schema.dml_name}, not {shown(sources)}")
-        for k, source in enumerate(sources):
+                                       f"{schema.dml_name} (None for one its desc leaves out), not {shown(sources)}")
+        for k, (field, source) in enumerate(zip(schema.inputs, sources)):
+            if source is None and getattr(desc, field.name, None) is None and field.optional:
+                continue  # DirectML's null input: no edge
+            if source is None:
+                raise InvalidArgumentError(f"sources[{k}] is None but {schema.dml_name}'s {field.dml_name} is in the "
+                                           "desc: only an input the desc leaves out (None) takes None")
             self._check_own(source, f"sources[{k}]")
-        schema.check_bound(desc, "a graph", absent_inputs=False)
+            if getattr(desc, field.name, None) is None:
+                raise InvalidArgumentError(f"sources[{k}] is a GraphValue but the desc's {field.name} is None: an "
+                                           "input the desc leaves out takes None")
+        schema.check_bound(desc, "a graph")
         return self._append(schema.copy(desc), list(sources))
 
     def _append(self, desc: OperatorDesc, sources: list[GraphValue]) -> tuple[GraphValue, ...]:
         """Add a node whose desc is the builder's own and whose sources were checked."""
         node = len(self.nodes)
         self.nodes.append(desc)
-        self.edges += [(*self._made[source][:2], node, k) for k, source in enumerate(sources)]
+        self.edges += [(*self._made[source][:2], node, k) for k, source in enumerate(sources) if source is not None]
         return tuple(self._value(getattr(desc, field.name), node, k) for k, field in enumerate(desc.schema.outputs))
 
     def _value(self, desc: BufferTensorDesc, node: int | None, index: int) -> GraphValue:
@@ -174,7 +182,9 @@ def builder_function(schema: OperatorSchema):
     of them for several)."""
     arguments = [field.argument for field in schema.inputs]
     positional = inspect.Parameter.POSITIONAL_OR_KEYWORD
-    parameters = [inspect.Parameter(name, positional) for name in arguments]
+    # An optional input with only optional inputs after it defaults to None (DirectML's null).
+    parameters = [inspect.Parameter(field.argument, positional, default=None if all(
+        f.optional for f in schema.inputs[k:]) else inspect.Parameter.empty) for k, field in enumerate(schema.inputs)]
     others = [f for f in dataclasses.fields(schema.desc_class) if f.name not in {t.name for t in schema.tensors}]
     parameters += [inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY,
                                      default=inspect.Parameter.empty if f.default is dataclasses.MISSING
@@ -196,19 +206,18 @@ def builder_function(schema: OperatorSchema):
             raise InvalidArgumentError(f"{arguments[0]} must be a GraphValue, not {type(first).__name__}")
         builder = first.builder
         for field, source in zip(schema.inputs, sources):
-            if source is None and field.optional:  # the node's desc would leave it None: no graph binds that yet
-                raise UnsupportedError(f"dmlpy.graph.{schema.name}: {field.argument} is None (DirectML's null "
-                                       f"{field.dml_name}): a graph binds every tensor of a node and does not take an "
-                                       "absent one yet", field.name)
+            if source is None and field.optional:  # DirectML's null: the node's desc leaves it out
+                continue
             builder._check_own(source, field.argument)
         fields = {f.name: values[f.name] for f in others}
-        tensors = {field.name: source.desc for field, source in zip(schema.inputs, sources)}
+        tensors = {field.name: None if source is None else source.desc for field, source in zip(schema.inputs, sources)}
         sizes = {field.name: first.desc.sizes for field in schema.outputs}
         if schema.output_sizes is not None:  # outputs shaped otherwise (PReLU's slope gradient, REDUCE's)
             sizes.update(schema.output_sizes(tensors, fields))
         requested = BufferTensorDesc(values["dtype"], (1,)).data_type if "dtype" in values else None
         result_type = schema.output_data_type(tensors, fields) if schema.output_data_type is not None else \
-            output_data_type(schema, {f.argument: s.desc.data_type for f, s in zip(schema.inputs, sources)}, requested)
+            output_data_type(schema, {f.argument: s.desc.data_type for f, s in zip(schema.inputs, sources)
+                                      if s is not None}, requested)
         tensors.update({name: BufferTensorDesc(result_type, s) for name, s in sizes.items()})
         desc = schema.desc_class(**tensors, **fields)
         outputs = builder._append(desc, sources)

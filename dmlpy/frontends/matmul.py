@@ -9,14 +9,14 @@ from numpy.typing import ArrayLike
 
 from ..base.errors import InvalidArgumentError, shown
 from ..base.tensor_desc import BufferTensorDesc, calc_buffer_tensor_size, packed_strides
-from ..base.types import data_type_for_numpy
+from ..base.types import TensorDataType, data_type_for_numpy
 from ..ops.enums import MatrixTransform
-from ..ops.gemm import GemmOperatorDesc
+from ..ops.gemm import GemmOperatorDesc, MatrixMultiplyIntegerOperatorDesc
 from ..ops.schema import OperatorDesc
 from ..runtime.device import Device
 from .arrays import as_array, as_device, asarray, check_out
 from .call_cache import run_bound
-from .device_array import ARRAY_OPERATORS, DeviceArray, run_on_arrays
+from .device_array import ARRAY_OPERATORS, DeviceArray
 from .numpy_api import refuse_untaken_data_types
 
 MAX_GEMM_DIMS = 4  # DirectML's GEMM: { BatchCount, ChannelCount, M, N } at most
@@ -64,9 +64,11 @@ def _batch_shape(a_batch: tuple[int, ...], b_batch: tuple[int, ...], a_shape, b_
             "broadcast together (NumPy's rule: equal, or 1)", "shape") from None
 
 
-def _run(desc: GemmOperatorDesc, arrays: list, out, device: Device | None, shape: tuple[int, ...]):
-    """GEMM on host arrays (a NumPy result, or `out`) or on device arrays (a new DeviceArray)."""
+def _run(desc, arrays: list, out, device: Device | None, shape: tuple[int, ...], dtype: np.dtype | None = None):
+    """The product on host arrays (a NumPy result, or `out`) or on device arrays (a new
+    DeviceArray), of `dtype` (default: the first operand's)."""
     present = [x for x in arrays if x is not None]
+    dtype = dtype or present[0].dtype
     if any(isinstance(x, DeviceArray) for x in present):
         owner = next(x.device for x in present if isinstance(x, DeviceArray))
         if device is not None and device is not owner:
@@ -75,16 +77,16 @@ def _run(desc: GemmOperatorDesc, arrays: list, out, device: Device | None, shape
         if any(isinstance(x, DeviceArray) and x.device is not owner for x in present):
             raise InvalidArgumentError("the arrays live on different devices: a product reads arrays of one",
                                        "device")
-        inputs = [None if x is None else x if isinstance(x, DeviceArray) else asarray(x, owner) for x in arrays]
-        result = DeviceArray(owner, shape, present[0].dtype)
-        run_on_arrays(owner.compile_cached(desc), inputs, result)
+        inputs = tuple(None if x is None else x if isinstance(x, DeviceArray) else asarray(x, owner) for x in arrays)
+        # Deferred as element-wise results are: the element-wise chain that reads it becomes its
+        # store's epilogue (one kernel); the device accepts the desc (or not) now.
+        result = DeviceArray.deferred(owner, shape, dtype, owner.create_operator(desc).desc, inputs)
         if out is None:
             return result
         check_out(out, shape, result.dtype)
         out[...] = result.numpy()
         return out
     device = as_device(device)
-    dtype = present[0].dtype
     if out is not None:
         check_out(out, shape, dtype)
     compiled = device.compile_cached(desc)
@@ -177,5 +179,49 @@ def matmul(a: ArrayLike | DeviceArray, b: ArrayLike | DeviceArray, *, out: np.nd
                     shapes, squeeze)
 
 
-FRONT_ENDS = {"gemm": gemm, "matmul": matmul}
+def _zero_point(value, argument: str, matrix, dim: int, ndim: int) -> np.ndarray | None:
+    """A zero point as DirectML lays it out: None; one value (sizes all 1); or one per row of A
+    (dim -2) or column of B (dim -1): a 1-D array of that length."""
+    if value is None:
+        return None
+    zero = as_array(value, argument)
+    if zero.dtype != matrix.dtype:
+        raise InvalidArgumentError(f"{argument} has dtype {zero.dtype} but its matrix {matrix.dtype}: a zero point has "
+                                   "its matrix's dtype", "data_type")
+    count = matrix.shape[dim]
+    if zero.size not in (1, count) or zero.ndim > 1:
+        raise InvalidArgumentError(f"{argument} has shape {zero.shape}: a zero point is one value or a 1-D array of "
+                                   f"{count} (one per {'row of a' if dim == -2 else 'column of b'})", argument)
+    sizes = [1] * ndim
+    sizes[dim] = zero.size
+    return zero.reshape(sizes)
+
+
+def matrix_multiply_integer(a: ArrayLike | DeviceArray, b: ArrayLike | DeviceArray,
+                            a_zero_point: ArrayLike | None = None, b_zero_point: ArrayLike | None = None, *,
+                            out: np.ndarray | None = None, device: Device | None = None) -> np.ndarray | DeviceArray:
+    """DML_OPERATOR_MATRIX_MULTIPLY_INTEGER: (a - a_zero_point) @ (b - b_zero_point) in int32,
+    exactly. a and b are int8 or uint8 of 2 to 4 dims with equal batch dims; a zero point is
+    one value, or a 1-D array with one per row of a (per column of b)."""
+    a, b = _operand(a, "a"), _operand(b, "b")
+    for name, x in (("a", a), ("b", b)):
+        if not 2 <= x.ndim <= MAX_GEMM_DIMS:
+            raise InvalidArgumentError(f"matrix_multiply_integer: {name} has {x.ndim} dims: it takes 2 to "
+                                       f"{MAX_GEMM_DIMS}", name)
+    schema = MatrixMultiplyIntegerOperatorDesc.schema
+    a_type, b_type = data_type_for_numpy(a.dtype), data_type_for_numpy(b.dtype)
+    refuse_untaken_data_types(schema, [a_type, a_type, b_type, b_type])  # schema order: A, its zero point, B, its
+    if a.shape[:-2] != b.shape[:-2] or a.shape[-1] != b.shape[-2]:
+        raise InvalidArgumentError(f"matrix_multiply_integer: a has shape {a.shape} and b {b.shape}: their batch dims "
+                                   "must be equal and a's K must equal b's", "shape")
+    zeros = [_zero_point(a_zero_point, "a_zero_point", a, -2, a.ndim),
+             _zero_point(b_zero_point, "b_zero_point", b, -1, b.ndim)]
+    packed = [None if x is None else BufferTensorDesc(data_type_for_numpy(x.dtype), x.shape)
+              for x in (a, zeros[0], b, zeros[1])]
+    sizes = (*a.shape[:-1], b.shape[-1])
+    desc = MatrixMultiplyIntegerOperatorDesc(*packed, BufferTensorDesc(TensorDataType.INT32, sizes))
+    return _run(desc, [a, zeros[0], b, zeros[1]], out, device, sizes, np.dtype(np.int32))
+
+
+FRONT_ENDS = {"gemm": gemm, "matmul": matmul, "matrix_multiply_integer": matrix_multiply_integer}
 ARRAY_OPERATORS["matmul"] = matmul

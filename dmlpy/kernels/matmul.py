@@ -1,7 +1,8 @@
 """The matrix-product planner (shaders/gemm.comp): batched products of two matrices, each
 output element's K products summed in increasing k, then an element-wise epilogue over the
-sum and an optional third tensor (rendered from an expression, as the element-wise family's
-math is).
+sum and further tensors of the output's sizes (rendered from an expression, as the
+element-wise family's math is): GEMM's Alpha, Beta, C and fused activation, and any
+element-wise chain a graph fuses into the store.
 
 Tiles. A workgroup computes a block of BLOCK_M x BLOCK_N outputs: its invocations lie along N
 (neighbouring invocations, neighbouring columns: coalesced loads of B and stores on a GPU,
@@ -46,6 +47,8 @@ from .interface import KernelInterface
 K_STEP = 4
 MAX_K = 131072
 
+FLOAT_TYPES = (TensorDataType.FLOAT32, TensorDataType.FLOAT16, TensorDataType.BFLOAT16)
+
 # Input types whose products and sums can never be subnormal in FP32 (every FLOAT16 value is a
 # multiple of 2^-24, so every product and sum is a multiple of 2^-48): no exactness stage.
 NEVER_SUBNORMAL = (TensorDataType.FLOAT16,)
@@ -54,14 +57,27 @@ NEVER_SUBNORMAL = (TensorDataType.FLOAT16,)
 @dataclass(frozen=True)
 class MatmulOperands:
     """The tensors of a batched product: A (read transposed where `transpose_a`), B (likewise),
-    an optional C read by the epilogue, and the output {batch..., M, N}."""
+    and the output {batch..., M, N}; for integers (INT8, UINT8), optional zero points of A's
+    rows and B's columns (one for all, or one each: sizes ending (M, 1) or (1, N)). `bound`
+    names the product's own inputs in their binding order (the operator's member order)."""
 
     a: BufferTensorDesc
     b: BufferTensorDesc
-    c: BufferTensorDesc | None
     output: BufferTensorDesc
     transpose_a: bool = False
     transpose_b: bool = False
+    a_zero: BufferTensorDesc | None = None
+    b_zero: BufferTensorDesc | None = None
+    bound: tuple[str, ...] = ("a", "b")
+
+    @property
+    def integer(self) -> bool:
+        return self.a.data_type not in FLOAT_TYPES
+
+    @property
+    def sum_type(self) -> TensorDataType:
+        """The data type the epilogue reads the sum S as: FP32, or INT32 for integers."""
+        return TensorDataType.INT32 if self.integer else TensorDataType.FLOAT32
 
     @property
     def dimensions(self) -> tuple[int, int, int]:
@@ -69,6 +85,25 @@ class MatmulOperands:
         m, n = self.output.sizes[-2:]
         k = self.a.sizes[-2] if self.transpose_a else self.a.sizes[-1]
         return m, n, k
+
+
+@dataclass(frozen=True)
+class MatmulEpilogue:
+    """What each output element stores: `result` over the sum S (e.tensor(0), FP32 bits) and
+    the element at its place of each of `inputs` (e.tensor(1 + t)), with FP32 `scalars`."""
+
+    result: e.Expr
+    inputs: tuple[BufferTensorDesc, ...] = ()
+    scalars: tuple[float, ...] = ()
+
+
+@dataclass(frozen=True)
+class MatmulMath:
+    """An operator as a matrix product and its epilogue (GEMM's): what a graph fuses an
+    element-wise chain into, its output's value becoming the chain's input."""
+
+    operands: MatmulOperands
+    epilogue: MatmulEpilogue
 
 
 @dataclass(frozen=True)
@@ -124,26 +159,46 @@ def _vector_dims(operands: MatmulOperands, shape: TileShape) -> tuple[str | None
     return a, b
 
 
-def _body(operands: MatmulOperands, result: e.Expr) -> tuple[str, ...]:
-    """gemm_body.glsl: the operands' values as FP32, and the epilogue's stored bits."""
-    a_form = render.STORED_FORMS[operands.a.data_type].to_float.format("input_load(0u, e)")
-    b_form = render.STORED_FORMS[operands.b.data_type].to_float.format("input_load(1u, e)")
-    inputs = (TensorDataType.FLOAT32,) + (() if operands.c is None else (operands.c.data_type,))
-    return (f"float a_value(uint e) {{ return {a_form}; }}",
-            f"float b_value(uint e) {{ return {b_form}; }}",
+def _value(tensor: BufferTensorDesc, load: str) -> str:
+    """GLSL of an element (its stored bits `load`) as the product's VALUE: FP32, or an int."""
+    if tensor.data_type in FLOAT_TYPES:
+        return render.STORED_FORMS[tensor.data_type].to_float.format(load)
+    info = data_type_info(tensor.data_type)
+    return f"bitfieldExtract(int({load}), 0, {info.bits})" if info.signed_integer else f"int({load})"
+
+
+def _body(operands: MatmulOperands, epilogue: MatmulEpilogue) -> tuple[str, ...]:
+    """gemm_body.glsl: the operands' values, their zero points, the sum's bits, and the
+    epilogue's stored bits."""
+    inputs = (operands.sum_type, *(t.data_type for t in epilogue.inputs))
+    value, start, bits = ("int", "0", "uint(s)") if operands.integer else \
+        ("float", "uintBitsToFloat(0x80000000u)", "dml_isnan(s) ? 0x7FC00000u : floatBitsToUint(s)")
+    zeros = []
+    for name, zero, dim, index in (("a", operands.a_zero, -2, "m"), ("b", operands.b_zero, -1, "n")):
+        if zero is None:
+            zeros.append(f"{value} {name}_zero(uint {index}) {{ return {value}(0); }}")
+            continue
+        binding = f"{operands.bound.index(name + '_zero')}u"
+        stride = zero.element_strides[dim] if zero.sizes[dim] > 1 else 0
+        zeros.append(f"{value} {name}_zero(uint {index}) {{ return "
+                     f"{_value(zero, f'input_load({binding}, params.base[{binding}] + {index} * {stride}u)')}; }}")
+    return (f"#define VALUE {value}", f"#define SUM_START {start}",
+            f"uint sum_bits(VALUE s) {{ return {bits}; }}",
+            f"VALUE a_value(uint e) {{ return {_value(operands.a, 'input_load(A_INPUT, e)')}; }}",
+            f"VALUE b_value(uint e) {{ return {_value(operands.b, 'input_load(B_INPUT, e)')}; }}",
+            *zeros,
             f"#define EPILOGUE_INPUTS {len(inputs)}",
             "uint gemm_epilogue(uint bits[EPILOGUE_INPUTS]) {",
-            *(f"    {line}" for line in render.render(result, inputs, operands.output.data_type)),
+            *(f"    {line}" for line in render.render(epilogue.result, inputs, operands.output.data_type)),
             "    return result;",
             "}")
 
 
-def plan_matmul(operands: MatmulOperands, result: e.Expr, scalars: tuple[float, ...],
-                adapter: AdapterInfo) -> KernelPlan:
-    """Plan output = result(S, C) element by element, S the sum of A's row times B's column:
-    `result` reads S as input 0 (FP32 bits) and C's element as input 1, `scalars` are its FP32
-    scalars (pushed at run time)."""
-    a, b, c, output = operands.a, operands.b, operands.c, operands.output
+def plan_matmul(operands: MatmulOperands, epilogue: MatmulEpilogue, adapter: AdapterInfo) -> KernelPlan:
+    """Plan output = epilogue(S, ...) element by element, S the sum of A's row times B's
+    column in increasing k (binding order: A, B, the epilogue's inputs, the output)."""
+    a, b, output = operands.a, operands.b, operands.output
+    scalars = epilogue.scalars
     m, n, k = operands.dimensions
     if k > MAX_K:
         raise UnsupportedError(
@@ -151,8 +206,10 @@ def plan_matmul(operands: MatmulOperands, result: e.Expr, scalars: tuple[float, 
             "invocation's loops after 65,535 iterations); split K and add the partial products", "sizes")
     batch_sizes = output.sizes[:-2]
     batch_count = math.prod(batch_sizes)
-    tensors = [a, b, *([c] if c is not None else []), output]
-    exactness = "DENORMALS_EXACT" in float_controls_defines(adapter) and a.data_type not in NEVER_SUBNORMAL
+    product_inputs = [getattr(operands, name) for name in operands.bound]
+    tensors = [*product_inputs, *epilogue.inputs, output]
+    exactness = "DENORMALS_EXACT" in float_controls_defines(adapter) and a.data_type not in NEVER_SUBNORMAL \
+        and not operands.integer
     shape = tile_shape(adapter, n)
     a_vectors, b_vectors = _vector_dims(operands, shape)
     interface = KernelInterface(tuple(t.data_type for t in tensors[:-1]), (output.data_type,), scratch=exactness,
@@ -162,25 +219,27 @@ def plan_matmul(operands: MatmulOperands, result: e.Expr, scalars: tuple[float, 
     workgroup_size = shape.lanes_n * shape.lanes_m
     a_rows, a_columns = _matrix_strides(a, operands.transpose_a)
     b_rows, b_columns = _matrix_strides(b, operands.transpose_b)
-    c_strides = c.element_strides[-2:] if c is not None else (0, 0)
     defines: dict[str, object] = {
         f"DTYPE_{output.data_type.name}": "",
         "ELEMENT_BITS": data_type_info(output.data_type).bits,
         "WORKGROUP_SIZE": workgroup_size,
         **float_controls_defines(adapter),
-        **render.transcendental_defines(result),
+        **render.transcendental_defines(epilogue.result),
         "M": f"{m}u", "N": f"{n}u", "K": f"{k}u", "K_STEP": f"{K_STEP}u",
+        "A_INPUT": operands.bound.index('a'), "B_INPUT": operands.bound.index('b'),
+        "EPILOGUE_FIRST": len(product_inputs), **({"INTEGER_PRODUCT": ""} if operands.integer else {}),
         "A_STRIDES": uint_list((a_rows, a_columns)), "B_STRIDES": uint_list((b_rows, b_columns)),
-        "C_STRIDES": uint_list(c_strides), "OUTPUT_STRIDES": uint_list(output.element_strides[-2:]),
+        "EPILOGUE_TENSORS": len(epilogue.inputs), "OUTPUT_STRIDES": uint_list(output.element_strides[-2:]),
         "BATCH_COUNT": f"{batch_count}u", "BATCH_RANK": len(batch_sizes),
-        **({"HAS_C": ""} if c is not None else {}),
         **({"EXACTNESS_KEYS": ""} if exactness else {}),
     }
+    if epilogue.inputs:
+        defines["EPILOGUE_STRIDES"] = uint_list(s for t in epilogue.inputs for s in t.element_strides[-2:])
     if batch_sizes:
         defines["BATCH_SIZES"] = uint_list(batch_sizes)
-        defines["BATCH_STRIDES"] = uint_list(
-            (t.element_strides[d] if t is not None else 0) for d in range(len(batch_sizes)) for t in (a, b, c, output))
-    generated = (("kernel_interface.glsl", interface.header()), ("gemm_body.glsl", _body(operands, result)))
+        defines["BATCH_STRIDES"] = uint_list(  # a size of 1 (a zero point's) is the same element for every batch
+            t.element_strides[d] if t.sizes[d] > 1 else 0 for d in range(len(batch_sizes)) for t in tensors)
+    generated = (("kernel_interface.glsl", interface.header()), ("gemm_body.glsl", _body(operands, epilogue)))
     blocks = batch_count * math.ceil(m / block_m) * math.ceil(n / block_n)
     main = KernelStage("main", "gemm.comp", {
         **defines, "STAGE_PRODUCT": "", "LANES_N": f"{shape.lanes_n}u", "TILE_M": shape.tile_m,

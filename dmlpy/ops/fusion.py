@@ -12,7 +12,10 @@ distinct tensors from outside, and the scalars its push constants hold; past tha
 kernel starts. A reduction whose schema gives its math (REDUCE, ARGMIN, ARGMAX, the softmax
 family: kernels.reduction.ReductionMath) takes the element-wise nodes it reads the same way,
 as a prologue computed in its passes: SUM_SQUARE of a - b is one kernel, with the bits of
-the two nodes run one by one. PReLU's gradient runs as its own kernel.
+the two nodes run one by one. A matrix product (GEMM: its schema's kernels.matmul.MatmulMath)
+is absorbed the other way: the element-wise chain that alone reads its output becomes its
+store's epilogue (a bias add, an activation, a residual add, a cast), one kernel with the bits
+of the nodes run one by one. PReLU's gradient runs as its own kernel.
 
 Intermediates. A node output read by another kernel lives in the graph's temporary
 resource (16-byte aligned ranges, one per such output, then each reduction's own scratch),
@@ -34,6 +37,7 @@ from ..base.errors import UnsupportedError
 from ..ir import expr as e
 from ..kernels.codegen import KernelPlan, KernelTensor, plan_elementwise
 from ..kernels.interface import MAX_REDUCTION_INPUTS, elementwise_limits
+from ..kernels.matmul import MatmulEpilogue, MatmulMath, MatmulOperands, plan_matmul
 from ..kernels.reduction import ReducedOutput, ReductionMath, plan_reduction
 from .graph import GraphDesc, NodeInputSource
 
@@ -67,13 +71,17 @@ class GraphPlan:
     temporary_size: int
 
 
-def _external_sources(graph: GraphDesc, nodes: list[int]) -> list[NodeInputSource]:
-    """The distinct tensors `nodes` read from outside themselves, in first-read order."""
+def _external_sources(graph: GraphDesc, nodes: list[int],
+                      leaving_out: int | None = None) -> list[NodeInputSource]:
+    """The distinct tensors `nodes` read from outside themselves, in first-read order (but for
+    what node `leaving_out`, a matrix product, reads: its own kernel's operands)."""
     members, found = set(nodes), {}
     for node in nodes:
+        if node == leaving_out:
+            continue
         for k in range(len(graph.desc_of(node).schema.inputs)):
             source = graph.source(node, k)
-            if source.node not in members:
+            if source is not None and source.node not in members:
                 found.setdefault(source)
     return list(found)
 
@@ -87,6 +95,7 @@ def plan_graph(graph: GraphDesc, adapter: AdapterInfo, segment_size: int | None 
     math = [d.schema.elementwise(d) if d.schema.elementwise is not None and len(d.schema.outputs) == 1 else None
             for d in descs]
     reductions = [d.schema.reduction(d) if d.schema.reduction is not None else None for d in descs]
+    products = [d.schema.matmul(d) if d.schema.matmul is not None else None for d in descs]
     readers: dict[tuple[int, int], int] = {}
     for edge in graph.intermediate_edges:
         key = (edge.from_node, edge.from_node_output_index)
@@ -97,8 +106,16 @@ def plan_graph(graph: GraphDesc, adapter: AdapterInfo, segment_size: int | None 
 
     def fits(nodes: list[int]) -> bool:
         root = reductions[nodes[-1]]
-        inputs = MAX_REDUCTION_INPUTS if root is not None else max_inputs
+        hosts = [n for n in nodes if products[n] is not None]
+        if len(hosts) > 1 or (hosts and root is not None):  # one product a kernel, never a reduction's prologue
+            return False
         scalars = sum(len(math[n].scalars) for n in nodes if math[n] is not None) + len(root.scalars if root else ())
+        if hosts:  # the sum, the product's own epilogue inputs and the chain's: the element-wise kernel's room
+            epilogue = products[hosts[0]].epilogue
+            inputs = 1 + len(epilogue.inputs) + len(_external_sources(graph, nodes, hosts[0]))
+            scalars += len(epilogue.scalars)
+            return len(nodes) <= MAX_FUSED_NODES and inputs <= max_inputs and scalars <= scalar_room
+        inputs = MAX_REDUCTION_INPUTS if root is not None else max_inputs
         return len(nodes) <= MAX_FUSED_NODES and len(_external_sources(graph, nodes)) <= inputs \
             and scalars <= scalar_room
 
@@ -111,10 +128,11 @@ def plan_graph(graph: GraphDesc, adapter: AdapterInfo, segment_size: int | None 
         if math[node] is not None or reductions[node] is not None:  # a reduction takes an element-wise prologue
             for k in range(len(descs[node].schema.inputs)):
                 source = graph.source(node, k)
-                producer = source.node
+                producer = source.node if source is not None else None
                 # A producer's output read only here is its group's root, whose kernel this one absorbs.
-                if producer is None or math[producer] is None or readers.get((producer, source.index)) != 1 \
-                        or (producer, source.index) in graph_outputs:
+                if producer is None or (math[producer] is None and products[producer] is None) \
+                        or readers.get((producer, source.index)) != 1 or (producer, source.index) in graph_outputs \
+                        or (products[producer] is not None and math[node] is None):
                     continue
                 # Both groups hold at most MAX_FUSED_NODES nodes: sorting them costs a bounded time.
                 merged = sorted({*group_of[producer].nodes, *group.nodes}, key=position.__getitem__)
@@ -159,7 +177,24 @@ def plan_graph(graph: GraphDesc, adapter: AdapterInfo, segment_size: int | None 
     kernels = []
     for group in groups:
         root = group.root
-        if reductions[root] is not None and len(group.nodes) > 1:
+        hosts = [n for n in group.nodes if products[n] is not None]
+        if hosts and len(group.nodes) > 1:
+            host = hosts[0]
+            external = _external_sources(graph, group.nodes, host)
+            own = [source for k in range(2, len(descs[host].schema.inputs))
+                   if (source := graph.source(host, k)) is not None]  # the product's epilogue inputs (GEMM's C)
+            output = location[root, 0]
+            product = products[host]
+            epilogue = _fused_epilogue(graph, group.nodes, math, host, product, external)
+            inputs = (*product.epilogue.inputs, *(read(s).desc for s in external))
+            plan = plan_matmul(MatmulOperands(product.operands.a, product.operands.b, output.desc,
+                                              product.operands.transpose_a, product.operands.transpose_b),
+                               MatmulEpilogue(epilogue[0], inputs, epilogue[1]), adapter)
+            tensors = [read(graph.source(host, 0)), read(graph.source(host, 1)), *map(read, own), *map(read, external),
+                       output]
+            if plan.temporary_size:
+                tensors.append(reserve(plan.temporary_size))
+        elif reductions[root] is not None and len(group.nodes) > 1:
             external = _external_sources(graph, group.nodes)
             outputs, scalars = _fused_reduction(graph, group.nodes, math, reductions[root], external)
             desc = descs[root]
@@ -173,7 +208,8 @@ def plan_graph(graph: GraphDesc, adapter: AdapterInfo, segment_size: int | None 
         elif math[root] is None:
             desc = descs[root]
             plan = desc.schema.kernel(desc, adapter)
-            tensors = [read(graph.source(root, k)) for k in range(len(desc.schema.inputs))]
+            tensors = [read(source) for k in range(len(desc.schema.inputs))
+                       if (source := graph.source(root, k)) is not None]
             tensors += [location[root, o] for o in range(len(desc.schema.outputs))]
             if plan.temporary_size:
                 tensors.append(reserve(plan.temporary_size))
@@ -235,6 +271,36 @@ def _fused_inputs(graph: GraphDesc, nodes: list[int], math: list, external: list
         return inputs
 
     return value_of, inputs_of, tuple(scalars)
+
+
+def _fused_epilogue(graph: GraphDesc, nodes: list[int], math: list, host: int, product: MatmulMath,
+                    external: list[NodeInputSource]) -> tuple[e.Expr, tuple[float, ...]]:
+    """The value the group's root stores, over the product's sum and epilogue inputs (e.tensor(0)
+    and on, its scalars first) and then the chain's external tensors: the product's own
+    epilogue is its output's value, stored as it would have been written."""
+    members = set(nodes)
+    offset = 1 + len(product.epilogue.inputs)
+    offsets, scalars = {}, list(product.epilogue.scalars)
+    for node in nodes:
+        if math[node] is not None:
+            offsets[node] = len(scalars)
+            scalars += math[node].scalars
+    made: dict[int, e.Expr] = {host: product.epilogue.result}
+
+    def value_of(node: int) -> e.Expr:
+        if node not in made:
+            inputs = []
+            for k in range(len(graph.desc_of(node).schema.inputs)):
+                source = graph.source(node, k)
+                if source.node in members:
+                    produced = graph.node_output_desc(source.node, source.index).data_type
+                    inputs.append(e.stored(value_of(source.node), produced))
+                else:
+                    inputs.append(e.tensor(offset + external.index(source)))
+            made[node] = e.substitute(math[node].result, inputs, offsets[node])
+        return made[node]
+
+    return value_of(nodes[-1]), tuple(scalars)
 
 
 def _fused_math(graph: GraphDesc, nodes: list[int], math: list, external: list[NodeInputSource]):

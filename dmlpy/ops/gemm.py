@@ -18,7 +18,7 @@ from ..base.tensor_desc import BufferTensorDesc
 from ..base.types import FeatureLevel as FL
 from ..base.types import TensorDataType as T
 from ..ir import expr as e
-from ..kernels.matmul import MatmulOperands, plan_matmul
+from ..kernels.matmul import MatmulEpilogue, MatmulMath, MatmulOperands, plan_matmul
 from .enums import MatrixTransform
 from .family import Family, FrontEndShape, KernelKind
 from .fields import enum_field, fused_activation_field, schema_of
@@ -80,29 +80,41 @@ def _check_gemm(desc) -> None:
             "OutputTensor must have the same Sizes (broadcast C with zero strides)", "sizes")
 
 
-def _epilogue(desc) -> tuple[e.Expr, tuple[float, ...]]:
-    """What each output element stores, over the sum S (input 0, FP32 bits) and C's element
-    (input 1): Alpha * S + Beta * C rounded to the output's type, then the fused activation."""
+def _output_sizes(inputs: dict[str, BufferTensorDesc], fields: dict) -> dict[str, tuple[int, ...]]:
+    """{batch..., M, N} from A and B (graph functions make the output of these sizes)."""
+    def transform(name: str) -> MatrixTransform:
+        value = fields[name]
+        return MatrixTransform[value.upper()] if isinstance(value, str) else value
+    a, b = inputs["a_tensor"].sizes, inputs["b_tensor"].sizes
+    return {"output_tensor": (*a[:-2], _matrix_sizes(a, transform("trans_a"))[0],
+                              _matrix_sizes(b, transform("trans_b"))[1])}
+
+
+def _matmul_math(desc) -> MatmulMath:
+    """The product, and what each output element stores over the sum S (input 0, FP32 bits)
+    and C's element (input 1): Alpha * S + Beta * C rounded to the output's type, then the
+    fused activation."""
     value = e.scalar(0) * e.tensor(0)
     scalars = [desc.alpha]
     if desc.c_tensor is not None:
         value = value + e.scalar(1) * e.tensor(1)
         scalars.append(desc.beta)
     activation = desc.fused_activation
-    if activation is None:
-        return value, tuple(scalars)
-    schema = schema_of(activation)
-    bound = dataclasses.replace(activation, **{t.name: desc.output_tensor for t in schema.tensors})
-    math = schema.elementwise(bound)
-    fused = e.substitute(math.result, [e.stored(value, desc.output_tensor.data_type)], len(scalars))
-    return fused, (*scalars, *math.scalars)
+    if activation is not None:
+        schema = schema_of(activation)
+        bound = dataclasses.replace(activation, **{t.name: desc.output_tensor for t in schema.tensors})
+        math = schema.elementwise(bound)
+        value = e.substitute(math.result, [e.stored(value, desc.output_tensor.data_type)], len(scalars))
+        scalars += math.scalars
+    operands = MatmulOperands(desc.a_tensor, desc.b_tensor, desc.output_tensor,
+                              desc.trans_a is MatrixTransform.TRANSPOSE, desc.trans_b is MatrixTransform.TRANSPOSE)
+    inputs = () if desc.c_tensor is None else (desc.c_tensor,)
+    return MatmulMath(operands, MatmulEpilogue(value, inputs, tuple(scalars)))
 
 
 def _plan_gemm(desc, adapter):
-    result, scalars = _epilogue(desc)
-    operands = MatmulOperands(desc.a_tensor, desc.b_tensor, desc.c_tensor, desc.output_tensor,
-                              desc.trans_a is MatrixTransform.TRANSPOSE, desc.trans_b is MatrixTransform.TRANSPOSE)
-    return plan_matmul(operands, result, scalars, adapter)
+    math = _matmul_math(desc)
+    return plan_matmul(math.operands, math.epilogue, adapter)
 
 
 @operator(
@@ -110,7 +122,7 @@ def _plan_gemm(desc, adapter):
     formula="OutputTensor = FusedActivation(Alpha * TransA(ATensor) x TransB(BTensor) + Beta * CTensor)",
     support=(Support(FL.LEVEL_1_0, FLOATS, range(4, 5)), Support(FL.LEVEL_4_0, FLOATS, range(2, 5))),
     same={"data_type": None, "dimension_count": None}, shader="gemm.comp", kernel=_plan_gemm, check=_check_gemm,
-    in_place=False, notes=GEMM_NOTES,
+    in_place=False, output_sizes=_output_sizes, matmul=_matmul_math, notes=GEMM_NOTES,
 )
 class GemmOperatorDesc(OperatorDesc):
     """DML_GEMM_OPERATOR_DESC: `FusedActivation(Alpha * TransA(A) x TransB(B) + Beta * C)`;
@@ -127,4 +139,79 @@ class GemmOperatorDesc(OperatorDesc):
     fused_activation: OperatorDesc | None = fused_activation_field()
 
 
-DESCS = (GemmOperatorDesc,)
+
+INTEGER_NOTES = (
+    "Output[m, n] = sum over k of (A[m, k] - AZeroPoint) * (B[k, n] - BZeroPoint), exact in 32-bit two's "
+    "complement (it wraps only past 2^31, which takes K above 33,000 with the largest 8-bit values). A zero point "
+    "is one for the whole tensor (sizes all 1) or one per row of A (sizes ending (M, 1)) or per column of B "
+    "(sizes ending (1, N)); a null zero point is 0. DirectML's page lists 4 dimensions (FEATURE_LEVEL_2_1); dmlpy "
+    "also takes 2 and 3 from FEATURE_LEVEL_4_0, as GEMM does. The products run on the GEMM kernel family.")
+
+
+def _check_integer(desc) -> None:
+    """A {batch, M, K}, B {batch, K, N}, Output {batch, M, N}; each zero point per tensor or per
+    row (A) or column (B); B's zero point has B's data type (A's, A's: `same`)."""
+    owner = type(desc).__name__
+    (m, k), (k_b, n) = desc.a_tensor.sizes[-2:], desc.b_tensor.sizes[-2:]
+    if k_b != k:
+        raise InvalidArgumentError(
+            f"{owner}.b_tensor.sizes {desc.b_tensor.sizes} has K = {k_b} but a_tensor.sizes {desc.a_tensor.sizes} "
+            f"has K = {k}: A's columns must equal B's rows", "sizes")
+    output = desc.output_tensor.sizes
+    if output[-2:] != (m, n) or any(t.sizes[:-2] != output[:-2] for t in (desc.a_tensor, desc.b_tensor)):
+        raise InvalidArgumentError(
+            f"{owner}.output_tensor.sizes {output} must be {(*desc.a_tensor.sizes[:-2], m, n)}: OutputTensor's Sizes "
+            "are { BatchCount, ChannelCount, M, N } with A's and B's batch sizes", "sizes")
+    for name, dim, count, what in (("a_zero_point_tensor", -2, m, "row of A (M)"),
+                                   ("b_zero_point_tensor", -1, n, "column of B (N)")):
+        zero = getattr(desc, name)
+        if zero is None:
+            continue
+        others = [size for d, size in enumerate(zero.sizes) if d != len(zero.sizes) + dim]
+        if any(size != 1 for size in others) or zero.sizes[dim] not in (1, count):
+            raise InvalidArgumentError(
+                f"{owner}.{name}.sizes {zero.sizes}: a zero point is one for the tensor (every size 1) or one per "
+                f"{what}: 1 everywhere but {count} or 1 at dimension {len(zero.sizes) + dim}", "sizes")
+    if desc.b_zero_point_tensor is not None and desc.b_zero_point_tensor.data_type != desc.b_tensor.data_type:
+        raise InvalidArgumentError(
+            f"{owner}.b_zero_point_tensor.data_type {desc.b_zero_point_tensor.data_type.name} != b_tensor.data_type "
+            f"{desc.b_tensor.data_type.name}: BTensor and BZeroPointTensor must have the same DataType", "data_type")
+
+
+def _integer_math(desc) -> MatmulMath:
+    bound = tuple(name for name, field in (("a", "a_tensor"), ("a_zero", "a_zero_point_tensor"), ("b", "b_tensor"),
+                                           ("b_zero", "b_zero_point_tensor")) if getattr(desc, field) is not None)
+    operands = MatmulOperands(desc.a_tensor, desc.b_tensor, desc.output_tensor, a_zero=desc.a_zero_point_tensor,
+                              b_zero=desc.b_zero_point_tensor, bound=bound)
+    return MatmulMath(operands, MatmulEpilogue(e.tensor(0)))
+
+
+def _plan_integer(desc, adapter):
+    math = _integer_math(desc)
+    return plan_matmul(math.operands, math.epilogue, adapter)
+
+
+INTEGERS = (T.INT8, T.UINT8)
+
+
+@operator(
+    dml_name="MATRIX_MULTIPLY_INTEGER", family=FAMILY, name="matrix_multiply_integer",
+    formula="OutputTensor = (ATensor - AZeroPointTensor) x (BTensor - BZeroPointTensor), in INT32",
+    support=(Support(FL.LEVEL_2_1, INTEGERS, range(4, 5)), Support(FL.LEVEL_4_0, INTEGERS, range(2, 5))),
+    same={"dimension_count": None, "data_type": ("a_tensor", "a_zero_point_tensor")}, shader="gemm.comp",
+    kernel=_plan_integer, check=_check_integer, in_place=False, matmul=_integer_math, notes=INTEGER_NOTES,
+)
+class MatrixMultiplyIntegerOperatorDesc(OperatorDesc):
+    """DML_MATRIX_MULTIPLY_INTEGER_OPERATOR_DESC: INT8/UINT8 matrices less their zero points
+    (None: 0), multiplied exactly into INT32."""
+
+    a_tensor: BufferTensorDesc = tensor_field(TensorRole.INPUT, "ATensor")
+    a_zero_point_tensor: BufferTensorDesc | None = tensor_field(TensorRole.INPUT, "AZeroPointTensor",
+                                                                "a_zero_point", optional=True)
+    b_tensor: BufferTensorDesc = tensor_field(TensorRole.INPUT, "BTensor")
+    b_zero_point_tensor: BufferTensorDesc | None = tensor_field(TensorRole.INPUT, "BZeroPointTensor",
+                                                                "b_zero_point", optional=True)
+    output_tensor: BufferTensorDesc = tensor_field(TensorRole.OUTPUT, "OutputTensor", data_types=(T.INT32,))
+
+
+DESCS = (GemmOperatorDesc, MatrixMultiplyIntegerOperatorDesc)

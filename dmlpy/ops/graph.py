@@ -191,8 +191,13 @@ class GraphDesc:
                 sources[key] = NodeInputSource(None, edge.graph_input_index) if name == "input_edges" \
                     else NodeInputSource(edge.from_node, edge.from_node_output_index)
         for node, schema in enumerate(schemas):
-            for i in range(len(schema.inputs)):
-                if (node, i) not in fed:
+            for i, field in enumerate(schema.inputs):
+                absent = getattr(self._descs[node], field.name) is None  # DirectML's null: no edge feeds it
+                if absent and (node, i) in fed:
+                    raise InvalidArgumentError(
+                        f"{fed[node, i]}: node {node} ({schema.dml_name}) {_tensor_name(schema, 'input', i)} is None "
+                        "in the node's desc: an input it leaves out takes no edge", "input_edges")
+                if not absent and (node, i) not in fed:
                     raise InvalidArgumentError(
                         f"node {node} ({schema.dml_name}) {_tensor_name(schema, 'input', i)} has no edge: every node "
                         "input has exactly one edge", "input_edges")
@@ -298,9 +303,9 @@ class GraphDesc:
         desc = self._descs[node]
         return getattr(desc, desc.schema.outputs[index].name)
 
-    def source(self, node: int, index: int) -> NodeInputSource:
-        """What feeds input `index` of `node`."""
-        return self._sources[node, index]
+    def source(self, node: int, index: int) -> NodeInputSource | None:
+        """What feeds input `index` of `node`; None for an optional input its desc leaves out."""
+        return self._sources.get((node, index))
 
     def input_desc(self, index: int) -> BufferTensorDesc:
         edge = self._first_input_edges[index]

@@ -114,6 +114,9 @@ class OperatorSchema:
     # (desc) -> kernels.reduction.ReductionMath, or None: its outputs as reductions over its
     # inputs' expressions (REDUCE's); graphs fuse an element-wise prologue into its first pass
     reduction: Callable | None = None
+    # (desc) -> kernels.matmul.MatmulMath, or None: the operator as a matrix product and its
+    # epilogue (GEMM's); graphs fuse the element-wise chain that reads it into its store
+    matmul: Callable | None = None
     # ({input field: desc}, {other field: value}) -> {output field: sizes} for outputs not
     # shaped like the first input (graph builders make packed outputs of these sizes)
     output_sizes: Callable | None = None

@@ -364,7 +364,7 @@ class Device:
                 raise InvalidArgumentError(f"GraphDesc.nodes[{k}] is an operator of another device", "nodes")
             desc = graph.desc_of(k)
             try:
-                desc.schema.check_device(desc, self.feature_level, self.strict_directml, "a graph", False)
+                desc.schema.check_device(desc, self.feature_level, self.strict_directml)
             except DmlError as error:
                 raise type(error)(f"GraphDesc.nodes[{k}] ({desc.schema.dml_name}): {error.message}",
                                   error.field) from None
