@@ -19,20 +19,23 @@
 // element-wise chain fused into the store reads).
 //
 // Two stages where the device may flush subnormals (EXACTNESS_KEYS):
-//   STAGE_KEYS     one invocation per row of A and column of B of each product: the smallest
-//                  nonzero magnitude along K, as its bits minus one (a zero's wraps to the
-//                  largest and drops out), into the scratch: BATCH_COUNT * (M + N) words.
+//   STAGE_KEYS     for each row of A and column of B of each product, the smallest nonzero
+//                  magnitude along K, as its bits minus one (a zero's wraps to the largest and
+//                  drops out), into the scratch: BATCH_COUNT * (M + N) words. An invocation
+//                  takes a line, or four where they are contiguous across (one 16-byte load a k).
 //   STAGE_PRODUCT  one workgroup per BLOCK_M x BLOCK_N outputs, invocations along N, each with
-//                  TILE_M x TILE_N accumulators (rows m0 + i, columns n0 + j * LANES_N). Where
+//                  TILE_M x TILE_N accumulators (rows m0 + i; columns in runs of COLUMN_RUN,
+//                  LANES_N * COLUMN_RUN apart). Where
 //                  its rows' and columns' keys prove every product and partial sum a normal
 //                  number or zero, the hardware's operations; else dmlpy's exact ones.
 //
-// Defines: DTYPE_* and ELEMENT_BITS (the output's), WORKGROUP_SIZE, M, N, K, K_STEP,
-// A_STRIDES and B_STRIDES (element strides along the rows and columns of A and B as read,
-// transposes applied), EPILOGUE_TENSORS and EPILOGUE_STRIDES (rows, columns of each),
-// OUTPUT_STRIDES, BATCH_COUNT, BATCH_RANK, BATCH_SIZES, BATCH_STRIDES (per batch dim, one per
-// tensor in binding order), EXACTNESS_KEYS, one of
-// STAGE_KEYS and STAGE_PRODUCT; for STAGE_PRODUCT: LANES_N, TILE_M, TILE_N, BLOCK_M, BLOCK_N.
+// Defines: DTYPE_* and ELEMENT_BITS (the output's), WORKGROUP_SIZE, M, N, K, K_STEP, A_INPUT,
+// B_INPUT, EPILOGUE_FIRST, A_STRIDES and B_STRIDES (element strides along the rows and columns
+// of A and B as read, transposes applied), EPILOGUE_TENSORS and EPILOGUE_STRIDES (rows,
+// columns of each), OUTPUT_STRIDES, BATCH_COUNT, BATCH_RANK, BATCH_SIZES, BATCH_STRIDES (per
+// batch dim, one per tensor in binding order), INTEGER_PRODUCT, EXACTNESS_KEYS, VECTOR_VIEWS,
+// A_VECTORS_ALONG_K or _M, B_VECTORS_ALONG_N or _K, one of STAGE_KEYS and STAGE_PRODUCT; for
+// STAGE_PRODUCT: LANES_N, TILE_M, TILE_N, BLOCK_M, BLOCK_N, COLUMN_RUN.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
 #include "float_controls.glsl"
@@ -78,17 +81,20 @@ uint magnitude_key(float x) {
 }
 
 #if defined(STAGE_KEYS)
-void main() {
-    uint item = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * WORKGROUP_SIZE + gl_LocalInvocationID.x;
-    if (item >= BATCH_COUNT * (M + N)) return;
-    uint line = item % (M + N);
-    uint batch = item / (M + N);
-    bool row = line < M;
-    uint start = row ? params.base[A_INPUT] + batch_offset(batch, A_INPUT) + line * A_STRIDES_[0]
-                     : params.base[B_INPUT] + batch_offset(batch, B_INPUT) + (line - M) * B_STRIDES_[1];
-    uint step = row ? A_STRIDES_[1] : B_STRIDES_[0];
+// A line's smallest key along K: the line starts at `start`, k steps `step` elements apart;
+// where the line is contiguous (`vectors`), four k to a 16-byte load.
+uint line_key(uint start, uint step, bool vectors, bool row) {
     uint smallest = 0xFFFFFFFFu;
     uint k = 0u;
+#if defined(VECTOR_VIEWS)
+    if (vectors) {
+        for (; k + 4u <= K; k += 4u) {
+            uvec4 v = input_vector(row ? A_INPUT : B_INPUT, (start + k) >> 2);
+            uvec4 keys = (v & 0x7FFFFFFFu) - 1u;
+            smallest = min(smallest, min(min(keys.x, keys.y), min(keys.z, keys.w)));
+        }
+    }
+#endif
     for (; k + K_STEP <= K; k += K_STEP) {
         [[unroll]] for (uint s = 0u; s < K_STEP; ++s) {
             uint e = start + (k + s) * step;
@@ -99,7 +105,67 @@ void main() {
         uint e = start + k * step;
         smallest = min(smallest, magnitude_key(row ? a_value(e) : b_value(e)));
     }
-    scratch[params.base[SCRATCH_BASE] + item] = smallest;
+    return smallest;
+}
+
+#if defined(VECTOR_VIEWS)
+// Four neighbouring lines' keys at once, where they are contiguous across (A's rows along M,
+// B's columns along N): one 16-byte load a k.
+uvec4 four_line_keys(uint start, uint step, bool row) {
+    uvec4 smallest = uvec4(0xFFFFFFFFu);
+    uint k = 0u;
+    for (; k + K_STEP <= K; k += K_STEP) {
+        [[unroll]] for (uint s = 0u; s < K_STEP; ++s)
+            smallest = min(smallest, (input_vector(row ? A_INPUT : B_INPUT, (start + (k + s) * step) >> 2)
+                                      & 0x7FFFFFFFu) - 1u);
+    }
+    for (; k < K; ++k)
+        smallest = min(smallest, (input_vector(row ? A_INPUT : B_INPUT, (start + k * step) >> 2) & 0x7FFFFFFFu) - 1u);
+    return smallest;
+}
+#endif
+
+#if defined(A_VECTORS_ALONG_M)
+#define A_LINES_AN_ITEM 4u
+#else
+#define A_LINES_AN_ITEM 1u
+#endif
+#if defined(B_VECTORS_ALONG_N)
+#define B_LINES_AN_ITEM 4u
+#else
+#define B_LINES_AN_ITEM 1u
+#endif
+
+void main() {
+    const uint a_items = M / A_LINES_AN_ITEM, items = a_items + N / B_LINES_AN_ITEM;
+    uint item = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * WORKGROUP_SIZE + gl_LocalInvocationID.x;
+    if (item >= BATCH_COUNT * items) return;
+    uint batch = item / items;
+    uint within = item % items;
+    bool row = within < a_items;
+    uint line = row ? within * A_LINES_AN_ITEM : M + (within - a_items) * B_LINES_AN_ITEM;
+    uint start = row ? params.base[A_INPUT] + batch_offset(batch, A_INPUT) + line * A_STRIDES_[0]
+                     : params.base[B_INPUT] + batch_offset(batch, B_INPUT) + (line - M) * B_STRIDES_[1];
+    uint step = row ? A_STRIDES_[1] : B_STRIDES_[0];
+    uint keys_at = params.base[SCRATCH_BASE] + batch * (M + N) + line;
+#if defined(VECTOR_VIEWS)
+    if ((row ? A_LINES_AN_ITEM : B_LINES_AN_ITEM) == 4u) {
+        uvec4 keys = four_line_keys(start, step, row);
+        [[unroll]] for (int l = 0; l < 4; ++l) scratch[keys_at + uint(l)] = keys[l];
+        return;
+    }
+#endif
+#if defined(A_VECTORS_ALONG_K)
+    bool a_vectors = true;
+#else
+    bool a_vectors = false;
+#endif
+#if defined(B_VECTORS_ALONG_K)
+    bool b_vectors = true;
+#else
+    bool b_vectors = false;
+#endif
+    scratch[keys_at] = line_key(start, step, row ? a_vectors : b_vectors, row);
 }
 #endif
 

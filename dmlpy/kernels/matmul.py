@@ -228,6 +228,7 @@ def plan_matmul(operands: MatmulOperands, epilogue: MatmulEpilogue, adapter: Ada
         "M": f"{m}u", "N": f"{n}u", "K": f"{k}u", "K_STEP": f"{K_STEP}u",
         "A_INPUT": operands.bound.index('a'), "B_INPUT": operands.bound.index('b'),
         "EPILOGUE_FIRST": len(product_inputs), **({"INTEGER_PRODUCT": ""} if operands.integer else {}),
+        **({"VECTOR_VIEWS": ""} if interface.vector_views else {}),
         "A_STRIDES": uint_list((a_rows, a_columns)), "B_STRIDES": uint_list((b_rows, b_columns)),
         "EPILOGUE_TENSORS": len(epilogue.inputs), "OUTPUT_STRIDES": uint_list(output.element_strides[-2:]),
         "BATCH_COUNT": f"{batch_count}u", "BATCH_RANK": len(batch_sizes),
@@ -256,8 +257,11 @@ def plan_matmul(operands: MatmulOperands, epilogue: MatmulEpilogue, adapter: Ada
         return KernelPlan("matmul", (main,), output.element_count, scalar_bits=fp32_bits(scalars),
                           interface=interface, reason=reason + "; the hardware's arithmetic keeps subnormals here")
     key_size = workgroup_size_for(adapter)
-    keys = KernelStage("keys", "gemm.comp", {**defines, "STAGE_KEYS": "", "WORKGROUP_SIZE": key_size},
-                       key_size, invocations=batch_count * (m + n), generated=generated)
+    vectors = {f"A_VECTORS_ALONG_{a_vectors}": ""} if a_vectors else {}
+    vectors.update({f"B_VECTORS_ALONG_{b_vectors}": ""} if b_vectors else {})
+    items = m // (4 if a_vectors == "M" else 1) + n // (4 if b_vectors == "N" else 1)
+    keys = KernelStage("keys", "gemm.comp", {**defines, **vectors, "STAGE_KEYS": "", "WORKGROUP_SIZE": key_size},
+                       key_size, invocations=batch_count * items, generated=generated)
     return KernelPlan("matmul", (keys, main), output.element_count, temporary_size=4 * batch_count * (m + n),
                       scalar_bits=fp32_bits(scalars), interface=interface,
                       reason=reason + "; a first stage finds each row's and column's smallest magnitude, so that "
