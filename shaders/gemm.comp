@@ -322,8 +322,11 @@ void main() {
     [[unroll]] for (int i = 0; i < TILE_M; ++i) key_a = min(key_a, scratch[keys_at + min(m0 + uint(i), M - 1u)]);
     [[unroll]] for (int j = 0; j < TILE_N; ++j)
         key_b = min(key_b, scratch[keys_at + M + min(column(n0, j), N - 1u)]);
-    if (!products_stay_normal(key_a, key_b)) GEMM_LOOP(exact_product_sum)
-    else
+    if (!products_stay_normal(key_a, key_b)) {
+        // Rare, and many times the hardware's cost whatever its shape: one k at a time, which
+        // keeps its code and the driver's compile time small (a sixth of the unrolled loop's).
+        for (uint k = 0u; k < K; ++k) GEMM_STEP(exact_product_sum, k)
+    } else
 #endif
     GEMM_LOOP(PRODUCT_SUM)
     [[unroll]] for (int i = 0; i < TILE_M; ++i) {

@@ -155,13 +155,30 @@ def _product(a, b, c, trans_a: MatrixTransform, trans_b: MatrixTransform, alpha,
         except ValueError:
             raise InvalidArgumentError(f"{name}: c has shape {c.shape}, which does not broadcast to the product's "
                                        f"shape {sizes}", "c") from None
+    shape = tuple(n for d, n in enumerate(sizes) if d - len(sizes) not in squeeze)
+    if 0 in (*sizes, k):  # DirectML's sizes are at least 1: NumPy's result, made here
+        return _empty_product(name, a, b, shape, k, out)
     desc = GemmOperatorDesc(_broadcast_desc(a, a_shape, (*batch, *a_shape[-2:])),
                             _broadcast_desc(b, b_shape, (*batch, *b_shape[-2:])),
                             None if c is None else _broadcast_desc(c, c.shape, sizes),
                             BufferTensorDesc(data_type_for_numpy(a.dtype), sizes), trans_a, trans_b, alpha, beta,
                             fused_activation)
-    shape = tuple(n for d, n in enumerate(sizes) if d - len(sizes) not in squeeze)
     return _run(desc, [a, b, c], out, device, shape)
+
+
+def _empty_product(name: str, a, b, shape: tuple[int, ...], k: int, out):
+    """matmul of operands with no elements: NumPy's result (an empty array, or +0 everywhere
+    for K = 0). GEMM itself takes no empty tensor, and its K = 0 would need a rule for C."""
+    if name != "matmul":
+        raise InvalidArgumentError(f"{name}: a has shape {a.shape} and b {b.shape}: GEMM's sizes are at least 1 "
+                                   "(DirectML's); matmul gives NumPy's result for empty operands", "shape")
+    values = np.zeros(shape, a.dtype)
+    if out is not None:
+        check_out(out, shape, a.dtype)
+        out[...] = values
+        return out
+    owner = next((x.device for x in (a, b) if isinstance(x, DeviceArray)), None)
+    return values if owner is None else asarray(values, owner)
 
 
 def matmul(a: ArrayLike | DeviceArray, b: ArrayLike | DeviceArray, *, out: np.ndarray | None = None,

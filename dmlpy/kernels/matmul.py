@@ -42,10 +42,10 @@ from .codegen import (
 )
 from .interface import KernelInterface
 
-# lavapipe ends an invocation's loops after 65,535 iterations in all; the k loops take
-# K_STEP products an iteration.
+# lavapipe ends an invocation's loops after 65,535 iterations in all: the exact path takes one
+# k an iteration (the others K_STEP), and a 16-bit store's compare-and-swap a few more.
 K_STEP = 4
-MAX_K = 131072
+MAX_K = 65520
 
 FLOAT_TYPES = (TensorDataType.FLOAT32, TensorDataType.FLOAT16, TensorDataType.BFLOAT16)
 
@@ -202,7 +202,7 @@ def plan_matmul(operands: MatmulOperands, epilogue: MatmulEpilogue, adapter: Ada
     m, n, k = operands.dimensions
     if k > MAX_K:
         raise UnsupportedError(
-            f"K = {k}: dmlpy's matrix product sums at most {MAX_K} products an output (lavapipe ends an "
+            f"K = {k}: dmlpy's matrix product sums at most {MAX_K:,} products an output (lavapipe ends an "
             "invocation's loops after 65,535 iterations); split K and add the partial products", "sizes")
     batch_sizes = output.sizes[:-2]
     batch_count = math.prod(batch_sizes)

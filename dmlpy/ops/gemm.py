@@ -42,7 +42,7 @@ GEMM_NOTES = (
     "bias row) with zero strides. Where the device may flush subnormals, a first pass finds the rows of A and "
     "columns of B whose smallest nonzero magnitudes could make a product or a partial sum subnormal, and only "
     "the outputs they meet take the exact (integer-emulated) arithmetic; every other output takes the "
-    "hardware's. K is at most 131,072 (lavapipe ends an invocation's loops after 65,535 iterations).")
+    "hardware's. K is at most 65,520 (lavapipe ends an invocation's loops after 65,535 iterations).")
 
 
 def _matrix_sizes(sizes: tuple[int, ...], transform: MatrixTransform) -> tuple[int, int]:
