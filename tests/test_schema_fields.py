@@ -206,7 +206,7 @@ def test_keys():
     assert key(desc(fused_activation=leaky[0])) == key(desc(fused_activation=leaky[2]))
 
 
-def test_devices_take_absent_tensors_and_graphs_refuse_them_clearly():
+def test_devices_and_graphs_take_absent_tensors_as_none():
     schema = FieldsOperatorDesc.schema
     schema.check_device(desc(), FeatureLevel.LEVEL_6_4, False)  # bound as None: DirectML's null binding
     schema.check_device(desc(bias_tensor=tensor()), FeatureLevel.LEVEL_6_4, False)
@@ -216,10 +216,12 @@ def test_devices_take_absent_tensors_and_graphs_refuse_them_clearly():
         relu.schema.check_device(relu, FeatureLevel.LEVEL_6_4, False)
     builder = dml.GraphBuilder()
     x = builder.input(tensor())
-    with pytest.raises(dml.UnsupportedError, match=r"bias_tensor is None .*a graph binds every tensor"):
+    with pytest.raises(dml.InvalidArgumentError, match=r"sources\[1\] is a GraphValue but the desc's bias_tensor is "
+                                                       r"None: an input the desc leaves out takes None"):
         builder.add(desc(), [x, x])
-    with pytest.raises(dml.UnsupportedError, match=r"dmlpy\.graph\.test_fields: bias is None"):
-        builder_function(schema)(x, None, window_sizes=(2, 2))
+    builder.add(desc(), [x, None])
+    node = builder_function(schema)(x, None, window_sizes=(2, 2))  # its desc leaves bias out: no edge
+    assert builder.graph_desc([node]).desc_of(0).bias_tensor is None
 
 
 def test_the_fused_activation_is_checked_against_the_device_level():
@@ -268,7 +270,10 @@ def test_dump_options(monkeypatch):
     assert built.window_sizes == (2, 1) and built.function is dml.ReduceFunction.MAX
     assert built.scale_bias == dml.ScaleBias(2, 0.5) and built.transform is dml.MatrixTransform.NONE
     assert built.fused_activation == unbound(dml.ActivationEluOperatorDesc, alpha=0.5)
-    assert built.bias_tensor is not None  # an optional tensor is always given by the tool
+    assert built.bias_tensor is None  # an optional tensor is left out unless its sizes are given
+    given = parser.parse_args(["test_fields", "--dtype", "float32", "--sizes", "2,3", "--window-sizes", "2,1",
+                               "--bias-tensor-sizes", "2,3"])
+    assert dump_shaders.build_desc(given).bias_tensor == dml.BufferTensorDesc(dml.TensorDataType.FLOAT32, (2, 3))
     missing = parser.parse_args(["test_fields", "--dtype", "float32", "--sizes", "2,3"])
     with pytest.raises(dml.InvalidArgumentError, match=r"test_fields needs --window-sizes \(WindowSizes\)"):
         dump_shaders.build_desc(missing)

@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import dmlpy as dml
@@ -68,10 +69,29 @@ def _reduction_dumps():
                     if dtype != "float32" and "64" not in dtype)
 
 
+# The matrix products: their tensors differ in shape, so each layout names A's and B's sizes
+# (the output's follow; an optional tensor is left out unless its sizes are given).
+PRODUCT_LAYOUTS = {
+    "gemm": [["--sizes", "2,3,4", "--b-tensor-sizes", "2,4,5"],
+             ["--sizes", "4,3", "--b-tensor-sizes", "5,4", "--trans-a", "TRANSPOSE", "--trans-b",
+              "TRANSPOSE", "--c-tensor-sizes", "3,5", "--c-tensor-strides", "0,1"],
+             ["--sizes", "8,4", "--b-tensor-sizes", "4,8", "--fused-activation", "relu"]],
+    "matrix_multiply_integer": [["--sizes", "3,4", "--b-tensor-sizes", "4,5"],
+                                ["--sizes", "3,4", "--b-tensor-sizes", "4,5", "--a-zero-point-tensor-sizes",
+                                 "3,1", "--b-zero-point-tensor-sizes", "1,1"]],
+}
+
+
+def _product_dumps():
+    for name, layouts in PRODUCT_LAYOUTS.items():
+        yield from ((name, dtype, layout) for dtype in supported_dtypes(name) for layout in layouts)
+
+
 ELEMENT_WISE_NAMES = {row.name for row in ELEMENT_WISE_TABLE}
 REDUCTION_NAMES = {name for name, schema in dml.OPERATORS.items() if schema.family.name == "reductions"}
-DUMPS = [(n, d, layout) for n in sorted(set(dml.OPERATORS) - ELEMENT_WISE_NAMES - REDUCTION_NAMES)
-         for d in supported_dtypes(n) for layout in LAYOUTS] + list(_element_wise_dumps()) + list(_reduction_dumps())
+OWN_LAYOUTS = ELEMENT_WISE_NAMES | REDUCTION_NAMES | set(PRODUCT_LAYOUTS)
+DUMPS = [(n, d, layout) for n in sorted(set(dml.OPERATORS) - OWN_LAYOUTS) for d in supported_dtypes(n)
+         for layout in LAYOUTS] + list(_element_wise_dumps()) + list(_reduction_dumps()) + list(_product_dumps())
 
 
 @pytest.mark.parametrize("name, dtype, layout", DUMPS, ids=lambda a: " ".join(a) if isinstance(a, list) else a)
@@ -207,6 +227,69 @@ def test_bench_shows_its_progress_on_stderr_a_line_a_step_off_a_terminal():
     assert "bench:" not in result.stdout and "relu_grad float32 packed" in result.stdout
 
 
+def multiply_add_reference(plan) -> np.ndarray:
+    """shaders/multiply_add.comp's words for a plan, in NumPy FP32 (each product and sum
+    rounded on its own): chain k of invocation i starts at ((i + k) & 63) * 0.5 + 1."""
+    from dmlpy.kernels.yardstick import ADDEND, MULTIPLIER
+
+    defines = {name: int(str(value).rstrip("u")) for name, value in plan.stages[0].defines.items()}
+    chains = np.arange(64)[:, None] + np.arange(defines["ACCUMULATORS"])[None, :]
+    acc = (chains & 63).astype(np.float32) * np.float32(0.5) + np.float32(1)
+    for _ in range(defines["ITERATIONS"] * defines["UNROLL"]):
+        acc = acc * np.float32(MULTIPLIER) + np.float32(ADDEND)
+    total = acc[:, 0]
+    for k in range(1, acc.shape[1]):
+        total = total + acc[:, k]
+    return np.resize(total, defines["INVOCATION_COUNT"])  # invocation i's words are invocation i % 64's
+
+
+def test_the_arithmetic_yardstick_performs_every_pair_it_plans(device):
+    """The yardstick's words equal a NumPy walk of every pair (so no pair was dropped: not by a
+    compiler, not by lavapipe's loop limit; a 1024^3 GEMM's pairs, thousands of loop trips an
+    invocation on lavapipe), for each shape the benchmark tries; and its plans do at least the
+    pairs asked, within the loop limit, for any count."""
+    from dmlpy.kernels.yardstick import MAX_ITERATIONS, SHAPES, plan_multiply_add
+    from dmlpy.runtime.kompute import Launch
+    from dmlpy.runtime.shader_compiler import compile_glsl
+
+    for accumulators, unroll in SHAPES:
+        for pairs in (1, 1 << 21, 1 << 30, 1 << 40):
+            plan = plan_multiply_add(pairs, device.adapter, accumulators=accumulators, unroll=unroll)
+            (stage,) = plan.stages
+            assert pairs <= plan.element_count == stage.invocations * stage.elements_per_item
+            assert int(stage.defines["ITERATIONS"].rstrip("u")) <= MAX_ITERATIONS < 65535
+        plan = plan_multiply_add(1 << 30, device.adapter, accumulators=accumulators, unroll=unroll)
+        (stage,) = plan.stages
+        result = device.create_buffer(4 * stage.invocations)
+        device.context.run(device.context.create_dispatch(compile_glsl(stage.source()).spirv, [Launch(
+            [result.segments[0]], stage.workgroups(device.adapter, plan.element_count),
+            np.array(plan.scalar_bits, np.uint32))]))
+        words = result.read(np.uint32, stage.invocations)
+        assert np.array_equal(words, multiply_add_reference(plan).view(np.uint32)), (accumulators, unroll)
+        result.destroy()
+
+
+def test_bench_gemm_only_reports_gemm_against_the_arithmetic_yardstick(tmp_path):
+    """A smoke test of --gemm-only (--quick: the training shapes): it asserts no speed."""
+    report_path = tmp_path / "gemm.json"
+    result = run_tool("tools/bench.py", "--gemm-only", "--quick", "--rounds", "1", "--json", report_path)
+    assert result.returncode == 0, result.stderr
+    report = json.loads(report_path.read_text())
+    assert len(result.stderr.splitlines()) == 3 and "/copy" not in result.stdout
+    if not hasattr(dml, "GemmOperatorDesc"):
+        assert not report["gemm"] and len(report["skipped"]) == 3
+        return
+    assert [row["case"] for row in report["gemm"]] == [
+        "gemm float32 256x128x64 forward Y=X.W", "gemm float32 256x64x128 dX=dY.W^T (trans_b)",
+        "gemm float32 64x128x256 dW=X^T.dY (trans_a)"]
+    for row in report["gemm"]:
+        assert row["pairs"] == row["m"] * row["n"] * row["k"] == 256 * 64 * 128
+        assert row["gpairs"] > 0 and row["arith_gpairs"] > 0 and row["numpy_ms"] > 0
+        assert 0 < row["arith_ratio_low"] <= row["arith_ratio"] <= row["arith_ratio_high"]
+        assert row["relative_error"] < 1e-4
+    assert "/arith" in result.stdout and "arith Gpair/s" in result.stdout
+
+
 class Terminal(io.StringIO):
     def isatty(self):
         return True
@@ -290,6 +373,7 @@ USAGE_ERRORS = [
     ("tools/bench.py", ["--cases", "relu_grad float64 packed"], "unknown case 'relu_grad float64 packed'"),
     ("tools/bench.py", ["--replot", "docs/bench-lavapipe.json"], "--replot JSON needs --plot FILE.png"),
     ("tools/bench.py", ["--replot", "README.md", "--plot", "/tmp/never.png"], "not a JSON file written by bench.py"),
+    ("tools/bench.py", ["--gemm-only", "--no-gemm"], "--gemm-only takes neither --graphs-only nor --no-gemm"),
     ("tools/demo.py", ["--adapter", "7"], "adapter '7' is not an adapter index"),
     ("tools/gen_docs.py", ["--chek"], "unrecognized arguments: --chek"),
     ("tools/fit_gauss_tail.py", ["extra"], "unrecognized arguments: extra"),

@@ -11,6 +11,10 @@ vkCmdCopyBuffer, NumPy and PyTorch (CPU, or CUDA where present) once each, in th
 a machine that slows down mid-run slows all of them alike. Ratios are per round; the table
 gives their median and their spread (lowest and highest round). A second table gives the
 host's cost of one small dispatch through each path, interleaved with a bare kp evaluation.
+A GEMM table gives the multiply-add pairs per second of GEMMs (M x N x K pairs each) against
+the same device's arithmetic limit, the fastest of several shapes of a shader that performs
+as many FP32 multiply-then-add pairs in registers (shaders/multiply_add.comp), interleaved
+round by round in the same way, beside NumPy's np.matmul (FP32) and PyTorch's.
 Progress goes to standard error (a bar on a terminal, a line per measurement elsewhere), so
 standard output holds the report alone.
 
@@ -19,6 +23,7 @@ standard output holds the report alone.
     python tools/bench.py --cases "relu_grad float32 packed" --sizes 16777216 --rounds 9
     python tools/bench.py --replot bench.json --plot bench.png   # redraw only, no run
     python tools/bench.py --graph-compile 1000,4000   # only the time to build and compile large graphs
+    python tools/bench.py --gemm-only                 # only the GEMM table (--quick: its small shapes)
 
 Exit status: 0 done, 2 a usage error (including --plot without matplotlib installed).
 """
@@ -52,6 +57,8 @@ from reference import prelu_grad as reference_prelu_grad  # noqa: E402
 import dmlpy as dml  # noqa: E402
 from dmlpy.cli.progress import Progress  # noqa: E402
 from dmlpy.kernels.codegen import plan_copy  # noqa: E402
+from dmlpy.kernels.yardstick import SHAPES as ARITHMETIC_SHAPES  # noqa: E402
+from dmlpy.kernels.yardstick import plan_multiply_add  # noqa: E402
 from dmlpy.ops.activations import TABLE  # noqa: E402
 from dmlpy.runtime.device_profiles import read_regular_file  # noqa: E402
 from dmlpy.runtime.kompute import Launch  # noqa: E402
@@ -119,6 +126,39 @@ CASES = {case.name: case for case in FULL_CASES}
 # The copy-shader shapes the yardstick tries: (workgroup size, 16-byte vectors per
 # invocation, vectors a workgroup apart rather than consecutive).
 COPY_SHAPES = [(256, 1, False), (64, 4, False), (256, 4, False), (256, 4, True), (256, 16, False)]
+
+
+@dataclass(frozen=True)
+class GemmCase:
+    """A GEMM, output (M, N) = A (M, K) . B (K, N), A stored (K, M) with trans_a and B (N, K)
+    with trans_b, as DirectML's TransA and TransB say."""
+
+    label: str
+    data_type: T
+    m: int
+    n: int
+    k: int
+    trans_a: bool = False
+    trans_b: bool = False
+
+    @property
+    def name(self) -> str:
+        return f"gemm {self.data_type.name.lower()} {self.m}x{self.n}x{self.k} {self.label}".rstrip()
+
+    @property
+    def pairs(self) -> int:
+        """Multiply-then-add pairs: one per (row, column, k)."""
+        return self.m * self.n * self.k
+
+
+# Large square GEMMs (compute-bound), and a skinny layer's training step: its forward GEMM
+# (X 256x64 . W 64x128) and both gradients' (dX = dY . W^T, dW = X^T . dY).
+TRAINING_GEMMS = [GemmCase("forward Y=X.W", T.FLOAT32, 256, 128, 64),
+                  GemmCase("dX=dY.W^T (trans_b)", T.FLOAT32, 256, 64, 128, trans_b=True),
+                  GemmCase("dW=X^T.dY (trans_a)", T.FLOAT32, 64, 128, 256, trans_a=True)]
+GEMM_CASES = [GemmCase("", T.FLOAT32, 1024, 1024, 1024), GemmCase("", T.FLOAT16, 1024, 1024, 1024),
+              *TRAINING_GEMMS]
+QUICK_GEMM_CASES = TRAINING_GEMMS
 
 
 def scalars_of(name: str) -> dict[str, float]:
@@ -258,6 +298,24 @@ class Device:
         buffer_copy = self.timed(self.context.record_buffer_copy(source.segments[0], destination.segments[0],
                                                                  self.gpu_timer))
         return shaders, buffer_copy, 8 * words, (source, destination)
+
+    def arithmetic_runs(self, pair_count: int):
+        """({shape name: (run, pairs it performs)}, buffers): the arithmetic yardstick in each
+        of its shapes (yardstick.SHAPES: chains per invocation, pairs of each unrolled in a
+        loop trip; the planner picks the grid and the loop's length), each performing at least
+        pair_count FP32 multiply-add pairs."""
+        runs, buffers = {}, []
+        for accumulators, unroll in ARITHMETIC_SHAPES:
+            plan = plan_multiply_add(pair_count, self.device.adapter, accumulators=accumulators, unroll=unroll)
+            (stage,) = plan.stages
+            result = self.device.create_buffer(4 * stage.invocations)
+            buffers.append(result)
+            algorithms = self.context.create_algorithms(compile_glsl(stage.source()).spirv, [Launch(
+                [result.segments[0]], stage.workgroups(self.device.adapter, plan.element_count),
+                np.array(plan.scalar_bits, np.uint32))])
+            runs[f"{accumulators}x{unroll}"] = (
+                self.timed(self.context.record([algorithms], timestamped=self.gpu_timer)), plan.element_count)
+        return runs, buffers
 
 
 POSITIVE_DOMAIN = ("log", "sqrt", "power")
@@ -544,6 +602,159 @@ def run_case(bench: Device, case: Case, count: int, rounds: int) -> Row:
                time_ratio("numpy"), time_ratio("torch"))
 
 
+@dataclass
+class GemmRow:
+    case: str
+    m: int
+    n: int
+    k: int
+    pairs: int  # multiply-then-add pairs, M * N * K
+    median_ms: float  # the GEMM's time, median over rounds
+    gpairs: float  # pairs over median_ms, in 10^9 pairs a second (twice that in GFLOP/s)
+    arith_ratio: float  # median over rounds of (our pairs/s / the fastest yardstick shape's that round)
+    arith_ratio_low: float  # the lowest and highest round
+    arith_ratio_high: float
+    arith_gpairs: float  # the fastest yardstick shape's pairs/s (10^9), median over rounds
+    arith_shape: str  # the shape that was fastest in most rounds (chains x pairs unrolled)
+    numpy_ms: float | None  # np.matmul on FP32 copies of the inputs, median over rounds
+    numpy_ratio: float | None  # their time / ours, median over rounds (above 1: dmlpy faster)
+    torch_ms: float | None
+    torch_ratio: float | None
+    relative_error: float  # the largest |ours - NumPy's FP64 product| over the largest |product|
+
+
+def gemm_operands(case: GemmCase) -> tuple[np.ndarray, np.ndarray]:
+    """A and B as stored (A (K, M) with trans_a, B (N, K) with trans_b), standard normal, in
+    the case's data type: no subnormal operand, product or partial sum."""
+    rng = np.random.default_rng(0)
+    a_sizes = (case.k, case.m) if case.trans_a else (case.m, case.k)
+    b_sizes = (case.n, case.k) if case.trans_b else (case.k, case.n)
+    return (rng.standard_normal(a_sizes).astype(NUMPY[case.data_type]),
+            rng.standard_normal(b_sizes).astype(NUMPY[case.data_type]))
+
+
+def gemm_desc(case: GemmCase):
+    tensor = dml.BufferTensorDesc
+    t = case.data_type
+    a_sizes = (case.k, case.m) if case.trans_a else (case.m, case.k)
+    b_sizes = (case.n, case.k) if case.trans_b else (case.k, case.n)
+    transform = dml.MatrixTransform
+    return dml.GemmOperatorDesc(tensor(t, a_sizes), tensor(t, b_sizes), None, tensor(t, (case.m, case.n)),
+                                trans_a=transform.TRANSPOSE if case.trans_a else transform.NONE,
+                                trans_b=transform.TRANSPOSE if case.trans_b else transform.NONE,
+                                alpha=1.0, beta=0.0, fused_activation=None)
+
+
+def gemm_torch_run(case: GemmCase, a: np.ndarray, b: np.ndarray):
+    """torch.matmul: on the GPU in the case's data type where CUDA is present, else on the CPU
+    in FP32 (as NumPy's); None without PyTorch."""
+    try:
+        import torch
+    except ImportError:
+        return None
+    cuda = torch.cuda.is_available()
+    dtype = {T.FLOAT32: torch.float32, T.FLOAT16: torch.float16}[case.data_type] if cuda else torch.float32
+    a_tensor, b_tensor = (torch.from_numpy(x.astype(np.float32)).to("cuda" if cuda else "cpu").to(dtype)
+                          for x in (a, b))
+    left, right = a_tensor.t() if case.trans_a else a_tensor, b_tensor.t() if case.trans_b else b_tensor
+    out = torch.empty((case.m, case.n), dtype=dtype, device=a_tensor.device)
+    sync = torch.cuda.synchronize if cuda else (lambda: None)
+    return host_seconds(lambda: (torch.matmul(left, right, out=out), sync()))
+
+
+def run_gemm_case(bench: Device, case: GemmCase, rounds: int) -> GemmRow:
+    """The GEMM's binding table, every arithmetic yardstick shape (as many pairs), NumPy and
+    PyTorch, interleaved: one run of each per round (each the median of several where short)."""
+    device = bench.device
+    desc = gemm_desc(case)
+    compiled = device.compile_operator(device.create_operator(desc))
+    a, b = gemm_operands(case)
+    a_buffer, b_buffer = device.create_buffer(desc.a_tensor.total_tensor_size_in_bytes), \
+        device.create_buffer(desc.b_tensor.total_tensor_size_in_bytes)
+    a_buffer.write(a)
+    b_buffer.write(b)
+    out = device.create_buffer(desc.output_tensor.total_tensor_size_in_bytes)
+    temporary_size = compiled.binding_properties.temporary_resource_size
+    temporary = device.create_buffer(temporary_size) if temporary_size else None
+    table = device.create_binding_table(compiled, inputs=[a_buffer, b_buffer, None], outputs=[out],
+                                        temporary=temporary)
+    arithmetic, arithmetic_buffers = bench.arithmetic_runs(case.pairs)
+    left, right = a.astype(np.float32), b.astype(np.float32)
+    left, right = left.T if case.trans_a else left, right.T if case.trans_b else right
+    numpy_out = np.empty((case.m, case.n), np.float32)
+    runs = {"op": bench.table_run(table), **{f"arith {name}": run for name, (run, _) in arithmetic.items()},
+            "numpy": host_seconds(lambda: np.matmul(left, right, out=numpy_out))}
+    torch_call = gemm_torch_run(case, a, b)
+    if torch_call:
+        runs["torch"] = torch_call
+    for run in runs.values():  # warm-up: pipeline creation and first-touch costs stay out
+        run()
+    ours_result = out.read(NUMPY[case.data_type], case.m * case.n).reshape(case.m, case.n).astype(np.float64)
+    exact = left.astype(np.float64) @ right.astype(np.float64)
+    relative_error = float(np.max(np.abs(ours_result - exact)) / max(np.max(np.abs(exact)), 1e-30))
+    repeat = max(1, min(25, int(0.01 / max(runs["op"](), 1e-6))))
+    samples = {name: [] for name in runs}
+    for _ in range(rounds):
+        for name, run in runs.items():
+            samples[name].append(statistics.median(run() for _ in range(repeat)))
+    for buffer in (a_buffer, b_buffer, out, *([temporary] if temporary else []), *arithmetic_buffers):
+        buffer.destroy()
+    ours = samples["op"]
+    rates = {name: [arithmetic[name][1] / t for t in samples[f"arith {name}"]] for name in arithmetic}
+    best = [max(rates, key=lambda name: rates[name][r]) for r in range(rounds)]
+    ratio, low, high = spread([(case.pairs / ours[r]) / rates[best[r]][r] for r in range(rounds)])
+
+    def median_of(name):
+        return statistics.median(samples[name]) * 1e3 if name in samples else None
+
+    def time_ratio(name):
+        return statistics.median(t / o for t, o in zip(samples[name], ours)) if name in samples else None
+    median = statistics.median(ours)
+    return GemmRow(case.name, case.m, case.n, case.k, case.pairs, median * 1e3, case.pairs / median / 1e9,
+                   ratio, low, high, statistics.median(rates[best[r]][r] for r in range(rounds)) / 1e9,
+                   max(set(best), key=best.count), median_of("numpy"), time_ratio("numpy"), median_of("torch"),
+                   time_ratio("torch"), relative_error)
+
+
+def print_gemm(rows: list[GemmRow]) -> None:
+    print(f"{'GEMM (M x N x K): against the arithmetic yardstick':58} {'median ms':>10} {'Gpair/s':>8} "
+          f"{'/arith':>6} {'spread':>11} {'arith Gpair/s':>13} {'shape':>5} {'NumPy ms':>9} {'NumPy':>7} "
+          f"{'torch':>7}")
+    for r in rows:
+        def ratio(value):
+            return f"{value:6.2f}x" if value is not None else f"{'-':>7}"
+        print(f"{r.case:58} {r.median_ms:>10.3f} {r.gpairs:>8.2f} {r.arith_ratio:>6.3f} "
+              f"{f'{r.arith_ratio_low:.3f}-{r.arith_ratio_high:.3f}':>11} {r.arith_gpairs:>13.2f} "
+              f"{r.arith_shape:>5} {r.numpy_ms:>9.3f} {ratio(r.numpy_ratio)} {ratio(r.torch_ratio)}")
+    print("\nGpair/s: M*N*K multiply-add pairs (2 FLOP each) over the median time, in 10^9 a second; /arith: that")
+    print("over the arithmetic yardstick's in the same round (shaders/multiply_add.comp: as many FP32 multiply-then-")
+    print("add pairs, rounded one by one, in registers; the fastest shape, chains x pairs unrolled), median over")
+    print("rounds; spread: the lowest and highest round; arith Gpair/s: the yardstick's rate (x2: its GFLOP/s),")
+    print("the device's arithmetic limit; NumPy (np.matmul, FP32), torch: their time over ours (above 1: dmlpy")
+    print("faster).")
+    for r in rows:
+        if not r.relative_error <= (2e-2 if "float16" in r.case else 1e-4):
+            print(f"{r.case}: the result differs from the FP64 product by {r.relative_error:.2g} of its largest "
+                  "magnitude")
+
+
+def gemm_rows(bench: Device, cases: list[GemmCase], rounds: int, progress: Progress) -> tuple[list, list[str]]:
+    """The GEMM table's rows and the cases skipped (with why); every case skipped where this
+    dmlpy has no GEMM."""
+    if not hasattr(dml, "GemmOperatorDesc"):
+        for case in cases:
+            progress.step(case.name)
+        return [], [f"{case.name}: this dmlpy has no GemmOperatorDesc" for case in cases]
+    rows, skipped = [], []
+    for case in cases:
+        progress.step(case.name)
+        try:
+            rows.append(run_gemm_case(bench, case, rounds))
+        except dml.UnsupportedError as error:
+            skipped.append(f"{case.name}: {error.message}")
+    return rows, skipped
+
+
 def print_chains(rows: list[dict]) -> None:
     print(f"{'graph: a chain fused into one kernel (host ms)':48} {'elements':>10} {'fused':>9} {'one by one':>11} "
           f"{'speedup':>8} {'dev arrays':>11} {'np arrays':>10} {'speedup':>8} {'same bits':>10}")
@@ -656,6 +867,10 @@ def main(argv=None) -> int:
     parser.add_argument("--graph-compile", type=element_counts, nargs="?", const=[1000, 4000], metavar="NODES",
                         help="only the host time of building and compiling chains of this many element-wise "
                              "nodes (comma-separated; default 1000,4000)")
+    parser.add_argument("--gemm-only", action="store_true",
+                        help="only the GEMM table: multiply-add pairs per second against the arithmetic yardstick "
+                             "(with --quick only the small training shapes)")
+    parser.add_argument("--no-gemm", action="store_true", help="leave out the GEMM table")
     parser.add_argument("--json", type=Path, help="also write every figure to this JSON file")
     parser.add_argument("--plot", type=Path, help="draw bandwidth against size to this PNG (needs matplotlib)")
     parser.add_argument("--replot", type=Path, metavar="JSON",
@@ -710,8 +925,27 @@ def main(argv=None) -> int:
         rows = graph_compile_rows(bench.device, args.graph_compile, rounds)
         progress.done()
         return report_only("graph_compile", rows, print_graph_compile)
+    if args.gemm_only and (args.graphs_only or args.no_gemm):
+        parser.error("--gemm-only takes neither --graphs-only nor --no-gemm")
+    # The GEMM table: in a run of every operator (default or --quick) or alone with --gemm-only.
+    gemm_cases = [] if args.no_gemm or args.graphs_only or ((args.cases or args.targets) and not args.gemm_only) \
+        else QUICK_GEMM_CASES if args.quick else GEMM_CASES
+    if args.gemm_only:
+        progress = Progress("bench", len(gemm_cases))
+        gemm, skipped = gemm_rows(bench, gemm_cases, rounds, progress)
+        progress.done()
+        print(header)
+        print_gemm(gemm)
+        for note in skipped:
+            print(f"skipped {note}")
+        if args.json:
+            args.json.write_text(json.dumps({"header": header, "gemm": [asdict(r) for r in gemm],
+                                             "skipped": skipped}, indent=1))
+        bench.device.close()
+        return 0
     chain_steps = 0 if args.no_chains else len(CHAINS) * len(sizes)
-    progress = Progress("bench", chain_steps if args.graphs_only else chain_steps + len(cases) * len(sizes) + 1)
+    progress = Progress("bench", chain_steps if args.graphs_only else
+                        chain_steps + len(cases) * len(sizes) + 1 + len(gemm_cases))
     chains = [] if args.no_chains else chain_rows(bench.device, sizes, rounds, progress)
     if args.graphs_only:
         progress.done()
@@ -726,17 +960,22 @@ def main(argv=None) -> int:
                 skipped.append(f"{case.name} at {size} elements: {error.message}")
     progress.step("host cost of one dispatch")
     overhead = overhead_rows(bench, rounds)
+    gemm, gemm_skipped = gemm_rows(bench, gemm_cases, rounds, progress)
+    skipped += gemm_skipped
     progress.done()
     print_tables(header, rows, overhead)
     if chains:
         print()
         print_chains(chains)
+    if gemm:
+        print()
+        print_gemm(gemm)
     for note in skipped:
         print(f"skipped {note}")
     if args.json:
         args.json.write_text(json.dumps({"header": header, "rows": [asdict(r) for r in rows],
-                                         "host_overhead": overhead, "chains": chains, "skipped": skipped},
-                                        indent=1))
+                                         "host_overhead": overhead, "chains": chains,
+                                         "gemm": [asdict(r) for r in gemm], "skipped": skipped}, indent=1))
     if args.plot:
         plot(rows, args.plot, header.lstrip("# "))
     bench.device.close()

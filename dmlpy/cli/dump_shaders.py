@@ -282,7 +282,8 @@ def check_out(parser: argparse.ArgumentParser, out: Path) -> None:
 
 def build_desc(args):
     """The desc the options describe. An output whose sizes or data type a field decides
-    (REDUCE's, over its axes) takes them from the operator unless told."""
+    (REDUCE's, over its axes) takes them from the operator unless told; an optional tensor
+    is left out (None) unless its sizes are told."""
     schema = dml.OPERATORS[args.operator]
     defaults = {f.name: f.default for f in dataclasses.fields(schema.desc_class)}
     scalars = {}
@@ -313,6 +314,9 @@ def build_desc(args):
     tensors = {}
     for field in schema.tensors:
         told_sizes, told_dtype = getattr(args, f"{field.name}_sizes"), getattr(args, f"{field.name}_dtype")
+        if field.optional and told_sizes is None:  # left out (DirectML's null) unless its sizes are given
+            tensors[field.name] = None
+            continue
         strides = getattr(args, f"{field.name}_strides") or args.strides
         dtype = dml.TensorDataType[told_dtype or args.dtype]
         sizes = told_sizes or args.sizes

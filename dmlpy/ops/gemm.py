@@ -83,7 +83,7 @@ def _check_gemm(desc) -> None:
 def _output_sizes(inputs: dict[str, BufferTensorDesc], fields: dict) -> dict[str, tuple[int, ...]]:
     """{batch..., M, N} from A and B (graph functions make the output of these sizes)."""
     def transform(name: str) -> MatrixTransform:
-        value = fields[name]
+        value = fields.get(name, MatrixTransform.NONE)
         return MatrixTransform[value.upper()] if isinstance(value, str) else value
     a, b = inputs["a_tensor"].sizes, inputs["b_tensor"].sizes
     return {"output_tensor": (*a[:-2], _matrix_sizes(a, transform("trans_a"))[0],
@@ -178,6 +178,11 @@ def _check_integer(desc) -> None:
             f"{desc.b_tensor.data_type.name}: BTensor and BZeroPointTensor must have the same DataType", "data_type")
 
 
+def _integer_output_sizes(inputs: dict[str, BufferTensorDesc], fields: dict) -> dict[str, tuple[int, ...]]:
+    a, b = inputs["a_tensor"].sizes, inputs["b_tensor"].sizes
+    return {"output_tensor": (*a[:-1], b[-1])}
+
+
 def _integer_math(desc) -> MatmulMath:
     bound = tuple(name for name, field in (("a", "a_tensor"), ("a_zero", "a_zero_point_tensor"), ("b", "b_tensor"),
                                            ("b_zero", "b_zero_point_tensor")) if getattr(desc, field) is not None)
@@ -199,7 +204,8 @@ INTEGERS = (T.INT8, T.UINT8)
     formula="OutputTensor = (ATensor - AZeroPointTensor) x (BTensor - BZeroPointTensor), in INT32",
     support=(Support(FL.LEVEL_2_1, INTEGERS, range(4, 5)), Support(FL.LEVEL_4_0, INTEGERS, range(2, 5))),
     same={"dimension_count": None, "data_type": ("a_tensor", "a_zero_point_tensor")}, shader="gemm.comp",
-    kernel=_plan_integer, check=_check_integer, in_place=False, matmul=_integer_math, notes=INTEGER_NOTES,
+    kernel=_plan_integer, check=_check_integer, in_place=False, output_sizes=_integer_output_sizes,
+    matmul=_integer_math, notes=INTEGER_NOTES,
 )
 class MatrixMultiplyIntegerOperatorDesc(OperatorDesc):
     """DML_MATRIX_MULTIPLY_INTEGER_OPERATOR_DESC: INT8/UINT8 matrices less their zero points
