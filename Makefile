@@ -22,8 +22,11 @@ test: setup
 # shipped profiles: lavapipe planned as a phone GPU and as a data-centre GPU that flushes
 # subnormals (tests/test_device_profiles.py also runs every profile in `make test`).
 STRICT_PROFILES := qualcomm-adreno-740 arm-mali-g710 nvidia-h100
+GEMM_EXACTNESS_TESTS := $(addprefix tests/test_gemm.py::test_, float32_random_data_matches_the_reference \
+	half_types_convert_exactly_and_round_once adversarial_values_spelled_out alpha_beta_and_c_in_the_subnormal_range \
+	strided_and_broadcast_layouts long_k_and_a_square_128) tests/test_gemm_fusion.py
 PROFILE_TESTS := tests/test_relu_grad.py tests/test_layouts.py tests/test_graph.py tests/test_rowwise.py \
-	tests/test_elementwise_math.py
+	tests/test_elementwise_math.py $(GEMM_EXACTNESS_TESTS)
 test-profiles: setup
 	@for profile in $(STRICT_PROFILES); do \
 		echo "== DMLPY_DEVICE_PROFILE=$$profile"; \
@@ -34,7 +37,7 @@ test-profiles: setup
 # the same bits.
 test-lavapipe-widths: setup
 	LP_NATIVE_VECTOR_WIDTH=128 $(PYTEST) -x tests/test_device_profiles.py tests/test_relu_grad.py \
-		tests/test_layouts.py tests/test_rowwise.py tests/test_elementwise_math.py
+		tests/test_layouts.py tests/test_rowwise.py tests/test_elementwise_math.py $(GEMM_EXACTNESS_TESTS)
 
 # On a machine with a GPU: the suite and the quick benchmark there, reported in
 # docs/devices/<device>.md. Needs no apt: the Python that has dmlpy's dependencies runs it.
