@@ -18,3 +18,14 @@ def raises(error, *words):
             assert not missing, f"{missing} not in {message!r}"
             return handled
     return Check()
+
+
+def check_level(device_at, level, desc, accepted: bool, *words):
+    """A device capped at `level` accepts `desc`, or refuses it with UnsupportedError naming
+    every one of `words`."""
+    import dmlpy as dml
+    if accepted:
+        device_at(level).create_operator(desc)
+        return
+    with raises(dml.UnsupportedError, *words):
+        device_at(level).create_operator(desc)

@@ -7,6 +7,7 @@ levels, strict_directml, 64-bit indices)."""
 
 from __future__ import annotations
 
+import functools
 import math
 
 import ml_dtypes
@@ -15,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from layout import element_offsets
-from messages import raises
+from messages import check_level, raises
 from reference_reduce import (
     assert_reduce_matches,
     assert_same_bits,
@@ -554,12 +555,7 @@ def test_data_types_each_function_takes(function):
 
 
 def test_feature_level_gating(device_at):
-    def check(level, desc, ok, *words):
-        if ok:
-            device_at(level).create_operator(desc)
-        else:
-            with raises(dml.UnsupportedError, *words):
-                device_at(level).create_operator(desc)
+    check = functools.partial(check_level, device_at)
 
     four, three = (1, 2, 3, 4), (2, 3, 4)
     check(FL.LEVEL_1_0, reduce_desc(F.SUM, T.FLOAT32, four, (3,)), True)

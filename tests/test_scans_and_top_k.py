@@ -8,13 +8,14 @@ front ends enforce (axis, k, sizes, data types, flags, feature levels, strict_di
 
 from __future__ import annotations
 
+import functools
 import math
 
 import ml_dtypes
 import numpy as np
 import pytest
 from layout import element_offsets
-from messages import raises
+from messages import check_level, raises
 from reference_scan import assert_same_bits, bits_of, scan_reference, top_k_reference
 
 import dmlpy as dml
@@ -474,12 +475,7 @@ def test_scan_front_end_rules(device):
 
 
 def test_scan_feature_levels(device_at):
-    def check(level, desc, ok, *words):
-        if ok:
-            device_at(level).create_operator(desc)
-        else:
-            with raises(dml.UnsupportedError, *words):
-                device_at(level).create_operator(desc)
+    check = functools.partial(check_level, device_at)
 
     four, three, one, eight = (1, 2, 3, 4), (2, 3, 4), (5,), (1, 2, 1, 2, 1, 2, 1, 2)
     for data_type in SCAN_TYPES:
@@ -762,12 +758,7 @@ def test_top_k_front_end_rules(device):
 
 
 def test_top_k_feature_levels(device_at):
-    def check(level, desc, ok, *words):
-        if ok:
-            device_at(level).create_operator(desc)
-        else:
-            with raises(dml.UnsupportedError, *words):
-                device_at(level).create_operator(desc)
+    check = functools.partial(check_level, device_at)
 
     four, three, one = (1, 2, 3, 4), (2, 3, 4), (9,)
     for data_type in (T.FLOAT32, T.FLOAT16):

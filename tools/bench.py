@@ -716,16 +716,19 @@ def run_gemm_case(bench: Device, case: GemmCase, rounds: int) -> GemmRow:
                    time_ratio("torch"), relative_error)
 
 
+def ratio_cell(value: float | None) -> str:
+    """A NumPy or torch time over ours, or '-' where that library is not installed."""
+    return f"{value:6.2f}x" if value is not None else f"{'-':>7}"
+
+
 def print_gemm(rows: list[GemmRow]) -> None:
     print(f"{'GEMM (M x N x K): against the arithmetic yardstick':58} {'median ms':>10} {'Gpair/s':>8} "
           f"{'/arith':>6} {'spread':>11} {'arith Gpair/s':>13} {'shape':>5} {'NumPy ms':>9} {'NumPy':>7} "
           f"{'torch':>7}")
     for r in rows:
-        def ratio(value):
-            return f"{value:6.2f}x" if value is not None else f"{'-':>7}"
         print(f"{r.case:58} {r.median_ms:>10.3f} {r.gpairs:>8.2f} {r.arith_ratio:>6.3f} "
               f"{f'{r.arith_ratio_low:.3f}-{r.arith_ratio_high:.3f}':>11} {r.arith_gpairs:>13.2f} "
-              f"{r.arith_shape:>5} {r.numpy_ms:>9.3f} {ratio(r.numpy_ratio)} {ratio(r.torch_ratio)}")
+              f"{r.arith_shape:>5} {r.numpy_ms:>9.3f} {ratio_cell(r.numpy_ratio)} {ratio_cell(r.torch_ratio)}")
     print("\nGpair/s: M*N*K multiply-add pairs (2 FLOP each) over the median time, in 10^9 a second; /arith: that")
     print("over the arithmetic yardstick's in the same round (shaders/multiply_add.comp: as many FP32 multiply-then-")
     print("add pairs, rounded one by one, in registers; the fastest shape, chains x pairs unrolled), median over")
@@ -771,11 +774,9 @@ def print_tables(header: str, rows: list[Row], overhead: list[dict]) -> None:
     print(f"{'case':36} {'elements':>9} {'median ms':>10} {'GB/s':>7} {'/copy':>6} {'spread':>12} "
           f"{'copy GB/s':>9} {'shape':>7} {'/vkcopy':>7} {'NumPy':>7} {'torch':>7}")
     for r in rows:
-        def ratio(value):
-            return f"{value:6.2f}x" if value is not None else f"{'-':>7}"
         print(f"{r.case:36} {r.elements:>9} {r.median_ms:>10.3f} {r.gbps:>7.2f} {r.copy_ratio:>6.2f} "
               f"{f'{r.copy_ratio_low:.2f}-{r.copy_ratio_high:.2f}':>12} {r.copy_gbps:>9.2f} {r.copy_shape:>7} "
-              f"{r.copy_buffer_ratio:>7.2f} {ratio(r.numpy_ratio)} {ratio(r.torch_ratio)}")
+              f"{r.copy_buffer_ratio:>7.2f} {ratio_cell(r.numpy_ratio)} {ratio_cell(r.torch_ratio)}")
     print("\n/copy: our bandwidth over the fastest copy shader's moving the same bytes, median over rounds;")
     print("spread: the lowest and highest round; shape: that copy shader (workgroup x vectors per invocation,")
     print("i: interleaved); /vkcopy: over vkCmdCopyBuffer; NumPy, torch: their time over ours (above 1: dmlpy")
