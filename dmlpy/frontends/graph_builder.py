@@ -96,7 +96,8 @@ class GraphBuilder:
         node = len(self.nodes)
         self.nodes.append(desc)
         self.edges += [(*self._made[source][:2], node, k) for k, source in enumerate(sources) if source is not None]
-        return tuple(self._value(getattr(desc, field.name), node, k) for k, field in enumerate(desc.schema.outputs))
+        return tuple(None if getattr(desc, field.name) is None else self._value(getattr(desc, field.name), node, k)
+                     for k, field in enumerate(desc.schema.outputs))  # None: an output the desc leaves out
 
     def _value(self, desc: BufferTensorDesc, node: int | None, index: int) -> GraphValue:
         value = GraphValue(self, desc, node, index)

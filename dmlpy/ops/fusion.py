@@ -210,7 +210,8 @@ def plan_graph(graph: GraphDesc, adapter: AdapterInfo, segment_size: int | None 
             plan = desc.schema.kernel(desc, adapter)
             tensors = [read(source) for k in range(len(desc.schema.inputs))
                        if (source := graph.source(root, k)) is not None]
-            tensors += [location[root, o] for o in range(len(desc.schema.outputs))]
+            tensors += [location[root, o] for o, field in enumerate(desc.schema.outputs)
+                        if getattr(desc, field.name) is not None]
             if plan.temporary_size:
                 tensors.append(reserve(plan.temporary_size))
         else:

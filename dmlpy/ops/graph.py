@@ -232,8 +232,13 @@ class GraphDesc:
                                            "output_edges")
         read = set(as_output) | {(e.from_node, e.from_node_output_index) for e in self.intermediate_edges}
         for node, schema in enumerate(schemas):
-            for o in range(len(schema.outputs)):
-                if (node, o) not in read:
+            for o, field in enumerate(schema.outputs):
+                absent = getattr(self._descs[node], field.name) is None  # DirectML's null output: nothing reads it
+                if absent and (node, o) in read:
+                    raise InvalidArgumentError(
+                        f"node {node} ({schema.dml_name}) {_tensor_name(schema, 'output', o)} is None in the node's "
+                        "desc: an output it leaves out has no edge", "output_edges")
+                if not absent and (node, o) not in read:
                     raise InvalidArgumentError(
                         f"node {node} ({schema.dml_name}) {_tensor_name(schema, 'output', o)} has no edge: every "
                         "node output feeds a node or a graph output", "output_edges")

@@ -354,8 +354,8 @@ def bind_tensor(device: Device, name: str, desc: BufferTensorDesc | None, item, 
 
 
 def _bind_present(device: Device, name: str, desc: BufferTensorDesc | None, item) -> BoundTensor | None:
-    """A tensor's binding; an optional tensor its desc leaves out (None, DirectML's null) takes
-    no buffer (DML_BINDING_TYPE_NONE), and is None here too."""
+    """A tensor's binding; an optional tensor (input or output) its desc leaves out (None,
+    DirectML's null) takes no buffer (DML_BINDING_TYPE_NONE), and is None here too."""
     if desc is not None:
         return bind_tensor(device, name, desc, item)
     if item is not None:
@@ -425,12 +425,14 @@ class BindingTable:
                     f"temporary is None: {compiled.name} needs a temporary resource of "
                     f"binding_properties.temporary_resource_size = {compiled.temporary_size} bytes")
             scratch = [bind_tensor(device, "temporary", None, temporary, compiled.temporary_size)]
+        # An optional tensor the desc leaves out is bound to nothing (None here).
         present_inputs = [t for t in self.inputs if t is not None]
-        check_aliasing(present_inputs, [*self.outputs, *scratch], compiled.in_place, compiled.name)
+        present_outputs = [t for t in self.outputs if t is not None]
+        check_aliasing(present_inputs, [*present_outputs, *scratch], compiled.in_place, compiled.name)
         self.device = device
         self.compiled = compiled
         self.scratch = scratch
-        self.bound = [*present_inputs, *self.outputs, *scratch]
+        self.bound = [*present_inputs, *present_outputs, *scratch]
         # One step per stage of each kernel, in order: its launches (one per window) need no
         # barrier among themselves; every step needs the ones before it to have finished,
         # except a stage that runs beside the one before it (a packed kernel's tail), unless

@@ -118,9 +118,9 @@ class CompiledOperator:
     @property
     def kernels(self) -> tuple[CompiledKernel, ...]:
         schema = self.desc.schema
-        present = schema.present(self.desc)  # an optional input left out binds nothing
+        present = schema.present(self.desc)  # an optional tensor left out binds nothing
         tensors = [*(KernelTensor("input", k) for k, f in enumerate(schema.inputs) if f in present),
-                   *(KernelTensor("output", k) for k in range(len(schema.outputs)))]
+                   *(KernelTensor("output", k) for k, f in enumerate(schema.outputs) if f in present)]
         if self.plan.temporary_size:
             tensors.append(KernelTensor("temporary", size=self.plan.temporary_size))
         return (CompiledKernel(self.plan, self.sources, self.spirv, tuple(tensors)),)
