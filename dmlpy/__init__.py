@@ -17,18 +17,22 @@ from .base.tensor_desc import BufferTensorDesc, calc_buffer_tensor_size
 from .base.types import ExecutionFlags, Feature, FeatureLevel, TensorDataType, TensorFlags
 from .frontends.arrays import asarray, default_device
 from .frontends.device_array import DeviceArray
+from .frontends.generation import fill_value_constant, fill_value_sequence, one_hot
 from .frontends.graph_builder import GraphBuilder, GraphValue
 from .frontends.matmul import gemm, matmul, matrix_multiply_integer
 from .frontends.numpy_api import FRONT_ENDS as _FRONT_ENDS
 from .frontends.prelu import prelu_grad
+from .frontends.random import random_generator
 from .frontends.reductions import FRONT_ENDS as _REDUCTION_FRONT_ENDS
 from .ops.activations import DESCS as _ACTIVATION_DESCS
 from .ops.elementwise import DESCS as _ELEMENT_WISE_DESCS
-from .ops.enums import AxisDirection, IsInfinityMode, MatrixTransform, ReduceFunction, RoundingMode
+from .ops.enums import AxisDirection, IsInfinityMode, MatrixTransform, RandomGeneratorType, ReduceFunction, RoundingMode
 from .ops.fields import ScaleBias
 from .ops.gemm import GemmOperatorDesc, MatrixMultiplyIntegerOperatorDesc
+from .ops.generation import FillValueConstantOperatorDesc, FillValueSequenceOperatorDesc, OneHotOperatorDesc
 from .ops.graph import GraphDesc, GraphInputEdge, GraphIntermediateEdge, GraphOutputEdge
 from .ops.prelu_grad import ActivationParameterizedReluGradOperatorDesc
+from .ops.random import RandomGeneratorOperatorDesc
 from .ops.reductions import (
     ArgMaxOperatorDesc,
     ArgMinOperatorDesc,
@@ -86,6 +90,8 @@ __all__ = [
     "FeatureDataFeatureLevels",
     "FeatureDataTensorDataTypeSupport",
     "FeatureLevel",
+    "FillValueConstantOperatorDesc",
+    "FillValueSequenceOperatorDesc",
     "GemmOperatorDesc",
     "GraphBuilder",
     "GraphDesc",
@@ -99,7 +105,10 @@ __all__ = [
     "IsInfinityMode",
     "MatrixMultiplyIntegerOperatorDesc",
     "MatrixTransform",
+    "OneHotOperatorDesc",
     "Operator",
+    "RandomGeneratorOperatorDesc",
+    "RandomGeneratorType",
     "ReduceFunction",
     "ReduceOperatorDesc",
     "RoundingMode",
@@ -114,12 +123,16 @@ __all__ = [
     "calc_buffer_tensor_size",
     "create_device",
     "default_device",
+    "fill_value_constant",
+    "fill_value_sequence",
     "gemm",
     "list_adapters",
     "list_device_profiles",
     "matmul",
     "matrix_multiply_integer",
+    "one_hot",
     "prelu_grad",
+    "random_generator",
 ]
 
 try:

@@ -24,12 +24,16 @@ from .base.types import TensorFlags as TensorFlags
 from .frontends.arrays import asarray as asarray
 from .frontends.arrays import default_device as default_device
 from .frontends.device_array import DeviceArray as DeviceArray
+from .frontends.generation import fill_value_constant as fill_value_constant
+from .frontends.generation import fill_value_sequence as fill_value_sequence
+from .frontends.generation import one_hot as one_hot
 from .frontends.graph_builder import GraphBuilder as GraphBuilder
 from .frontends.graph_builder import GraphValue as GraphValue
 from .frontends.matmul import gemm as gemm
 from .frontends.matmul import matmul as matmul
 from .frontends.matmul import matrix_multiply_integer as matrix_multiply_integer
 from .frontends.prelu import prelu_grad as prelu_grad
+from .frontends.random import random_generator as random_generator
 from .frontends.reductions import argmax as argmax
 from .frontends.reductions import argmin as argmin
 from .frontends.reductions import cumprod as cumprod
@@ -44,6 +48,7 @@ from .frontends.reductions import top_k as top_k
 from .ops.enums import AxisDirection as AxisDirection
 from .ops.enums import IsInfinityMode as IsInfinityMode
 from .ops.enums import MatrixTransform as MatrixTransform
+from .ops.enums import RandomGeneratorType as RandomGeneratorType
 from .ops.enums import ReduceFunction as ReduceFunction
 from .ops.enums import RoundingMode as RoundingMode
 from .ops.fields import ScaleBias as ScaleBias
@@ -171,6 +176,42 @@ class CumulativeSummationOperatorDesc(OperatorDesc):
     ) -> None: ...
 
 @dataclass(frozen=True)
+class FillValueConstantOperatorDesc(OperatorDesc):
+    """DML_FILL_VALUE_CONSTANT_OPERATOR_DESC: every element of the output is `value`, read as
+    `value_data_type` (which must be the output's data type).
+    """
+
+    output_tensor: BufferTensorDesc
+    value_data_type: TensorDataType | None
+    value: int | float
+
+    def __init__(
+        self,
+        output_tensor: BufferTensorDesc,
+        value_data_type: TensorDataType | str | None = ...,
+        value: int | float = ...,
+    ) -> None: ...
+
+@dataclass(frozen=True)
+class FillValueSequenceOperatorDesc(OperatorDesc):
+    """DML_FILL_VALUE_SEQUENCE_OPERATOR_DESC: element i (row-major) is `value_start + i *
+    value_delta`, read as `value_data_type` (the output's data type); integers wrap.
+    """
+
+    output_tensor: BufferTensorDesc
+    value_data_type: TensorDataType | None
+    value_start: int | float
+    value_delta: int | float
+
+    def __init__(
+        self,
+        output_tensor: BufferTensorDesc,
+        value_data_type: TensorDataType | str | None = ...,
+        value_start: int | float = ...,
+        value_delta: int | float = ...,
+    ) -> None: ...
+
+@dataclass(frozen=True)
 class GemmOperatorDesc(OperatorDesc):
     """DML_GEMM_OPERATOR_DESC: `FusedActivation(Alpha * TransA(A) x TransB(B) + Beta * C)`;
     `c_tensor` may be None (DirectML's null: no C term).
@@ -218,6 +259,44 @@ class MatrixMultiplyIntegerOperatorDesc(OperatorDesc):
         b_tensor: BufferTensorDesc,
         b_zero_point_tensor: BufferTensorDesc | None,
         output_tensor: BufferTensorDesc,
+    ) -> None: ...
+
+@dataclass(frozen=True)
+class OneHotOperatorDesc(OperatorDesc):
+    """DML_ONE_HOT_OPERATOR_DESC: along `axis`, OnValue (values' second element) where the
+    position is the row's index (negative: from the end), OffValue (its first) elsewhere.
+    """
+
+    indices_tensor: BufferTensorDesc
+    values_tensor: BufferTensorDesc
+    output_tensor: BufferTensorDesc
+    axis: int
+
+    def __init__(
+        self,
+        indices_tensor: BufferTensorDesc,
+        values_tensor: BufferTensorDesc,
+        output_tensor: BufferTensorDesc,
+        axis: int,
+    ) -> None: ...
+
+@dataclass(frozen=True)
+class RandomGeneratorOperatorDesc(OperatorDesc):
+    """DML_RANDOM_GENERATOR_OPERATOR_DESC: uniformly distributed UINT32 bits of any sizes from a
+    Philox 4x32-10 state; `output_state_tensor` may be None (DirectML's null: no state out).
+    """
+
+    input_state_tensor: BufferTensorDesc
+    output_tensor: BufferTensorDesc
+    output_state_tensor: BufferTensorDesc | None
+    type: RandomGeneratorType
+
+    def __init__(
+        self,
+        input_state_tensor: BufferTensorDesc,
+        output_tensor: BufferTensorDesc,
+        output_state_tensor: BufferTensorDesc | None,
+        type: RandomGeneratorType | Literal["PHILOX_4X32_10"] = ...,
     ) -> None: ...
 
 @dataclass(frozen=True)

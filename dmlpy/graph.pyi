@@ -8,7 +8,7 @@ from .base.types import TensorDataType
 from .frontends.graph_builder import GraphBuilder as GraphBuilder
 from .frontends.graph_builder import GraphValue as GraphValue
 from .frontends.graph_builder import chain as chain
-from .ops.enums import AxisDirection, IsInfinityMode, MatrixTransform, ReduceFunction, RoundingMode
+from .ops.enums import AxisDirection, IsInfinityMode, MatrixTransform, RandomGeneratorType, ReduceFunction, RoundingMode
 from .ops.fields import ScaleBias
 from .ops.schema import OperatorDesc
 
@@ -456,11 +456,43 @@ def matrix_multiply_integer(
         in INT32.
     """
 
+def fill_value_constant(
+    dtype: DTypeLike | TensorDataType,
+    *,
+    value_data_type: TensorDataType | str | None = ...,
+    value: int | float = ...,
+) -> GraphValue:
+    """Add an FILL_VALUE_CONSTANT node: OutputTensor[coordinate] = Value for each coordinate."""
+
+def fill_value_sequence(
+    dtype: DTypeLike | TensorDataType,
+    *,
+    value_data_type: TensorDataType | str | None = ...,
+    value_start: int | float = ...,
+    value_delta: int | float = ...,
+) -> GraphValue:
+    """Add an FILL_VALUE_SEQUENCE node: OutputTensor[elementIndex] = ValueStart + elementIndex * ValueDelta."""
+
+def one_hot(indices: GraphValue, values: GraphValue, *, axis: int) -> GraphValue:
+    """Add an ONE_HOT node: OutputTensor[..., i, ...] = i == IndicesTensor[..., 0, ...] ? OnValue : OffValue (along
+        Axis).
+    """
+
 def prelu_grad(x: GraphValue, slope: GraphValue, dy: GraphValue) -> tuple[GraphValue, GraphValue]:
     """Add an ACTIVATION_PARAMETERIZED_RELU_GRAD node: OutputGradientTensor = InputTensor > 0 ? InputGradientTensor :
         SlopeTensor * InputGradientTensor
     OutputSlopeGradientTensor = sum over the slope's broadcast dims of (InputTensor > 0 ? 0 : InputTensor *
         InputGradientTensor).
+    """
+
+def random_generator(
+    state: GraphValue,
+    dtype: DTypeLike | TensorDataType,
+    *,
+    type: RandomGeneratorType | Literal["PHILOX_4X32_10"] = ...,
+) -> tuple[GraphValue, GraphValue]:
+    """Add an RANDOM_GENERATOR node: OutputTensor = Philox4x32_10(InputStateTensor), OutputStateTensor =
+        InputStateTensor's counter + ceil(outputSize / 4).
     """
 
 def reduce(

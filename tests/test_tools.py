@@ -79,6 +79,14 @@ PRODUCT_LAYOUTS = {
     "matrix_multiply_integer": [["--sizes", "3,4", "--b-tensor-sizes", "4,5"],
                                 ["--sizes", "3,4", "--b-tensor-sizes", "4,5", "--a-zero-point-tensor-sizes",
                                  "3,1", "--b-zero-point-tensor-sizes", "1,1"]],
+    "random_generator": [["--sizes", "1,1,1,6", "--output-tensor-sizes", "2,3,5,7", "--output-state-tensor-sizes",
+                          "1,1,1,6"],
+                         ["--sizes", "6", "--output-tensor-sizes", "3,5", "--output-tensor-strides", "1,3"]],
+    "fill_value_constant": [["--sizes", "2,3,4"], ["--sizes", "3,5", "--output-tensor-strides", "1,3"]],
+    "fill_value_sequence": [["--sizes", "2,3,4"], ["--sizes", "3,5", "--output-tensor-strides", "1,3"]],
+    "one_hot": [["--sizes", "1,3,4", "--output-tensor-sizes", "5,3,4", "--values-tensor-sizes", "1,1,2"],
+                ["--sizes", "1,6", "--output-tensor-sizes", "4,6", "--output-tensor-strides", "1,4",
+                 "--values-tensor-sizes", "2,1", "--indices-tensor-dtype", "INT64"]],
 }
 
 
@@ -98,7 +106,8 @@ DUMPS = [(n, d, layout) for n in sorted(set(dml.OPERATORS) - OWN_LAYOUTS) for d 
 def test_dumped_spirv_passes_spirv_val(tmp_path, name, dtype, layout):
     schema = dml.OPERATORS[name]
     scalars = [arg for s in schema.scalars for arg in (f"--{s.name}", "0.25")]
-    scalars += [arg for v in schema.values if isinstance(v, ScalarUnionField) for arg in (f"--{v.name}", "1")]
+    scalars += [arg for v in schema.values if isinstance(v, ScalarUnionField)
+                for arg in (f"--{v.name.replace('_', '-')}", "1")]
     scalars += [arg for v in schema.values if isinstance(v, UIntField) for arg in (f"--{v.name}", str(v.minimum))]
     scalars += [arg for v in schema.values if isinstance(v, EnumField) and f"--{v.name}" not in layout
                 and _required(schema, v.name)

@@ -89,11 +89,13 @@ class KernelInterface:
                       "    // arithmetic on a constant without IEEE care (x * 0.0 -> +0 where IEEE says -0 or NaN).",
                       "    uint scalar_bits[SCALAR_COUNT];"]
         lines.append("} params;")
-        # Input t's words, elements and vectors by index (a constant once loops are unrolled).
+        # Input t's words, elements and vectors by index (a constant once loops are unrolled);
+        # none for a kernel without inputs (a fill's).
         inputs = names[:len(self.inputs)]
-        lines += _dispatcher("uint input_word(uint t, uint w)", "t", [f"return {n}[w];" for n in inputs])
-        lines += _dispatcher("uint input_load(uint t, uint e)", "t", [f"return {n}_load(e);" for n in inputs])
-        if self.vector_views:
+        if inputs:
+            lines += _dispatcher("uint input_word(uint t, uint w)", "t", [f"return {n}[w];" for n in inputs])
+            lines += _dispatcher("uint input_load(uint t, uint e)", "t", [f"return {n}_load(e);" for n in inputs])
+        if self.vector_views and inputs:
             lines += _dispatcher("uvec4 input_vector(uint t, uint v)", "t", [f"return {n}_vec4[v];" for n in inputs])
         lines += _dispatcher("void output_store(uint o, uint e, uint bits)", "o",
                              [f"{n}_store(e, bits);" for n in names[len(self.inputs):]])

@@ -51,3 +51,9 @@ class IsInfinityMode(enum.Enum):
     EITHER = 0
     POSITIVE = 1
     NEGATIVE = 2
+
+
+class RandomGeneratorType(enum.Enum):
+    """DML_RANDOM_GENERATOR_TYPE: the generator RANDOM_GENERATOR runs."""
+
+    PHILOX_4X32_10 = 0  # Philox 4x32-10 (Salmon et al., SC11): a 128-bit counter, a 64-bit key
