@@ -17,20 +17,30 @@ is absorbed the other way: the element-wise chain that alone reads its output be
 store's epilogue (a bias add, an activation, a residual add, a cast), one kernel with the bits
 of the nodes run one by one. PReLU's gradient runs as its own kernel.
 
-Intermediates. A node output read by another kernel lives in the graph's temporary
-resource (16-byte aligned ranges, one per such output, then each reduction's own scratch),
-or in the graph output it also is. A range that fits in one of the device's buffer segments
-never crosses a segment boundary (counted from the start of the temporary resource), since
-only packed element-wise kernels are split into windows at those boundaries (windows.py).
-Kernels run in the order of their last node in the graph's order, each after the ones it
-reads (separate submissions: see command_list.py).
+Intermediates. A node output read by another kernel lives in the graph output it also is,
+or else in a 16-byte aligned range of the graph's temporary resource, live from the kernel
+that writes it to the last kernel that reads it; a kernel's own scratch (a reduction's, a
+split product's) is live in that kernel only. Kernels run in the order of their last node in
+the graph's order, each after the ones it reads, a barrier between consecutive kernels, so
+ranges never live at once share bytes: each is placed at the lowest offset free for its
+whole life (first fit, in the order ranges go live). A range that fits in one of the
+device's buffer segments never crosses a segment boundary (counted from the start of the
+temporary resource), since only packed element-wise kernels are split into windows at those
+boundaries (windows.py).
 
-Every step takes time linear in the graph's size (the GraphDesc indexes its edges).
+In place. A graph output may be bound over a graph input that every kernel reading it has
+read by then, or, in the kernel that reads it, exactly in place where its nodes run element
+by element (graph_aliasing.py has the rule; binding.py applies it).
+
+Every step takes time linear in the graph's size (the GraphDesc indexes its edges), but for
+placing a range, linear in the ranges live beside it.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from bisect import insort
+from dataclasses import dataclass, field, replace
+from itertools import groupby
 
 from ..base.adapter import AdapterInfo
 from ..base.errors import UnsupportedError
@@ -53,6 +63,17 @@ class _Group:
     @property
     def root(self) -> int:
         return self.nodes[-1]
+
+
+@dataclass
+class _Range:
+    """A range of the temporary resource, live from kernel `first` to kernel `last` (the order
+    they run in), at `offset` once placed."""
+
+    size: int
+    first: int
+    last: int
+    offset: int = 0
 
 
 @dataclass(frozen=True)
@@ -147,27 +168,30 @@ def plan_graph(graph: GraphDesc, adapter: AdapterInfo, segment_size: int | None 
             group_of[member] = group
     groups = [group for group in groups if not group.absorbed]
 
-    # Where each node output another kernel reads lives, and each reduction's scratch.
+    # Where each node output another kernel reads lives; each temporary range gets its offset
+    # once every kernel is planned (a kernel's own scratch size comes from its plan), and until
+    # then its KernelTensor's offset is its number in `ranges`.
     kernel_of = {member: k for k, group in enumerate(groups) for member in group.nodes}
     location: dict[tuple[int, int], KernelTensor] = {}
-    temporary_size = 0
+    ranges: list[_Range] = []
 
-    def reserve(size: int, desc=None) -> KernelTensor:
-        nonlocal temporary_size
-        start = -(-temporary_size // TEMPORARY_ALIGNMENT) * TEMPORARY_ALIGNMENT
-        if start % segment_size + size > segment_size >= size:  # it would cross a boundary it fits between
-            start = -(-start // segment_size) * segment_size
-        temporary_size = start + size
-        return KernelTensor("temporary", offset=start, size=size, desc=desc)
+    def reserve(size: int, first: int, desc=None) -> KernelTensor:
+        ranges.append(_Range(size, first, first))
+        return KernelTensor("temporary", offset=len(ranges) - 1, size=size, desc=desc)
 
     for edge in graph.output_edges:
         location[edge.from_node, edge.from_node_output_index] = KernelTensor(
             "output", edge.graph_output_index, desc=graph.node_output_desc(edge.from_node, edge.from_node_output_index))
     for edge in graph.intermediate_edges:
         key = (edge.from_node, edge.from_node_output_index)
-        if key not in location and kernel_of[edge.from_node] != kernel_of[edge.to_node]:
+        if kernel_of[edge.from_node] == kernel_of[edge.to_node]:
+            continue
+        if key not in location:
             desc = graph.node_output_desc(*key)
-            location[key] = reserve(desc.total_tensor_size_in_bytes, desc)
+            location[key] = reserve(desc.total_tensor_size_in_bytes, kernel_of[edge.from_node], desc)
+        if location[key].role == "temporary":
+            live = ranges[location[key].offset]
+            live.last = max(live.last, kernel_of[edge.to_node])
 
     def read(source: NodeInputSource) -> KernelTensor:
         if source.node is None:
@@ -175,7 +199,7 @@ def plan_graph(graph: GraphDesc, adapter: AdapterInfo, segment_size: int | None 
         return location[source.node, source.index]
 
     kernels = []
-    for group in groups:
+    for number, group in enumerate(groups):
         root = group.root
         hosts = [n for n in group.nodes if products[n] is not None]
         if hosts and len(group.nodes) > 1:
@@ -193,7 +217,7 @@ def plan_graph(graph: GraphDesc, adapter: AdapterInfo, segment_size: int | None 
             tensors = [read(graph.source(host, 0)), read(graph.source(host, 1)), *map(read, own), *map(read, external),
                        output]
             if plan.temporary_size:
-                tensors.append(reserve(plan.temporary_size))
+                tensors.append(reserve(plan.temporary_size, number))
         elif reductions[root] is not None and len(group.nodes) > 1:
             external = _external_sources(graph, group.nodes)
             outputs, scalars = _fused_reduction(graph, group.nodes, math, reductions[root], external)
@@ -204,7 +228,7 @@ def plan_graph(graph: GraphDesc, adapter: AdapterInfo, segment_size: int | None 
                 reductions[root].reduced, adapter, scalars)
             tensors = [*(read(s) for s in external), *(location[root, o] for o in range(len(outputs)))]
             if plan.temporary_size:
-                tensors.append(reserve(plan.temporary_size))
+                tensors.append(reserve(plan.temporary_size, number))
         elif math[root] is None:
             desc = descs[root]
             plan = desc.schema.kernel(desc, adapter)
@@ -213,7 +237,7 @@ def plan_graph(graph: GraphDesc, adapter: AdapterInfo, segment_size: int | None 
             tensors += [location[root, o] for o, field in enumerate(desc.schema.outputs)
                         if getattr(desc, field.name) is not None]
             if plan.temporary_size:
-                tensors.append(reserve(plan.temporary_size))
+                tensors.append(reserve(plan.temporary_size, number))
         else:
             external = _external_sources(graph, group.nodes)
             result, scalars = _fused_math(graph, group.nodes, math, external)
@@ -223,7 +247,39 @@ def plan_graph(graph: GraphDesc, adapter: AdapterInfo, segment_size: int | None 
         if not plan.windowable:
             _check_bindable(group, descs[root], plan, tensors, segment_size)
         kernels.append(GraphKernel(plan, tuple(group.nodes), tuple(tensors)))
-    return GraphPlan(tuple(kernels), temporary_size)
+    temporary_size = _place(ranges, segment_size)
+    return GraphPlan(tuple(
+        replace(kernel, tensors=tuple(replace(t, offset=ranges[t.offset].offset) if t.role == "temporary" else t
+                                      for t in kernel.tensors))
+        for kernel in kernels), temporary_size)
+
+
+def _place(ranges: list[_Range], segment_size: int) -> int:
+    """Give each range its offset, first fit in the order the ranges go live, and return the
+    bytes they take. Ranges live in one kernel never share bytes; the kernels run in order, a
+    barrier between each, so a range whose last reader is kernel i is free from kernel i + 1.
+    Ranges start on TEMPORARY_ALIGNMENT, and one that fits in a segment lies inside one."""
+
+    def fitted(start: int, size: int) -> int:
+        start = -(-start // TEMPORARY_ALIGNMENT) * TEMPORARY_ALIGNMENT
+        if start % segment_size + size > segment_size >= size:  # it would cross a boundary it fits between
+            start = -(-start // segment_size) * segment_size
+        return start
+
+    total = 0
+    live: list[_Range] = []  # the placed ranges live in the current kernel, by offset
+    for kernel, starting in groupby(sorted(ranges, key=lambda r: r.first), key=lambda r: r.first):
+        live = [r for r in live if r.last >= kernel]
+        for new in starting:
+            start = fitted(0, new.size)
+            for busy in live:  # sorted by offset: the first gap the range fits in
+                if start + new.size <= busy.offset:
+                    break
+                start = fitted(max(start, busy.offset + busy.size), new.size)
+            new.offset = start
+            insort(live, new, key=lambda r: r.offset)
+            total = max(total, start + new.size)
+    return total
 
 
 def _check_bindable(group: _Group, root_desc, plan: KernelPlan, tensors: list[KernelTensor],

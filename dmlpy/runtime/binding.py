@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import operator
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Protocol
@@ -17,6 +17,7 @@ from ..base.tensor_desc import BufferTensorDesc, packed_strides
 from ..base.types import TensorDataType, data_type_info, numpy_name
 from ..kernels.codegen import CompiledKernel, KernelTensor
 from ..kernels.windows import plan_windows
+from ..ops.graph_aliasing import ANY, NONE, Aliasing
 from .kompute import GpuContext, Launch
 
 
@@ -44,8 +45,7 @@ class Bindable(Protocol):
     @property
     def name(self) -> str: ...
 
-    @property
-    def in_place(self) -> bool: ...
+    def aliasable(self, output_index: int, input_index: int) -> Aliasing: ...
 
     @property
     def input_tensors(self) -> tuple[tuple[str, BufferTensorDesc], ...]: ...
@@ -365,34 +365,41 @@ def _bind_present(device: Device, name: str, desc: BufferTensorDesc | None, item
     return None
 
 
-def check_aliasing(inputs: Sequence[BoundTensor], outputs: Sequence[BoundTensor], in_place: bool = True,
-                   operator_name: str = "") -> None:
-    """Outputs may alias an input exactly (in place, where the operator allows it) but may
-    not otherwise overlap anything. The temporary resource, when bound, counts as an output."""
+def check_aliasing(inputs: Sequence[BoundTensor | None], outputs: Sequence[BoundTensor | None],
+                   scratch: Sequence[BoundTensor], aliasable: Callable[[int, int], Aliasing]) -> None:
+    """Output k may share input j's bytes as aliasable(k, j) allows (any overlap, or exactly
+    the same range and strides: in place), but no output may overlap another. The temporary
+    resource (`scratch`, when bound) counts as an output that may share nothing. Inputs and
+    outputs are in binding order, None where an optional tensor is left out."""
 
     def overlap(a: BoundTensor, b: BoundTensor) -> bool:
         return a.buffer is b.buffer and a.offset < b.end and b.offset < a.end
 
-    for i, out in enumerate(outputs):
-        for other in outputs[i + 1:]:
+    present_inputs = [(j, tensor) for j, tensor in enumerate(inputs) if tensor is not None]
+    written = [*((k, out) for k, out in enumerate(outputs) if out is not None), *((None, t) for t in scratch)]
+    for i, (k, out) in enumerate(written):
+        for _, other in written[i + 1:]:
             if overlap(out, other):
                 raise InvalidArgumentError(f"{out.name} and {other.name} overlap: outputs must not share bytes")
-        for tensor in inputs:
+        for j, tensor in present_inputs:
             if not overlap(out, tensor):
                 continue
+            aliasing = aliasable(k, j) if k is not None else Aliasing(NONE)
+            if aliasing.allowed == ANY:
+                continue
+            why = f" ({aliasing.reason})" if aliasing.reason else ""
             same_range = out.offset == tensor.offset and out.end == tensor.end
             if not same_range or out.desc is None:
                 raise InvalidArgumentError(
                     f"{out.name} [{out.offset}, {out.end}) partially overlaps {tensor.name} "
                     f"[{tensor.offset}, {tensor.end}): an output may share an input's bytes only "
-                    "when bound to exactly the same range (in place)")
-            if not in_place:
-                raise InvalidArgumentError(
-                    f"{out.name} is bound over {tensor.name}: {operator_name} does not run in place")
+                    f"when bound to exactly the same range (in place){why}")
+            if aliasing.allowed == NONE:
+                raise InvalidArgumentError(f"{out.name} is bound over {tensor.name}: {aliasing.reason}")
             if out.desc.element_strides != tensor.desc.element_strides:
                 raise InvalidArgumentError(
                     f"{out.name} is bound in place over {tensor.name} but their strides differ "
-                    f"({out.desc.element_strides} vs {tensor.desc.element_strides}): in place needs one layout",
+                    f"({out.desc.element_strides} vs {tensor.desc.element_strides}): in place needs one layout{why}",
                     "strides")
 
 
@@ -425,22 +432,23 @@ class BindingTable:
                     f"temporary is None: {compiled.name} needs a temporary resource of "
                     f"binding_properties.temporary_resource_size = {compiled.temporary_size} bytes")
             scratch = [bind_tensor(device, "temporary", None, temporary, compiled.temporary_size)]
-        # An optional tensor the desc leaves out is bound to nothing (None here).
-        present_inputs = [t for t in self.inputs if t is not None]
-        present_outputs = [t for t in self.outputs if t is not None]
-        check_aliasing(present_inputs, [*present_outputs, *scratch], compiled.in_place, compiled.name)
+        check_aliasing(self.inputs, self.outputs, scratch, compiled.aliasable)
         self.device = device
         self.compiled = compiled
         self.scratch = scratch
-        self.bound = [*present_inputs, *present_outputs, *scratch]
+        # An optional tensor the desc leaves out is bound to nothing (None here).
+        self.bound = [t for t in (*self.inputs, *self.outputs, *scratch) if t is not None]
         # One step per stage of each kernel, in order: its launches (one per window) need no
         # barrier among themselves; every step needs the ones before it to have finished,
-        # except a stage that runs beside the one before it (a packed kernel's tail), unless
-        # the kernel binds one buffer twice (in place): the tail's elements are not the main
-        # stage's, but a binding is seen whole, and the Vulkan synchronization rules (and the
-        # validation layer) ask for a barrier between a write and a read of one binding.
+        # except a stage that runs beside the one before it in its own kernel (a packed
+        # kernel's tail; never beside an earlier kernel, whose reads a graph's outputs in place
+        # and reused temporary ranges may overwrite), unless the kernel binds one buffer twice
+        # (in place): the tail's elements are not the main stage's, but a binding is seen whole,
+        # and the Vulkan synchronization rules (and the validation layer) ask for a barrier
+        # between a write and a read of one binding.
         self.windows, self.steps = [], []
         for kernel in compiled.kernels:
+            opened = False  # whether a step of this kernel was recorded
             tensors = [self._locate(t) for t in kernel.tensors]
             shares_a_buffer = len({id(t.buffer) for t in tensors}) < len(tensors)
             plan = kernel.plan
@@ -456,10 +464,11 @@ class BindingTable:
                 if not launches:
                     continue
                 algorithms = device.context.create_algorithms(spirv, launches)
-                if stage.independent and self.steps and not shares_a_buffer:
+                if stage.independent and opened and not shares_a_buffer:
                     self.steps[-1] = [*self.steps[-1], *algorithms]
                 else:
                     self.steps.append(algorithms)
+                opened = True
         self.submission = device.context.record(self.steps)
 
     def _check_temporaries_inside_segments(self, placed: Sequence[KernelTensor], tensors: list[BoundTensor]) -> None:

@@ -24,6 +24,7 @@ from ..kernels.codegen import CompiledKernel, KernelPlan, KernelTensor
 from ..kernels.glsl import shader_source
 from ..ops.fusion import plan_graph
 from ..ops.graph import GraphDesc
+from ..ops.graph_aliasing import graph_aliasing, operator_aliasing
 from ..ops.schema import Operator, OperatorDesc, describe, schema_of
 from .binding import BindingProperties, BindingTable, Bound, Buffer
 from .caches import BufferPool, CacheLimits, LruCache
@@ -79,6 +80,8 @@ class CompiledOperator:
     spirv: tuple[bytes, ...]
     cache_hit: bool  # True when every stage's SPIR-V came from the on-disk cache
 
+    aliasable = operator_aliasing  # (output_index, input_index): an Aliasing, in place where the schema allows
+
     @functools.cached_property
     def computation(self) -> tuple:
         """What identifies the computation (OperatorSchema.key), computed once: the front
@@ -112,10 +115,6 @@ class CompiledOperator:
         return self.plan.temporary_size
 
     @property
-    def in_place(self) -> bool:
-        return self.desc.schema.in_place
-
-    @property
     def kernels(self) -> tuple[CompiledKernel, ...]:
         schema = self.desc.schema
         present = schema.present(self.desc)  # an optional tensor left out binds nothing
@@ -130,7 +129,8 @@ class CompiledOperator:
 class CompiledGraph:
     """IDMLCompiledOperator of a graph (IDMLDevice1::CompileGraph): inputs bind in graph-input
     order, outputs in graph-output order; its kernels run one after another, each fusing a
-    chain of element-wise nodes (see fusion.py)."""
+    chain of element-wise nodes (see fusion.py). An output may be bound over an input every
+    kernel reading it has read by then, or in place within one (graph_aliasing.py's rule)."""
 
     device: Device
     graph: GraphDesc
@@ -140,7 +140,7 @@ class CompiledGraph:
     cache_hit: bool
 
     name = "graph"
-    in_place = False  # a graph output never shares an input's bytes: a later kernel may still read the input
+    aliasable = graph_aliasing  # (output_index, input_index): an Aliasing, from the order its kernels run in
 
     def __repr__(self) -> str:
         return (f"<dmlpy.CompiledGraph {len(self.graph.nodes)} nodes in {len(self.kernels)} "
