@@ -21,6 +21,7 @@ from .frontends.generation import fill_value_constant, fill_value_sequence, one_
 from .frontends.graph_builder import GraphBuilder, GraphValue
 from .frontends.matmul import gemm, matmul, matrix_multiply_integer
 from .frontends.numpy_api import FRONT_ENDS as _FRONT_ENDS
+from .frontends.optimizers import adam_optimizer
 from .frontends.prelu import prelu_grad
 from .frontends.random import random_generator
 from .frontends.reductions import FRONT_ENDS as _REDUCTION_FRONT_ENDS
@@ -31,6 +32,7 @@ from .ops.fields import ScaleBias
 from .ops.gemm import GemmOperatorDesc, MatrixMultiplyIntegerOperatorDesc
 from .ops.generation import FillValueConstantOperatorDesc, FillValueSequenceOperatorDesc, OneHotOperatorDesc
 from .ops.graph import GraphDesc, GraphInputEdge, GraphIntermediateEdge, GraphOutputEdge
+from .ops.optimizers import AdamOptimizerOperatorDesc
 from .ops.prelu_grad import ActivationParameterizedReluGradOperatorDesc
 from .ops.random import RandomGeneratorOperatorDesc
 from .ops.reductions import (
@@ -64,6 +66,7 @@ __all__ = [
     "OPERATORS",
     "graph",
     "ActivationParameterizedReluGradOperatorDesc",
+    "AdamOptimizerOperatorDesc",
     "AdapterInfo",
     "AdapterType",
     "ArgMaxOperatorDesc",
@@ -119,6 +122,7 @@ __all__ = [
     "TopK1OperatorDesc",
     "TopKOperatorDesc",
     "UnsupportedError",
+    "adam_optimizer",
     "asarray",
     "calc_buffer_tensor_size",
     "create_device",

@@ -32,6 +32,7 @@ from .frontends.graph_builder import GraphValue as GraphValue
 from .frontends.matmul import gemm as gemm
 from .frontends.matmul import matmul as matmul
 from .frontends.matmul import matrix_multiply_integer as matrix_multiply_integer
+from .frontends.optimizers import adam_optimizer as adam_optimizer
 from .frontends.prelu import prelu_grad as prelu_grad
 from .frontends.random import random_generator as random_generator
 from .frontends.reductions import argmax as argmax
@@ -101,6 +102,41 @@ class ActivationParameterizedReluGradOperatorDesc(OperatorDesc):
         input_gradient_tensor: BufferTensorDesc,
         output_gradient_tensor: BufferTensorDesc,
         output_slope_gradient_tensor: BufferTensorDesc,
+    ) -> None: ...
+
+@dataclass(frozen=True)
+class AdamOptimizerOperatorDesc(OperatorDesc):
+    """DML_ADAM_OPTIMIZER_OPERATOR_DESC: one Adam step of `input_parameters_tensor` with the
+    gradient, the two moment estimates and the step count T (a one-element tensor, from 1).
+    """
+
+    input_parameters_tensor: BufferTensorDesc
+    input_first_moment_tensor: BufferTensorDesc
+    input_second_moment_tensor: BufferTensorDesc
+    gradient_tensor: BufferTensorDesc
+    training_step_tensor: BufferTensorDesc
+    output_parameters_tensor: BufferTensorDesc
+    output_first_moment_tensor: BufferTensorDesc
+    output_second_moment_tensor: BufferTensorDesc
+    learning_rate: float
+    beta1: float
+    beta2: float
+    epsilon: float
+
+    def __init__(
+        self,
+        input_parameters_tensor: BufferTensorDesc,
+        input_first_moment_tensor: BufferTensorDesc,
+        input_second_moment_tensor: BufferTensorDesc,
+        gradient_tensor: BufferTensorDesc,
+        training_step_tensor: BufferTensorDesc,
+        output_parameters_tensor: BufferTensorDesc,
+        output_first_moment_tensor: BufferTensorDesc,
+        output_second_moment_tensor: BufferTensorDesc,
+        learning_rate: float,
+        beta1: float = ...,
+        beta2: float = ...,
+        epsilon: float = ...,
     ) -> None: ...
 
 @dataclass(frozen=True)

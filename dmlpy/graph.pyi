@@ -478,6 +478,22 @@ def one_hot(indices: GraphValue, values: GraphValue, *, axis: int) -> GraphValue
         Axis).
     """
 
+def adam_optimizer(
+    parameters: GraphValue,
+    first_moment: GraphValue,
+    second_moment: GraphValue,
+    gradient: GraphValue,
+    training_step: GraphValue,
+    *,
+    learning_rate: float,
+    beta1: float = ...,
+    beta2: float = ...,
+    epsilon: float = ...,
+) -> tuple[GraphValue, GraphValue, GraphValue]:
+    """Add an ADAM_OPTIMIZER node: M' = Beta1*M + (1-Beta1)*G; V' = Beta2*V + (1-Beta2)*G*G; X' = X -
+        LearningRate*sqrt(1-Beta2^T)/(1-Beta1^T)*M'/(sqrt(V')+Epsilon).
+    """
+
 def prelu_grad(x: GraphValue, slope: GraphValue, dy: GraphValue) -> tuple[GraphValue, GraphValue]:
     """Add an ACTIVATION_PARAMETERIZED_RELU_GRAD node: OutputGradientTensor = InputTensor > 0 ? InputGradientTensor :
         SlopeTensor * InputGradientTensor

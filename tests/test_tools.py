@@ -87,6 +87,9 @@ PRODUCT_LAYOUTS = {
     "one_hot": [["--sizes", "1,3,4", "--output-tensor-sizes", "5,3,4", "--values-tensor-sizes", "1,1,2"],
                 ["--sizes", "1,6", "--output-tensor-sizes", "4,6", "--output-tensor-strides", "1,4",
                  "--values-tensor-sizes", "2,1", "--indices-tensor-dtype", "INT64"]],
+    "adam_optimizer": [["--sizes", "1,2,3,4", "--training-step-tensor-sizes", "1,1,1,1"],
+                       ["--sizes", "1,1,3,5", "--input-parameters-tensor-strides", "0,0,1,3",
+                        "--training-step-tensor-sizes", "1,1,1,1"]],
 }
 
 

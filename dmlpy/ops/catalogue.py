@@ -8,6 +8,7 @@ from . import (  # noqa: F401
     elementwise_family,
     gemm,
     generation,
+    optimizers,
     prelu_grad,
     random,
     reductions,
@@ -15,6 +16,6 @@ from . import (  # noqa: F401
 from .schema import OPERATORS
 
 FAMILIES = (activation_family.FAMILY, elementwise_family.FAMILY, prelu_grad.FAMILY, reductions.FAMILY, gemm.FAMILY,
-            random.FAMILY, generation.FAMILY)
+            random.FAMILY, generation.FAMILY, optimizers.FAMILY)
 
 __all__ = ["FAMILIES", "OPERATORS"]
