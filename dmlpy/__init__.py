@@ -27,6 +27,7 @@ from .frontends.random import random_generator
 from .frontends.reductions import FRONT_ENDS as _REDUCTION_FRONT_ENDS
 from .ops.activations import DESCS as _ACTIVATION_DESCS
 from .ops.elementwise import DESCS as _ELEMENT_WISE_DESCS
+from .ops.elementwise_family import directml_names as _directml_names
 from .ops.enums import AxisDirection, IsInfinityMode, MatrixTransform, RandomGeneratorType, ReduceFunction, RoundingMode
 from .ops.fields import ScaleBias
 from .ops.gemm import GemmOperatorDesc, MatrixMultiplyIntegerOperatorDesc
@@ -149,7 +150,11 @@ globals().update(_ACTIVATION_DESCS)
 globals().update(_ELEMENT_WISE_DESCS)
 globals().update(_FRONT_ENDS)
 globals().update(_REDUCTION_FRONT_ENDS)
-__all__ += [*_ACTIVATION_DESCS, *_ELEMENT_WISE_DESCS, *_FRONT_ENDS, *_REDUCTION_FRONT_ENDS]
+# DirectML's names (dml.logical_greater_than, dml.if_) for the element-wise front ends named as NumPy names them.
+_DIRECTML_NAMES = {name: _FRONT_ENDS[operator_name]
+                   for name, operator_name in _directml_names(_REDUCTION_FRONT_ENDS).items()}
+globals().update(_DIRECTML_NAMES)
+__all__ += [*_ACTIVATION_DESCS, *_ELEMENT_WISE_DESCS, *_FRONT_ENDS, *_REDUCTION_FRONT_ENDS, *_DIRECTML_NAMES]
 
 # dmlpy logs to the "dmlpy" logger (compiles, cache use, device choice, fallbacks) and, as a
 # library, prints nothing unless the application configures logging.

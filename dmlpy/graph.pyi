@@ -585,3 +585,57 @@ def top_k1(
     """Add an TOP_K1 node: the K largest (DECREASING) or smallest (INCREASING) elements along Axis in that order, and
         their indices.
     """
+
+recip = reciprocal
+
+asin = arcsin
+
+acos = arccos
+
+atan = arctan
+
+asinh = arcsinh
+
+acosh = arccosh
+
+atanh = arctanh
+
+is_nan = isnan
+
+is_infinity = isinf
+
+negate = negative
+
+bit_not = bitwise_not
+
+bit_count = bitwise_count
+
+pow = power
+
+atan_yx = arctan2
+
+modulus_truncate = fmod
+
+modulus_floor = remainder
+
+logical_equals = equal
+
+logical_greater_than = greater
+
+logical_less_than = less
+
+logical_greater_than_or_equal = greater_equal
+
+logical_less_than_or_equal = less_equal
+
+bit_and = bitwise_and
+
+bit_or = bitwise_or
+
+bit_xor = bitwise_xor
+
+bit_shift_left = left_shift
+
+bit_shift_right = right_shift
+
+if_ = where

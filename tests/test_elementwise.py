@@ -397,3 +397,30 @@ def test_cast_front_end_and_astype(device):
         dml.cast(x, "int128", device=device)
     with pytest.raises(dml.InvalidArgumentError, match="BFLOAT16 is not supported"):
         dml.cast(x, ml_dtypes.bfloat16, device=device)
+
+
+def test_every_operator_answers_to_its_directml_name():
+    """dml.<DirectML's name in snake_case without ELEMENT_WISE_> for each element-wise operator
+    (`if_` for IF), in the front ends and the graph functions alike; where NumPy's name is the
+    operator's, DirectML's runs the same function. MAX, MIN and MEAN's names are NumPy's
+    reductions in dmlpy; IDENTITY's and TANH's the activations'."""
+    import keyword
+
+    reductions = {"max": dml.max, "min": dml.min, "mean": dml.mean}
+    for schema in dml.OPERATORS.values():
+        if not schema.dml_name.startswith("ELEMENT_WISE_"):
+            continue
+        name = schema.dml_name.removeprefix("ELEMENT_WISE_").lower()
+        name = f"{name}_" if keyword.iskeyword(name) else name
+        if name in reductions:
+            assert getattr(dml, name) is reductions[name] and not hasattr(dml.graph, name)
+            continue
+        if name in ("identity", "tanh"):
+            assert getattr(dml, f"element_wise_{name}") is getattr(dml, schema.name)
+            continue
+        assert getattr(dml, name) is getattr(dml, schema.name), name
+        assert getattr(dml.graph, name) is getattr(dml.graph, schema.name), name
+        assert name in dml.__all__ and name in dml.graph.__all__
+    assert np.array_equal(dml.logical_greater_than(np.array([1, 3], np.int32), 2), np.array([0, 1], np.uint8))
+    chosen = dml.if_(np.array([1, 0], np.uint8), np.float32(1), np.float32(2))
+    assert np.array_equal(chosen, np.array([1, 2], np.float32))

@@ -18,7 +18,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import dmlpy as dml
 from dmlpy.base.types import data_type_info
+from dmlpy.frontends.reductions import FRONT_ENDS as REDUCTION_FRONT_ENDS
 from dmlpy.ops.catalogue import FAMILIES
+from dmlpy.ops.elementwise_family import directml_names
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "operators.md"
 
@@ -50,10 +52,15 @@ def _tensor_role(field) -> str:
     return f"{role}, {' or '.join(_data_type(t) for t in field.data_types)}"
 
 
+# Each element-wise operator named as NumPy names it, its front end's DirectML name too.
+DIRECTML_NAMES = {operator: name for name, operator in directml_names(REDUCTION_FRONT_ENDS).items()}
+
+
 def entry(schema) -> list[str]:
     """The docs of one operator, from its declaration alone."""
     kind = "dmlpy extension" if schema.extension else "DirectML"
-    lines = [f"## {schema.dml_name} (`{schema.name}`, {kind})", "",
+    also = f" or `{DIRECTML_NAMES[schema.name]}`" if schema.name in DIRECTML_NAMES else ""
+    lines = [f"## {schema.dml_name} (`{schema.name}`{also}, {kind})", "",
              f"`{schema.desc_class.__name__}`, family `{schema.family.name}`, shader `shaders/{schema.shader}`, "
              f"introduced in {schema.introduced}.", "",
              "```", schema.formula, "```", "",

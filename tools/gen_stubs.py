@@ -324,6 +324,8 @@ def stub_of(module, dynamic_function) -> Stub:
             stub.use(source, name, reexport=True)
         elif callable(value) and name in dmlpy.OPERATORS:
             stub.body.append(dynamic_function(stub, name, value))
+        elif callable(value) and getattr(value, "__name__", None) in dmlpy.OPERATORS:  # DirectML's name for it
+            stub.body.append([f"{name} = {value.__name__}"])
         else:
             raise SystemExit(f"gen_stubs: {module.__name__}.{name} is neither imported nor one of the operators' "
                              "classes and functions: teach tools/gen_stubs.py how to write it")

@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-from collections.abc import Callable
+import keyword
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
 import numpy as np
@@ -42,7 +43,7 @@ from .fields import (
     scale_bias_field,
     schema_of,
 )
-from .schema import OperatorDesc, Support, TensorRole, operator, scalar_field, tensor_field
+from .schema import OPERATORS, OperatorDesc, Support, TensorRole, operator, scalar_field, tensor_field
 
 FAMILY = Family(
     "element-wise", KernelKind.ELEMENTWISE, FrontEndShape.BROADCAST, "dmlpy/ops/elementwise.py",
@@ -293,3 +294,20 @@ def _scalar_union_check(row: ElementWise):
                     f"{owner}.{s.name} {value!r} is not a value of {output.data_type.name}: {s.dml_name} is read as "
                     f"MinMaxDataType, an int in [{low}, {high}]", s.name)
     return check
+
+
+def directml_names(taken: Collection[str] = ()) -> dict[str, str]:
+    """The element-wise front ends' DirectML names where an operator's own name is NumPy's:
+    {DirectML's type in snake_case without ELEMENT_WISE_ (`if_` for IF, a Python keyword):
+    the operator's name}. A DirectML name another operator already has (IDENTITY, TANH: the
+    activations'), or one in `taken` (MAX, MIN and MEAN: NumPy's reductions in dmlpy), stays
+    that one's."""
+    names = {}
+    for schema in OPERATORS.values():
+        if schema.family is not FAMILY or not schema.dml_name.startswith("ELEMENT_WISE_"):
+            continue
+        name = schema.dml_name.removeprefix("ELEMENT_WISE_").lower()
+        name = f"{name}_" if keyword.iskeyword(name) else name
+        if name != schema.name and name not in OPERATORS and name not in taken:
+            names[name] = schema.name
+    return names
