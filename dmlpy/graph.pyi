@@ -473,7 +473,7 @@ def fill_value_sequence(
 ) -> GraphValue:
     """Add an FILL_VALUE_SEQUENCE node: OutputTensor[elementIndex] = ValueStart + elementIndex * ValueDelta."""
 
-def one_hot(indices: GraphValue, values: GraphValue, *, axis: int) -> GraphValue:
+def one_hot(indices: GraphValue, values: GraphValue, *, axis: int, depth: int) -> GraphValue:
     """Add an ONE_HOT node: OutputTensor[..., i, ...] = i == IndicesTensor[..., 0, ...] ? OnValue : OffValue (along
         Axis).
     """

@@ -35,6 +35,7 @@ LAYERS = (64, 128, 10)  # 8x8 pixels, hidden units, classes
 TEST_FRACTION = 0.2
 SPLIT_SEED = 0  # the train/test split is fixed, whatever --seed is
 LEARNING_RATE = 0.003
+ONE_HOT_VALUES = np.array([0.0, 1.0], np.float32)  # ONE_HOT's (off, on)
 
 
 def desc(*sizes, strides=None, data_type=F32) -> dml.BufferTensorDesc:
@@ -72,10 +73,10 @@ def initial_parameters(device: dml.Device, seed: int) -> list[np.ndarray]:
 
 
 class Network:
-    """The forward pass over `batch` rows as graph values, and with `targets` the loss and
+    """The forward pass over `batch` rows as graph values, and with `training` the loss and
     every parameter's gradient. `names` lists the graph inputs it made, in binding order."""
 
-    def __init__(self, builder: dml.GraphBuilder, batch: int, targets: bool):
+    def __init__(self, builder: dml.GraphBuilder, batch: int, training: bool):
         self.builder, self.names = builder, []
         images = self.input("images", desc(batch, LAYERS[0]))
         weights, bias_rows = [], []
@@ -86,9 +87,11 @@ class Network:
         relu = dml.ActivationReluOperatorDesc(None, None)  # the fused form: no tensors
         hidden = G.gemm(images, weights[0], bias_rows[0], beta=1.0, fused_activation=relu)
         self.logits = G.gemm(hidden, weights[1], bias_rows[1], beta=1.0)
-        if not targets:
+        if not training:
             return
-        target = self.input("targets", desc(batch, LAYERS[-1]))  # one-hot rows
+        self.labels = self.input("labels", desc(batch, 1, data_type=I32))
+        # The targets' one-hot rows, made on the device: ONE_HOT of the labels with (off, on) = (0, 1).
+        target = G.one_hot(self.labels, self.input("one hot values", desc(1, 2)), axis=3, depth=LAYERS[-1])
         # loss = -sum(targets * log_softmax(logits)) / batch, whose gradient with respect to
         # the logits is (softmax(logits) - targets) / batch.
         picked = G.multiply(target, G.log_softmax1(self.logits, axes=(3,)))
@@ -136,10 +139,9 @@ class Trainer:
                  learning_rate: float):
         self.device, self.batch = device, batch
         builder = dml.GraphBuilder(device)
-        net = Network(builder, batch, targets=True)
+        net = Network(builder, batch, training=True)
         values = {name: net.input(name, dml.BufferTensorDesc(F32, array.shape))
                   for name, array in zip(PARAMETERS[1::2], parameters[1::2])}  # the biases, as Adam updates them
-        labels = net.input("labels", desc(batch, 1, data_type=I32))  # as ARGMAX writes them
         step = net.input("step", desc(1, 1))
         loss_sum, correct_sum = net.input("loss sum", desc(1, 1)), net.input("correct sum", desc(1, 1))
         weights = {name: builder.inputs[net.names.index(name)] for name in PARAMETERS[::2]}
@@ -150,7 +152,7 @@ class Trainer:
             second = net.input(f"{name} v", parameter.desc)
             outputs += G.adam_optimizer(parameter, first, second, gradient, step, learning_rate=learning_rate)
             written += [name, f"{name} m", f"{name} v"]
-        hits = G.cast(G.equal(G.argmax(net.logits, axes=(3,)), labels), np.float32)
+        hits = G.cast(G.equal(G.argmax(net.logits, axes=(3,)), net.labels), np.float32)  # INT32, as ARGMAX writes
         outputs += [G.add(loss_sum, net.loss), G.add(correct_sum, G.reduce(hits, function="SUM", axes=(0, 1, 2, 3))),
                     G.element_wise_identity(step, scale_bias=dml.ScaleBias(1.0, 1.0))]  # T + 1, the last kernel
         written += ["loss sum", "correct sum", "step"]
@@ -162,10 +164,11 @@ class Trainer:
             self.buffers.add(f"{name} m", np.zeros_like(array))
             self.buffers.add(f"{name} v", np.zeros_like(array))
         self.buffers.add("step", np.ones(1, np.float32))  # Adam's T counts from 1
+        self.buffers.add("one hot values", ONE_HOT_VALUES)
         for name in ("loss sum", "correct sum"):
             self.buffers.add(name, np.zeros(1, np.float32))
         rows = steps_per_epoch * batch
-        widths = {"images": LAYERS[0], "targets": LAYERS[-1], "labels": 1}
+        widths = {"images": LAYERS[0], "labels": 1}
         for name, width in widths.items():
             self.buffers.add(name, size=rows * width * 4)
         size = self.compiled.binding_properties.temporary_resource_size
@@ -180,12 +183,11 @@ class Trainer:
                 self.compiled, inputs=self.buffers.bindings(net.names, windows), outputs=outputs, temporary=temporary))
 
     def epoch(self, images: np.ndarray, labels: np.ndarray, steps: int, progress) -> tuple[float, float]:
-        """Upload the epoch's shuffled minibatches once, then run `steps` steps (one submission
+        """Upload the epoch's shuffled images and labels once, then run `steps` steps (one submission
         each); returns the mean loss and the training accuracy over them."""
         rows = len(self.tables) * self.batch
         named = self.buffers.named
         named["images"].write(np.ascontiguousarray(images[:rows]).reshape(-1))
-        named["targets"].write(np.eye(LAYERS[-1], dtype=np.float32)[labels[:rows]].reshape(-1))
         named["labels"].write(np.ascontiguousarray(labels[:rows]))
         for name in ("loss sum", "correct sum"):
             named[name].write(np.zeros(1, np.float32))
@@ -216,16 +218,16 @@ def run_graph(device: dml.Device, network: Network, outputs: list, arrays: dict[
 
 
 def predict(device: dml.Device, parameters: list[np.ndarray], images: np.ndarray) -> np.ndarray:
-    network = Network(dml.GraphBuilder(device), len(images), targets=False)
+    network = Network(dml.GraphBuilder(device), len(images), training=False)
     (classes,) = run_graph(device, network, [G.argmax(network.logits, axes=(3,))], {"images": images}, parameters)
     return classes.reshape(-1)
 
 
 def first_gradients(device: dml.Device, parameters: list[np.ndarray], images: np.ndarray,
                     labels: np.ndarray) -> list[np.ndarray]:
-    network = Network(dml.GraphBuilder(device), len(images), targets=True)
-    targets = np.eye(LAYERS[-1], dtype=np.float32)[labels]
-    return run_graph(device, network, network.gradients, {"images": images, "targets": targets}, parameters)
+    network = Network(dml.GraphBuilder(device), len(images), training=True)
+    arrays = {"images": images, "labels": labels, "one hot values": ONE_HOT_VALUES}
+    return run_graph(device, network, network.gradients, arrays, parameters)
 
 
 def reference_gradients(parameters: list[np.ndarray], images: np.ndarray, labels: np.ndarray) -> tuple[str, list]:

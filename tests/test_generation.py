@@ -376,3 +376,26 @@ def test_bfloat16_is_a_dmlpy_extension():
     with dml.create_device(strict_directml=True) as strict:
         with raises(dml.UnsupportedError, "BFLOAT16 is a dmlpy extension", "strict_directml=True"):
             strict.create_operator(dml.FillValueConstantOperatorDesc(output(T.BFLOAT16, (2,)), T.BFLOAT16, 1.0))
+
+
+def test_one_hot_in_a_graph_takes_its_depth(device):
+    """dmlpy.graph.one_hot sizes its output from `depth` along the axis (DirectML takes it from
+    OutputTensor's sizes, which a graph function makes), with the front end's values."""
+    builder = dml.GraphBuilder(device)
+    indices = builder.input(dml.BufferTensorDesc(T.INT32, (1, 1, 5, 1)))
+    values = builder.input(dml.BufferTensorDesc(T.FLOAT32, (1, 1, 1, 2)))
+    hot = dml.graph.one_hot(indices, values, axis=3, depth=4)
+    assert hot.desc.sizes == (1, 1, 5, 4)
+    compiled = builder.build([hot])
+    labels, pair = np.array([0, 3, -1, 4, 2], np.int32), np.array([0.5, 2.0], np.float32)
+    buffers = [device.create_buffer(tensor=t) for _, t in compiled.input_tensors]
+    buffers[0].write(labels)
+    buffers[1].write(pair)
+    output = device.create_buffer(tensor=hot.desc)
+    device.execute(device.create_binding_table(compiled, inputs=buffers, outputs=[output]))
+    expected = dml.one_hot(labels.reshape(5, 1), 4, values=pair, axis=-1, device=device).reshape(1, 1, 5, 4)
+    assert np.array_equal(output.read().reshape(1, 1, 5, 4), expected)
+    with raises(dml.InvalidArgumentError, "depth 0", "size along the axis"):
+        dml.graph.one_hot(indices, values, axis=3, depth=0)
+    with raises(dml.InvalidArgumentError, "depth"):
+        dml.graph.one_hot(indices, values, axis=3)

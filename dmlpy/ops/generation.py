@@ -176,6 +176,15 @@ def _one_hot_level(desc, level: FL) -> None:
             f"capped at {level}: IndicesTensor is UINT32 before it", "data_type")
 
 
+def _one_hot_output_sizes(inputs: dict[str, BufferTensorDesc], fields: dict) -> dict[str, tuple[int, ...]]:
+    """A graph function's output: the indices' sizes with `depth` along Axis."""
+    sizes = list(inputs["indices_tensor"].sizes)
+    if not 0 <= fields["axis"] < len(sizes):
+        return {}  # the desc's own check names the axis
+    sizes[fields["axis"]] = fields["depth"]
+    return {"output_tensor": tuple(sizes)}
+
+
 def _one_hot_output_type(inputs: dict[str, BufferTensorDesc], fields: dict) -> T:
     """OutputTensor has ValuesTensor's data type (graph builders make it so)."""
     return inputs["values_tensor"].data_type
@@ -197,7 +206,7 @@ ONE_HOT_NOTES = (
              Support(FL.LEVEL_3_0, (T.FLOAT32, T.FLOAT16, T.BFLOAT16, *ONE_HOT_VALUES), ANY)),
     same={"dimension_count": None, "data_type": ("values_tensor", "output_tensor")}, shader="generate.comp",
     check=_check_one_hot, level_check=_one_hot_level, in_place=False, notes=ONE_HOT_NOTES,
-    output_data_type=_one_hot_output_type,
+    output_data_type=_one_hot_output_type, output_sizes=_one_hot_output_sizes, sizing_argument="depth",
     kernel=lambda desc, adapter: plan_one_hot(desc.indices_tensor, desc.values_tensor, desc.output_tensor,
                                               desc.axis, adapter),
 )
