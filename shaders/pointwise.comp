@@ -7,12 +7,18 @@
 // over SIZES); for each it loads every input, then stores every output, so an output bound in
 // place over an input of the same layout reads each element before overwriting it.
 //
-// Generated headers: kernel_interface.glsl (bindings, input_load, output_store, params) and
-// pointwise_body.glsl.
+// PACKED: every tensor dense in one row-major layout and of ELEMENT_BITS elements, but the
+// inputs UNIFORM_INPUTS marks (one element each, read once an invocation); an invocation maps
+// VECTORS_PER_ITEM 16-byte vectors of each tensor (the element count is whole vectors).
+// Otherwise an invocation maps RUN_LENGTH elements, each found through the strides.
 //
-// Defines: DTYPE_* and ELEMENT_BITS (the outputs'), WORKGROUP_SIZE, RUN_LENGTH, RANK, SIZES,
-// STRIDES (RANK groups of TENSOR_COUNT element strides: inputs, then outputs; 0 where an
-// input broadcasts), the float-control defines, USES_* for dmlpy's functions.
+// Generated headers: kernel_interface.glsl (bindings, input_load, input_vector,
+// output_store, output_vector_store, params) and pointwise_body.glsl.
+//
+// Defines: DTYPE_* and ELEMENT_BITS (the outputs'), WORKGROUP_SIZE, the float-control defines,
+// USES_* for dmlpy's functions; PACKED with VECTORS_PER_ITEM and UNIFORM_INPUTS (1 or 0 per
+// input), or RUN_LENGTH, RANK, SIZES and STRIDES (RANK groups of TENSOR_COUNT element
+// strides: inputs, then outputs; 0 where an input broadcasts).
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
 #include "float_controls.glsl"
@@ -28,6 +34,39 @@ layout(local_size_x = WORKGROUP_SIZE) in;
 #include "kernel_interface.glsl"
 #include "pointwise_body.glsl"
 
+#if defined(PACKED)
+const uint UNIFORM[INPUT_COUNT] = uint[INPUT_COUNT](UNIFORM_INPUTS);
+#define VECTOR_ELEMENTS (4u * ELEMENTS_PER_WORD)
+
+void main() {
+    uint item = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * WORKGROUP_SIZE + gl_LocalInvocationID.x;
+    uint vectors = params.element_count / VECTOR_ELEMENTS;
+    if (item * VECTORS_PER_ITEM >= vectors) return;
+    uint once[INPUT_COUNT];
+    [[unroll]] for (uint t = 0u; t < INPUT_COUNT; ++t) once[t] = UNIFORM[t] != 0u ? input_load(t, params.base[t]) : 0u;
+    for (uint v = item * VECTORS_PER_ITEM; v < min((item + 1u) * VECTORS_PER_ITEM, vectors); ++v) {
+        uvec4 loaded[INPUT_COUNT];
+        [[unroll]] for (uint t = 0u; t < INPUT_COUNT; ++t)
+            loaded[t] = UNIFORM[t] != 0u ? uvec4(0u) : input_vector(t, params.base[t] / VECTOR_ELEMENTS + v);
+        uvec4 stored[OUTPUT_COUNT];
+        [[unroll]] for (uint w = 0u; w < 4u; ++w) {
+            uint words[OUTPUT_COUNT];
+            [[unroll]] for (uint lane = 0u; lane < ELEMENTS_PER_WORD; ++lane) {
+                uint bits[INPUT_COUNT];
+                [[unroll]] for (uint t = 0u; t < INPUT_COUNT; ++t)
+                    bits[t] = UNIFORM[t] != 0u ? once[t] : lane_bits(loaded[t][w], lane);
+                uint results[OUTPUT_COUNT];
+                pointwise_outputs(bits, results);
+                [[unroll]] for (uint o = 0u; o < OUTPUT_COUNT; ++o)
+                    words[o] = with_lane_bits(lane == 0u ? 0u : words[o], lane, results[o]);
+            }
+            [[unroll]] for (uint o = 0u; o < OUTPUT_COUNT; ++o) stored[o][w] = words[o];
+        }
+        [[unroll]] for (uint o = 0u; o < OUTPUT_COUNT; ++o)
+            output_vector_store(o, params.base[INPUT_COUNT + o] / VECTOR_ELEMENTS + v, stored[o]);
+    }
+}
+#else
 const uint TENSOR_SIZES[RANK] = uint[RANK](SIZES);
 const uint TENSOR_STRIDES[RANK * TENSOR_COUNT] = uint[RANK * TENSOR_COUNT](STRIDES);
 
@@ -55,3 +94,4 @@ void main() {
         [[unroll]] for (uint o = 0u; o < OUTPUT_COUNT; ++o) output_store(o, offsets[INPUT_COUNT + o], results[o]);
     }
 }
+#endif

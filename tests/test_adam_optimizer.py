@@ -48,11 +48,12 @@ def state(rng, shape, dtype=f32):
     return x, m, v, g
 
 
-@pytest.mark.parametrize("step", [1, 2, 7, 100, 5000])
-def test_matches_the_documented_order_bit_for_bit(device, step):
+@pytest.mark.parametrize("step, shape", [(1, (3, 5, 7)), (2, (3, 5, 7)), (7, (4, 64)), (100, (4, 64)),
+                                         (5000, (3, 5, 7))])  # (4, 64): whole 16-byte vectors (the packed path)
+def test_matches_the_documented_order_bit_for_bit(device, step, shape):
     rng = np.random.default_rng(step)
-    x, m, v, g = state(rng, (3, 5, 7))
-    g[0, 0, :3] = (0.0, -0.0, 1e-40)  # zero and subnormal gradients: subnormal moments
+    x, m, v, g = state(rng, shape)
+    g.reshape(-1)[:3] = (0.0, -0.0, 1e-40)  # zero and subnormal gradients: subnormal moments
     hyper = dict(learning_rate=1e-3, beta1=0.9, beta2=0.999, epsilon=1e-8)
     actual = dml.adam_optimizer(x, m, v, g, step, **hyper, device=device)
     expected = reference(x, m, v, g, step, 1e-3, 0.9, 0.999, 1e-8, powers(0.9, 0.999, step, device))
@@ -84,9 +85,10 @@ def test_first_step_moves_by_the_learning_rate(device):
     same_bits(new_m, (f32(1) - f32(0.9)) * g)
 
 
-def test_float16(device):
+@pytest.mark.parametrize("shape", [(4, 33), (2, 64)])  # the strided path, and whole 16-byte vectors (packed)
+def test_float16(device, shape):
     rng = np.random.default_rng(3)
-    x, m, v, g = state(rng, (4, 33), np.float16)
+    x, m, v, g = state(rng, shape, np.float16)
     actual = dml.adam_optimizer(x, m, v, g, 4, learning_rate=0.01, device=device)
     expected = reference(x, m, v, g, 4, 0.01, 0.9, 0.999, 1e-8, powers(0.9, 0.999, 4, device))
     for a, b in zip(actual, expected):

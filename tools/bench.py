@@ -114,7 +114,9 @@ REDUCTION_CASES = [
     Case("reduce", T.FLOAT16, "rows:SUM"), Case("reduce", T.FLOAT32, "all:SUM"),
     Case("reduce", T.FLOAT32, "columns:SUM"),
     *[Case(op, T.FLOAT32, "rows") for op in ("argmax", "cumulative_summation", "top_k1")]]
-FULL_CASES = [*TARGET_CASES, *ELEMENT_WISE_CASES, *REDUCTION_CASES,
+# The optimizer: seven streams (parameters, two moments and the gradient in, three out).
+OPTIMIZER_CASES = [Case("adam_optimizer", t, "packed") for t in (T.FLOAT32, T.FLOAT16)]
+FULL_CASES = [*TARGET_CASES, *ELEMENT_WISE_CASES, *REDUCTION_CASES, *OPTIMIZER_CASES,
               *[Case(name, T.FLOAT32, "packed") for name in ELEMENTWISE
                 if name not in ("relu_grad", "hard_sigmoid_grad")],
               *[Case(name, T.FLOAT32, "rows") for name in ROWWISE]]
@@ -209,6 +211,11 @@ def build(case: Case, count: int):
     t = case.data_type
     if schema.family.name == "reductions":  # over the last axis, or every axis for "all:"
         op = reduction_desc(schema, case, sizes)
+    elif schema.family.name == "optimizers":  # ADAM_OPTIMIZER's 4-D tensors and its one-element step
+        sizes = (1,) * (4 - len(sizes)) + sizes
+        tensor, step = desc(t, sizes), desc(t, (1, 1, 1, 1))
+        op = schema.desc_class(*[step if f.name == "training_step_tensor" else tensor for f in schema.tensors],
+                               learning_rate=1e-3)
     elif case.layout in ("nxc", "ncx"):  # PReLU: the slope broadcast but along channels, its gradient one per channel
         slope_strides, channel_sizes = ((0, 1), (1, CHANNELS)) if case.layout == "nxc" else \
             ((0, 1, 0), (1, CHANNELS, 1))
@@ -361,6 +368,8 @@ def numpy_run(case: Case, count: int):
     if reference is not None:
         scalars = scalars_of(case.operator)
         return host_seconds(lambda: np.copyto(out, reference(*arrays, **scalars)))
+    if case.operator in NUMPY_OPTIMIZERS:
+        return host_seconds(lambda: NUMPY_OPTIMIZERS[case.operator](*arrays))
     x, slope, dy = arrays
     axes = (0,) if case.layout == "nxc" else (0, 2)
     return host_seconds(lambda: (np.copyto(out, reference_prelu_grad(x, slope, dy, axes)[0])))
@@ -371,6 +380,16 @@ NUMPY_ELEMENT_WISE = {"add": np.add, "multiply": np.multiply, "maximum": np.maxi
                       "logical_and": np.logical_and, "where": lambda c, a, b: np.where(c != 0, a, b), "exp": np.exp,
                       "log": np.log, "element_wise_tanh": np.tanh, "sqrt": np.sqrt, "sin": np.sin,
                       "arctan": np.arctan, "power": np.power, "arctan2": np.arctan2, "remainder": np.remainder}
+
+
+def _adam(x, m, v, g, step):
+    """One Adam step at T = 1 in NumPy (new parameters and moments), as PyTorch's CPU loop computes it."""
+    m = 0.9 * m + 0.1 * g
+    v = 0.999 * v + 0.001 * g * g
+    return x - 1e-3 * np.sqrt(1 - 0.999) / (1 - 0.9) * m / (np.sqrt(v) + 1e-8), m, v
+
+
+NUMPY_OPTIMIZERS = {"adam_optimizer": _adam}
 
 
 def _log_sum_exp(x):

@@ -99,6 +99,9 @@ class KernelInterface:
             lines += _dispatcher("uvec4 input_vector(uint t, uint v)", "t", [f"return {n}_vec4[v];" for n in inputs])
         lines += _dispatcher("void output_store(uint o, uint e, uint bits)", "o",
                              [f"{n}_store(e, bits);" for n in names[len(self.inputs):]])
+        if self.vector_views and len(self.outputs) > 1:  # one output's kernels store to output0_vec4 by name
+            lines += _dispatcher("void output_vector_store(uint o, uint v, uvec4 value)", "o",
+                                 [f"{n}_vec4[v] = value;" for n in names[len(self.inputs):]])
         return tuple(lines)
 
 
