@@ -302,7 +302,8 @@ def graph_function(stub: Stub, name: str, function) -> list[str]:
     value = stub.use_type(dmlpy.GraphValue)
     arrays = {t.argument: value for t in schema.inputs}
     signature = inspect.signature(function)
-    types = {p: arrays.get(p) or (_result_dtype(stub) if p == "dtype" else "int" if p == schema.sizing_argument else
+    sizing = schema.sizing_argument.name if schema.sizing_argument else None  # ONE_HOT's depth: an int
+    types = {p: arrays.get(p) or (_result_dtype(stub) if p == "dtype" else "int" if p == sizing else
                                   field_type(stub, schema, p, argument=True)) for p in signature.parameters}
     returns = value if len(schema.outputs) == 1 else f"tuple[{', '.join([value] * len(schema.outputs))}]"
     return _def(name, _parameters(signature, types), returns, function.__doc__)

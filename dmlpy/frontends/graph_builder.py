@@ -176,13 +176,6 @@ def chain(value: GraphValue, steps: Sequence[tuple[str, dict]], others: GraphVal
 
 
 
-def _size(value, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 2**32 - 1:
-        raise InvalidArgumentError(f"{name} {shown(value)} must be an int from 1 to 2**32 - 1: the output's size "
-                                   "along the axis", name)
-    return value
-
-
 def builder_function(schema: OperatorSchema):
     """The graph function of an operator: its inputs as GraphValues of one builder, its
     other fields (scalars, flags, choices, axes, enums, integer lists, a ScaleBias, a fused
@@ -199,8 +192,9 @@ def builder_function(schema: OperatorSchema):
                                      else f.default) for f in others]
     if free_output(schema):  # CAST: the output's data type, after the inputs
         parameters.insert(len(arguments), inspect.Parameter("dtype", positional))
-    if schema.sizing_argument:  # ONE_HOT's depth: what sizes its output
-        parameters.append(inspect.Parameter(schema.sizing_argument, inspect.Parameter.KEYWORD_ONLY))
+    sizing = schema.sizing_argument  # ONE_HOT's depth: what sizes its output
+    if sizing is not None:
+        parameters.append(inspect.Parameter(sizing.name, inspect.Parameter.KEYWORD_ONLY))
     signature = inspect.Signature(parameters)
 
     def add(*args, **kwargs):
@@ -220,13 +214,14 @@ def builder_function(schema: OperatorSchema):
                 continue
             builder._check_own(source, field.argument)
         fields = {f.name: values[f.name] for f in others}
-        sizing = {}
-        if schema.sizing_argument:
-            sizing[schema.sizing_argument] = _size(values[schema.sizing_argument], schema.sizing_argument)
+        sized = {}
+        if sizing is not None:
+            sizing.check(sizing.name, values[sizing.name])
+            sized[sizing.name] = int(values[sizing.name])
         tensors = {field.name: None if source is None else source.desc for field, source in zip(schema.inputs, sources)}
         sizes = {field.name: first.desc.sizes for field in schema.outputs}
         if schema.output_sizes is not None:  # outputs shaped otherwise (PReLU's slope gradient, REDUCE's)
-            sizes.update(schema.output_sizes(tensors, {**fields, **sizing}))
+            sizes.update(schema.output_sizes(tensors, {**fields, **sized}))
         requested = BufferTensorDesc(values["dtype"], (1,)).data_type if "dtype" in values else None
         result_type = schema.output_data_type(tensors, fields) if schema.output_data_type is not None else \
             output_data_type(schema, {f.argument: s.desc.data_type for f, s in zip(schema.inputs, sources)

@@ -206,7 +206,8 @@ ONE_HOT_NOTES = (
              Support(FL.LEVEL_3_0, (T.FLOAT32, T.FLOAT16, T.BFLOAT16, *ONE_HOT_VALUES), ANY)),
     same={"dimension_count": None, "data_type": ("values_tensor", "output_tensor")}, shader="generate.comp",
     check=_check_one_hot, level_check=_one_hot_level, in_place=False, notes=ONE_HOT_NOTES,
-    output_data_type=_one_hot_output_type, output_sizes=_one_hot_output_sizes, sizing_argument="depth",
+    output_data_type=_one_hot_output_type, output_sizes=_one_hot_output_sizes,
+    sizing_argument=UIntField("depth", "OutputTensor.Sizes[Axis]", 1, "the output's size along the axis"),
     kernel=lambda desc, adapter: plan_one_hot(desc.indices_tensor, desc.values_tensor, desc.output_tensor,
                                               desc.axis, adapter),
 )

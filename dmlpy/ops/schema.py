@@ -25,6 +25,7 @@ from .fields import (
     FUSABLE_ACTIVATIONS,
     SCHEMAS_BY_CLASS,
     FusedActivationField,
+    UIntField,
     ValueField,
     check_fp32,
     fp32_bits,
@@ -121,9 +122,9 @@ class OperatorSchema:
     # shaped like the first input (graph builders make packed outputs of these sizes)
     output_sizes: Callable | None = None
     # A graph function's keyword-only int that is no field of the desc but sizes its output
-    # (ONE_HOT's "depth": DirectML takes it from OutputTensor's sizes), passed to output_sizes
-    # among the fields.
-    sizing_argument: str | None = None
+    # (ONE_HOT's depth: DirectML takes it from OutputTensor's sizes), checked as the UINT it is
+    # and passed to output_sizes among the fields.
+    sizing_argument: UIntField | None = None
     # ({input field: desc}, {other field: value}) -> the output's data type, where a field
     # decides it (REDUCE's ARGMAX writes UINT32); None: the front ends' rule (result_types.py)
     output_data_type: Callable | None = None
