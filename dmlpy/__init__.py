@@ -8,6 +8,7 @@ from .base.adapter import AdapterInfo, AdapterType
 from .base.errors import (
     DeviceRemovedError,
     DmlError,
+    IndexOutOfRangeError,
     InstallationError,
     InvalidArgumentError,
     ShaderCompilationError,
@@ -104,6 +105,7 @@ __all__ = [
     "GraphOutputEdge",
     "GraphValue",
     "GuardViolationError",
+    "IndexOutOfRangeError",
     "InstallationError",
     "InvalidArgumentError",
     "IsInfinityMode",

@@ -10,6 +10,7 @@ from .base.adapter import AdapterInfo as AdapterInfo
 from .base.adapter import AdapterType as AdapterType
 from .base.errors import DeviceRemovedError as DeviceRemovedError
 from .base.errors import DmlError as DmlError
+from .base.errors import IndexOutOfRangeError as IndexOutOfRangeError
 from .base.errors import InstallationError as InstallationError
 from .base.errors import InvalidArgumentError as InvalidArgumentError
 from .base.errors import ShaderCompilationError as ShaderCompilationError

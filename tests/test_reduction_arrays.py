@@ -55,6 +55,16 @@ def test_a_reduction_reads_a_deferred_chain_computed(device):
     assert np.array_equal(bits(chain.sum(axis=1).numpy()), bits(dml.sum(dml.tanh(dml.relu(x)), axis=1)))
 
 
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_element_wise_operators_read_a_reduction_in_numpys_shape(device, keepdims):
+    host = np.random.default_rng(8).standard_normal((5, 9)).astype(np.float32)
+    a = dml.asarray(host, device=device)
+    sums = a.sum(axis=1, keepdims=keepdims)  # REDUCE writes (5, 1); NumPy's shape drops the 1 unless kept
+    expected = dml.sum(host, axis=1, keepdims=keepdims)
+    assert np.array_equal((sums * 2 + 1).numpy(), expected * np.float32(2) + np.float32(1))
+
+
+
 @pytest.mark.parametrize("data_type, dtype", [(T.FLOAT32, np.float32), (T.FLOAT16, np.float16), (T.INT32, np.int32)])
 def test_an_element_wise_prologue_fuses_into_a_reduction_with_the_bits_of_the_nodes_apart(device, data_type, dtype):
     """SUM_SQUARE (SUM for integers) of a - b, and ARGMAX of a * b from the end: one kernel

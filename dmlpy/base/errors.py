@@ -32,6 +32,11 @@ class InvalidArgumentError(DmlError, ValueError):
     hresult = E_INVALIDARG
 
 
+class IndexOutOfRangeError(InvalidArgumentError, IndexError):
+    """An index past an array's dims or sizes: an IndexError too, as NumPy raises, so code that
+    catches IndexError (and Python's iteration protocol) sees what it expects."""
+
+
 class UnsupportedError(DmlError):
     """Valid, but beyond this device, its feature level or a dmlpy limit (DXGI_ERROR_UNSUPPORTED)."""
 

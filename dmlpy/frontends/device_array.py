@@ -21,6 +21,14 @@ writing its inputs see one order or the other, never a mixture.
 An array's buffer goes back to its device's pool of free buffers (device.free_arrays) when
 the array is collected, for the next array of that size, unless the buffer was handed out
 (`.buffer`): then it is the caller's, and is freed when the caller drops it.
+
+Basic indexing (`a[1:, ::2]`, `a[0]`, `a[..., None]`), `transpose`/`.T` and `reshape` of a
+packed array give views: arrays over their base's buffer through DirectML's strides and an
+offset, with no copy (array_views.py). An element-wise operator or a matrix product reads a
+view where it lies, its desc carrying the view's strides and its binding the view's offset;
+the operators that read their input packed (reductions, running sums, the row-wise ones)
+read `contiguous()`, a copy made on the device and fused into their graph where it can be.
+Views share their base's lock and readers (docs/ownership.md, Views).
 """
 
 from __future__ import annotations
@@ -35,10 +43,12 @@ from numpy.typing import ArrayLike
 from ..base.errors import DmlError, InvalidArgumentError
 from ..base.tensor_desc import MAX_DIMENSION_COUNT, BufferTensorDesc, calc_buffer_tensor_size, packed_strides
 from ..base.types import data_type_for_numpy
+from ..kernels.codegen import merge_dims
 from ..ops.fusion import MAX_FUSED_NODES
 from ..ops.schema import OperatorDesc
-from ..runtime.binding import Buffer
+from ..runtime.binding import MINIMUM_BUFFER_TENSOR_ALIGNMENT, Buffer, BufferBinding
 from ..runtime.device import Device
+from .array_views import Layout, indexed, reshaped_shape, transposed
 
 DLPACK_CPU = 1  # kDLCPU: the host copy __dlpack__ exports
 
@@ -117,6 +127,86 @@ class DeviceArray:
         docs/operators.md); deferred and fused as any element-wise result."""
         return ARRAY_OPERATORS["cast"](self, dtype)
 
+    def copy(self) -> DeviceArray:
+        """A packed copy made on the device (ELEMENT_WISE_IDENTITY: every bit kept, NaN payloads
+        included); deferred and fused as any element-wise result."""
+        return ARRAY_OPERATORS["element_wise_identity"](self)
+
+    def contiguous(self) -> DeviceArray:
+        """The array itself where its elements are packed from a 16-byte boundary (what an
+        operator reading packed tensors can bind), else `copy()`."""
+        if self._base is None or (self._layout().packed and self._offset * self.dtype.itemsize
+                                  % MINIMUM_BUFFER_TENSOR_ALIGNMENT == 0):
+            return self
+        return self.copy()
+
+    def may_share_memory(self, other: object) -> bool:
+        """Whether `other` is a device array over the same buffer (this array, its base, a view
+        of either): NumPy's `may_share_memory`, answered by the buffer alone."""
+        return isinstance(other, DeviceArray) and other._storage is self._storage
+
+    @property
+    def base(self) -> DeviceArray | None:
+        """The array whose buffer a view reads (None for an array that owns its buffer)."""
+        return self._base
+
+    @property
+    def strides(self) -> tuple[int, ...]:
+        """Bytes between neighbours along each dim, as NumPy's `strides`."""
+        return tuple(s * self.dtype.itemsize for s in self._strides)
+
+    def __getitem__(self, index) -> DeviceArray:
+        """NumPy's basic indexing: a view (no copy) through DirectML's strides. Integers, slices
+        with positive steps, `...` and None; other indices raise, naming the host form."""
+        return self._view(indexed(self._layout(), index))
+
+    def __setitem__(self, index, values: ArrayLike) -> None:
+        """`a[index] = values`: writes the view's elements (see `write`)."""
+        self[index].write(values)
+
+    def __iter__(self):
+        if not self.shape:
+            raise TypeError("iteration over a 0-d array")
+        return (self[k] for k in range(self.shape[0]))
+
+    def transpose(self, *axes: int) -> DeviceArray:
+        """The dims in the order `axes` (reversed when none are given): a view."""
+        order = axes[0] if len(axes) == 1 and isinstance(axes[0], (tuple, list)) else axes
+        return self._view(transposed(self._layout(), tuple(order) if order else None))
+
+    @property
+    def T(self) -> DeviceArray:
+        """The dims reversed: a view."""
+        return self.transpose()
+
+    def reshape(self, *shape: int) -> DeviceArray:
+        """The elements in row-major order as `shape` (one -1 is inferred): a view of a packed
+        array; an array whose elements are not packed is copied first (NumPy may find a view
+        there; the values are the same)."""
+        requested = shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape
+        dims = reshaped_shape(self.size, self.shape, requested)
+        source = self if self._layout().packed else self.copy()
+        return source._view(Layout(dims, packed_strides(dims), source._offset))
+
+    def ravel(self) -> DeviceArray:
+        """The elements as one dim (`reshape(-1)`)."""
+        return self.reshape(-1)
+
+    def _layout(self) -> Layout:
+        return Layout(self.shape, self._strides, self._offset)
+
+    def _view(self, layout: Layout) -> DeviceArray:
+        view = DeviceArray.__new__(DeviceArray)
+        view._describe(self.device, layout.shape, self.dtype)
+        view._base = self._storage
+        view._strides, view._offset = layout.strides, layout.offset
+        return view
+
+    @property
+    def _storage(self) -> DeviceArray:
+        """The array that owns the buffer: the base of a view, else the array itself."""
+        return self if self._base is None else self._base
+
     def __bool__(self) -> bool:
         """As NumPy: the truth of a one-element array; any other is ambiguous."""
         if self.size != 1:
@@ -143,8 +233,13 @@ class DeviceArray:
         self.dtype = np.dtype(dtype)
         self.data_type = data_type_for_numpy(self.dtype)
         self.size = math.prod(self.shape)
-        # Whole 4-byte words, at least 16 bytes: what a packed desc of these elements needs bound.
-        self.buffer_size = max(16, calc_buffer_tensor_size(self.data_type, (self.size,)) if self.size else 0)
+        # Whole 4-byte words, at least 16 bytes: what a packed desc of these elements needs bound;
+        # elements narrower than a word get a word more, so that a view starting inside a word
+        # has the whole words its desc counts.
+        data_bytes = calc_buffer_tensor_size(self.data_type, (self.size,)) if self.size else 0
+        self.buffer_size = max(16, data_bytes + (4 if self.dtype.itemsize < 4 and self.size else 0))
+        self._base: DeviceArray | None = None  # a view's: the array whose buffer it reads
+        self._strides, self._offset = packed_strides(self.shape), 0  # in elements
         self._buffer = None
         self._release = None  # the finalizer that pools the buffer
         self._deferred: tuple[OperatorDesc, tuple[DeviceArray, ...]] | None = None  # (desc, its input arrays)
@@ -170,7 +265,7 @@ class DeviceArray:
             array._deferred = (desc, inputs)
             array._operator_count = count
             for source in present:
-                source._readers[id(array)] = array
+                source._storage._readers[id(array)] = array
         return array
 
     def _allocate(self) -> None:
@@ -183,7 +278,13 @@ class DeviceArray:
     def buffer(self) -> Buffer:
         """The array's buffer, its value computed first where it was deferred. The buffer is
         then the caller's too: it never returns to the pool, and since the caller may write
-        to it, the deferred results that read this array are computed now."""
+        to it, the deferred results that read this array are computed now. A view has no
+        buffer of its own: `view.copy().buffer` is a packed one, `view.base.buffer` its base's."""
+        if self._base is not None:
+            raise InvalidArgumentError(
+                f"buffer: this array is a view (shape {self.shape}, strides {self.strides}, byte offset "
+                f"{self._offset * self.dtype.itemsize} in its base's buffer), which has no buffer of its own: take "
+                "view.copy().buffer for a packed buffer, or view.base.buffer for the base's", "buffer")
         with self.device.array_lock:
             self._settle_readers()
             buffer = self._computed()
@@ -196,16 +297,19 @@ class DeviceArray:
             self._computed()
         return self
 
-    def _computed(self):
-        """The buffer, holding the value (call holding the array lock)."""
+    def _computed(self) -> Buffer | BufferBinding:
+        """The buffer holding the value, or for a view its base's bound at the view's first
+        element (call holding the array lock)."""
+        if self._base is not None:
+            return BufferBinding(self._base._computed(), self._offset * self.dtype.itemsize)
         if self._deferred is not None:
             self._compute()
         return self._buffer
 
     def _settle_readers(self) -> None:
-        """Compute every deferred array that reads this one: it is about to change (call
-        holding the array lock)."""
-        for reader in list(self._readers.values()):
+        """Compute every deferred array that reads this one, or any view of its buffer: it is
+        about to change (call holding the array lock)."""
+        for reader in list(self._storage._readers.values()):
             reader._computed()
 
     def _compute(self) -> None:
@@ -266,7 +370,7 @@ class DeviceArray:
         _execute(self.device, compiled, inputs, self._buffer)
         for source in self._deferred[1]:
             if source is not None:
-                source._readers.pop(id(self), None)
+                source._storage._readers.pop(id(self), None)
         self._deferred = None
         self._operator_count = 0
 
@@ -297,27 +401,38 @@ class DeviceArray:
 
     def desc(self, sizes: tuple[int, ...] | None = None) -> BufferTensorDesc:
         """The array as a tensor desc: packed (an array of more than DirectML's 8 dims as its
-        flat 1-D form), or broadcast to `sizes` through zero strides (NumPy's rules: dims
-        aligned from the right)."""
+        flat 1-D form), a view's strides, or broadcast to `sizes` through zero strides (NumPy's
+        rules: dims aligned from the right)."""
+        if sizes is None and self._base is not None and not self._layout().packed:
+            sizes, strides = merge_dims(self.shape or (1,), [self.broadcast_strides(self.shape or (1,))])
+            if len(sizes) > MAX_DIMENSION_COUNT:
+                raise InvalidArgumentError(f"a view of shape {self.shape} and strides {self.strides} has "
+                                           f"{len(sizes)} dims that do not merge: a tensor desc takes 1 to "
+                                           f"{MAX_DIMENSION_COUNT} (DirectML's limit); take a copy()", "sizes")
+            return self.strided_desc(sizes, strides[0])
         shape = self.shape if 0 < len(self.shape) <= MAX_DIMENSION_COUNT else (self.size,)
         if sizes is None or tuple(sizes) == shape:
-            return BufferTensorDesc(self.data_type, shape)
+            return self.strided_desc(shape, packed_strides(shape))
         return self.strided_desc(tuple(sizes), self.broadcast_strides(sizes))
 
     def broadcast_strides(self, sizes: tuple[int, ...]) -> tuple[int, ...]:
         """Element strides reading this array as `sizes` (NumPy's broadcasting: zero strides)."""
-        shape = self.shape or (1,)
-        packed = [math.prod(shape[d + 1:]) for d in range(len(shape))]
+        shape, own = (self.shape, self._strides) if self.shape else ((1,), (1,))
         lead = len(sizes) - len(shape)
         return tuple([0] * lead + [0 if n == 1 and size != 1 else stride
-                                   for n, size, stride in zip(shape, sizes[lead:], packed)])
+                                   for n, size, stride in zip(shape, sizes[lead:], own)])
 
     def strided_desc(self, sizes: tuple[int, ...], strides: tuple[int, ...]) -> BufferTensorDesc:
-        """A desc of `sizes` reading this array's buffer through element `strides`."""
-        if strides == packed_strides(sizes) and math.prod(sizes) == self.size:
+        """A desc of `sizes` reading this array's elements through element `strides` (a view's:
+        from its first element, bound at the view's offset, on the alignment that offset has)."""
+        offset_bytes = self._offset * self.dtype.itemsize
+        alignment = 0 if offset_bytes % MINIMUM_BUFFER_TENSOR_ALIGNMENT == 0 else offset_bytes & -offset_bytes
+        if strides == packed_strides(sizes) and math.prod(sizes) == self.size and not alignment:
             return BufferTensorDesc(self.data_type, sizes)
-        return BufferTensorDesc(self.data_type, sizes, strides,
-                                total_tensor_size_in_bytes=calc_buffer_tensor_size(self.data_type, (self.size,)))
+        total = calc_buffer_tensor_size(self.data_type, sizes, strides) if self._base is not None \
+            else calc_buffer_tensor_size(self.data_type, (self.size,))
+        return BufferTensorDesc(self.data_type, sizes, strides, total_tensor_size_in_bytes=total,
+                                guaranteed_base_offset_alignment=alignment)
 
     def write(self, values: ArrayLike) -> None:
         """Copy `values` in, as NumPy's `array[...] = values` would: converted to this array's
@@ -337,9 +452,16 @@ class DeviceArray:
                 f"they must convert to that dtype and broadcast to that shape ({error})", "values") from None
         with self.device.array_lock:
             self._settle_readers()
+            if self._base is not None:  # the view's elements, written back with those between them
+                if host.size:
+                    buffer, offset_bytes = self._base._computed(), self._offset * self.dtype.itemsize
+                    span = buffer.read(self.dtype, self._layout().span(), offset_bytes)
+                    np.lib.stride_tricks.as_strided(span, self.shape, self.strides)[...] = host
+                    buffer.write(span, offset_bytes)
+                return
             if self._deferred is not None:  # every element is replaced: the pending value is never needed
                 for source in self._deferred[1]:
-                    source._readers.pop(id(self), None)
+                    source._storage._readers.pop(id(self), None)
                 self._deferred, self._operator_count = None, 0
                 self._allocate()
             if host.size:
@@ -348,7 +470,12 @@ class DeviceArray:
     def numpy(self) -> np.ndarray:
         """A host copy of the values."""
         with self.device.array_lock:
-            return self._computed().read(self.dtype, self.size).reshape(self.shape)
+            if self._base is None:
+                return self._computed().read(self.dtype, self.size).reshape(self.shape)
+            if self.size == 0:
+                return np.empty(self.shape, self.dtype)
+            span = self._base._computed().read(self.dtype, self._layout().span(), self._offset * self.dtype.itemsize)
+            return np.lib.stride_tricks.as_strided(span, self.shape, self.strides).copy()
 
     def __array__(self, dtype=None, copy=None):
         if copy is False:
@@ -390,9 +517,14 @@ def _execute(device, compiled, inputs: list, *outputs) -> None:
 
 
 def _fusable_input(desc: OperatorDesc, field, source: DeviceArray) -> bool:
-    """Whether a deferred input joins the consumer's graph: it must be read as it is packed
-    (an input broadcast to a larger shape is computed on its own first)."""
-    return source._deferred is not None and getattr(desc, field.name) == source.desc()
+    """Whether a deferred input joins the consumer's graph: the consumer must read it with the
+    desc its operator writes, as a graph edge does. Otherwise (an input broadcast to a larger
+    shape; a reduction's or a 1-D product's result, whose operator keeps the size-1 dims
+    NumPy's shape drops) it is computed on its own first and read from its buffer."""
+    if source._deferred is None:
+        return False
+    producer = source._deferred[0]
+    return getattr(desc, field.name) == getattr(producer, producer.schema.outputs[0].name)
 
 
 def device_array_table(device, compiled, inputs: list, outputs: list, temporary):
@@ -400,10 +532,10 @@ def device_array_table(device, compiled, inputs: list, outputs: list, temporary)
     buffers (pooled buffers recur in a loop). An entry holds its buffers, so their ids stay
     theirs while it lives; one whose buffer was destroyed since is rebuilt."""
     buffers = (*inputs, *outputs, temporary)
-    key = (id(compiled), *map(id, buffers))
+    key = (id(compiled), *((id(b.buffer), b.offset) if isinstance(b, BufferBinding) else id(b) for b in buffers))
     entry = device.device_array_tables.get(key)
-    if entry is not None and (entry[0] is not compiled or any(b is not None and b.destroyed
-                                                              for b in entry[1])):
+    if entry is not None and (entry[0] is not compiled or any(
+            b is not None and (b.buffer if isinstance(b, BufferBinding) else b).destroyed for b in entry[1])):
         device.device_array_tables.discard(key)
         entry = None
     if entry is None:

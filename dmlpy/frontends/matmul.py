@@ -43,14 +43,23 @@ def _operand(value, argument: str) -> np.ndarray | DeviceArray:
 
 def _broadcast_desc(array: np.ndarray | DeviceArray, shape: tuple[int, ...],
                     sizes: tuple[int, ...]) -> BufferTensorDesc:
-    """The packed `array`, seen as `shape` (its own, or matmul's with a dim added), read as
-    `sizes`: NumPy's broadcasting (dims aligned from the right, zero strides where it has 1)."""
+    """`array` (a host array, read packed, or a device array or view, read through its own
+    strides: `a.T @ b` reads a's buffer transposed, no copy), seen as `shape` (its own, or
+    matmul's with a dim added), read as `sizes`: NumPy's broadcasting (dims aligned from the
+    right, zero strides where it has 1)."""
     data_type = data_type_for_numpy(array.dtype)
-    if shape == tuple(sizes):
-        return BufferTensorDesc(data_type, sizes)
+    own = packed_strides(shape)
+    if isinstance(array, DeviceArray):
+        own = tuple(s // array.dtype.itemsize for s in array.strides)
+        if len(shape) > array.ndim:  # matmul's 1-D operand: the added dim has size 1
+            own = (0, *own) if shape[0] == 1 and shape[1:] == array.shape else (*own, 0)
     lead = len(sizes) - len(shape)
     strides = tuple([0] * lead + [0 if n == 1 and size != 1 else stride
-                                  for n, size, stride in zip(shape, sizes[lead:], packed_strides(shape))])
+                                  for n, size, stride in zip(shape, sizes[lead:], own)])
+    if isinstance(array, DeviceArray):
+        return array.strided_desc(tuple(sizes), strides)
+    if shape == tuple(sizes):
+        return BufferTensorDesc(data_type, sizes)
     return BufferTensorDesc(data_type, sizes, strides,
                             total_tensor_size_in_bytes=calc_buffer_tensor_size(data_type, (array.size,)))
 
@@ -220,7 +229,8 @@ def matrix_multiply_integer(a: ArrayLike | DeviceArray, b: ArrayLike | DeviceArr
     """DML_OPERATOR_MATRIX_MULTIPLY_INTEGER: (a - a_zero_point) @ (b - b_zero_point) in int32,
     exactly. a and b are int8 or uint8 of 2 to 4 dims with equal batch dims; a zero point is
     one value, or a 1-D array with one per row of a (per column of b)."""
-    a, b = _operand(a, "a"), _operand(b, "b")
+    # Its descs are packed: a view is copied first (a deferred element-wise result of its graph).
+    a, b = (x.contiguous() if isinstance(x, DeviceArray) else x for x in (_operand(a, "a"), _operand(b, "b")))
     for name, x in (("a", a), ("b", b)):
         if not 2 <= x.ndim <= MAX_GEMM_DIMS:
             raise InvalidArgumentError(f"matrix_multiply_integer: {name} has {x.ndim} dims: it takes 2 to "

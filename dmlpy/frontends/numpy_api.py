@@ -269,6 +269,14 @@ def _run_resident(schema: OperatorSchema, values: dict[str, object], out, device
         raise InvalidArgumentError(f"out is a DeviceArray of shape {out.shape} and dtype {out.dtype} on "
                                    f"{out.device.adapter_name!r}; the result has {shape} and {result_dtype} on "
                                    f"{owner.adapter_name!r}", "out")
+    if rowwise:  # a row-wise kernel reads and writes its rows packed: views are copied first
+        arrays = {name: a.contiguous() for name, a in arrays.items()}
+    # An output over the elements of an input runs in place where it may: exactly the same
+    # elements, and an operator that allows it; otherwise into a new array, copied to `out`
+    # bit for bit (as NumPy buffers an overlapping out=).
+    sharing = [a for a in arrays.values() if out is not None and a.may_share_memory(out)]
+    in_place = bool(sharing) and schema.in_place and all(a is out for a in sharing)
+    writes_out = out is not None and (in_place or not sharing) and (not rowwise or out.contiguous() is out)
     oversized = max(math.prod(shape), 1) * first.dtype.itemsize > owner.segment_size - 16
     if oversized and rowwise:
         LOG.info("%s: device arrays larger than a buffer segment (%d bytes) run row-wise through host copies",
@@ -287,12 +295,12 @@ def _run_resident(schema: OperatorSchema, values: dict[str, object], out, device
     sizes = shape or (1,)
     if rowwise and axes is None and len(sizes) > 1:
         sizes = (math.prod(sizes[:-1]), sizes[-1])
+    result_strides = out.broadcast_strides(sizes) if writes_out and not rowwise else packed_strides(sizes)
     if rowwise or len(sizes) <= MAX_DIMENSION_COUNT:
         strides = [packed_strides(sizes) if rowwise else a.broadcast_strides(sizes) for a in arrays.values()]
     else:  # element-wise work only pairs elements: dims every array walks alike merge
-        sizes, strides = merge_dims(sizes, [*(a.broadcast_strides(sizes) for a in arrays.values()),
-                                            packed_strides(sizes)])
-        strides.pop()  # the result's: packed
+        sizes, strides = merge_dims(sizes, [*(a.broadcast_strides(sizes) for a in arrays.values()), result_strides])
+        result_strides = strides.pop()
     if len(sizes) > MAX_DIMENSION_COUNT:
         raise InvalidArgumentError(f"the result has {len(sizes)} dims that do not merge: {schema.name} takes 1 to "
                                    f"{MAX_DIMENSION_COUNT} (DirectML's limit)", "dimension_count")
@@ -303,21 +311,18 @@ def _run_resident(schema: OperatorSchema, values: dict[str, object], out, device
                           BufferTensorDesc(result_type, (1,) * len(sizes)), **fields, **extra)
         return out if out is not None else DeviceArray(owner, shape, result_dtype)
     descs = [a.strided_desc(sizes, s) for a, s in zip(arrays.values(), strides)]
-    desc = schema.desc_class(*descs, BufferTensorDesc(result_type, sizes), **fields, **extra)
+    result_desc = out.strided_desc(sizes, result_strides) if writes_out else BufferTensorDesc(result_type, sizes)
+    desc = schema.desc_class(*descs, result_desc, **fields, **extra)
     if out is None and not rowwise and len(schema.outputs) == 1 and schema.elementwise is not None:
         # An element-wise result is computed when first read, with the chain that leads to it
         # as one fused graph (device_array.py); the operator is accepted (or refused) now.
         own = owner.create_operator(desc).desc
         if schema.elementwise(own) is not None:
             return DeviceArray.deferred(owner, shape, result_dtype, own, tuple(arrays.values()))
-    # An output over one of its inputs runs in place where it may: the same elements, and an
-    # operator that allows it; otherwise into a new array, copied to `out` bit for bit.
-    aliased = out is not None and any(a is out for a in arrays.values())
-    in_place = aliased and schema.in_place and all(a.shape == shape for a in arrays.values() if a is out)
-    result = out if out is not None and (in_place or not aliased) else DeviceArray(owner, shape, result_dtype)
+    result = out if writes_out else DeviceArray(owner, shape, result_dtype)
     run_on_arrays(owner.compile_cached(desc), list(arrays.values()), result)
     if result is not out and out is not None:
-        return _run_resident(OPERATORS["identity"], {"x": result}, out, None, {})
+        return _run_resident(OPERATORS["element_wise_identity"], {"x": result}, out, None, {})
     return result
 
 
@@ -468,4 +473,5 @@ ARRAY_OPERATORS.update({name: FRONT_ENDS[name] for name in (
     "greater", "greater_equal", "equal", "negative", "abs", "bitwise_not", "maximum", "minimum", "exp", "log",
     "floor", "ceil", "sign", "isnan", "isinf", "reciprocal", "logical_and", "logical_or", "logical_xor",
     "logical_not", "left_shift", "right_shift", "cast", "power", "remainder", "fmod", "sqrt", "sin", "cos", "tan",
-    "arcsin", "arccos", "arctan", "arctan2", "sinh", "cosh", "arcsinh", "arccosh", "arctanh")})
+    "arcsin", "arccos", "arctan", "arctan2", "sinh", "cosh", "arcsinh", "arccosh", "arctanh",
+    "element_wise_identity")})

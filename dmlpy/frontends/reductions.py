@@ -103,7 +103,8 @@ def _run(x: np.ndarray | DeviceArray, function: ReduceFunction, axes: tuple[int,
 
 
 def _as_input(x, argument: str = "x") -> np.ndarray | DeviceArray:
-    x = x if isinstance(x, DeviceArray) else as_array(x, argument)
+    # A view is read packed: its copy joins the reduction's graph as the first pass's prologue.
+    x = x.contiguous() if isinstance(x, DeviceArray) else as_array(x, argument)
     if x.ndim > MAX_DIMENSION_COUNT:
         raise InvalidArgumentError(f"x has {x.ndim} dims: the reductions take 0 to {MAX_DIMENSION_COUNT}", "x")
     return x
