@@ -135,8 +135,7 @@ class DeviceArray:
     def contiguous(self) -> DeviceArray:
         """The array itself where its elements are packed from a 16-byte boundary (what an
         operator reading packed tensors can bind), else `copy()`."""
-        if self._base is None or (self._layout().packed and self._offset * self.dtype.itemsize
-                                  % MINIMUM_BUFFER_TENSOR_ALIGNMENT == 0):
+        if self._base is None or (self._layout().packed and self._offset_bytes % MINIMUM_BUFFER_TENSOR_ALIGNMENT == 0):
             return self
         return self.copy()
 
@@ -201,6 +200,16 @@ class DeviceArray:
         view._base = self._storage
         view._strides, view._offset = layout.strides, layout.offset
         return view
+
+    @property
+    def _offset_bytes(self) -> int:
+        return self._offset * self.dtype.itemsize
+
+    def _span(self) -> tuple[Buffer, np.ndarray]:
+        """A view's base buffer, and a host copy of the elements from the view's first to its
+        last (call holding the array lock)."""
+        buffer = self._base._computed()
+        return buffer, buffer.read(self.dtype, self._layout().span(), self._offset_bytes)
 
     @property
     def _storage(self) -> DeviceArray:
@@ -283,7 +292,7 @@ class DeviceArray:
         if self._base is not None:
             raise InvalidArgumentError(
                 f"buffer: this array is a view (shape {self.shape}, strides {self.strides}, byte offset "
-                f"{self._offset * self.dtype.itemsize} in its base's buffer), which has no buffer of its own: take "
+                f"{self._offset_bytes} in its base's buffer), which has no buffer of its own: take "
                 "view.copy().buffer for a packed buffer, or view.base.buffer for the base's", "buffer")
         with self.device.array_lock:
             self._settle_readers()
@@ -301,7 +310,7 @@ class DeviceArray:
         """The buffer holding the value, or for a view its base's bound at the view's first
         element (call holding the array lock)."""
         if self._base is not None:
-            return BufferBinding(self._base._computed(), self._offset * self.dtype.itemsize)
+            return BufferBinding(self._base._computed(), self._offset_bytes)
         if self._deferred is not None:
             self._compute()
         return self._buffer
@@ -425,7 +434,7 @@ class DeviceArray:
     def strided_desc(self, sizes: tuple[int, ...], strides: tuple[int, ...]) -> BufferTensorDesc:
         """A desc of `sizes` reading this array's elements through element `strides` (a view's:
         from its first element, bound at the view's offset, on the alignment that offset has)."""
-        offset_bytes = self._offset * self.dtype.itemsize
+        offset_bytes = self._offset_bytes
         alignment = 0 if offset_bytes % MINIMUM_BUFFER_TENSOR_ALIGNMENT == 0 else offset_bytes & -offset_bytes
         if strides == packed_strides(sizes) and math.prod(sizes) == self.size and not alignment:
             return BufferTensorDesc(self.data_type, sizes)
@@ -454,10 +463,9 @@ class DeviceArray:
             self._settle_readers()
             if self._base is not None:  # the view's elements, written back with those between them
                 if host.size:
-                    buffer, offset_bytes = self._base._computed(), self._offset * self.dtype.itemsize
-                    span = buffer.read(self.dtype, self._layout().span(), offset_bytes)
+                    buffer, span = self._span()
                     np.lib.stride_tricks.as_strided(span, self.shape, self.strides)[...] = host
-                    buffer.write(span, offset_bytes)
+                    buffer.write(span, self._offset_bytes)
                 return
             if self._deferred is not None:  # every element is replaced: the pending value is never needed
                 for source in self._deferred[1]:
@@ -474,8 +482,7 @@ class DeviceArray:
                 return self._computed().read(self.dtype, self.size).reshape(self.shape)
             if self.size == 0:
                 return np.empty(self.shape, self.dtype)
-            span = self._base._computed().read(self.dtype, self._layout().span(), self._offset * self.dtype.itemsize)
-            return np.lib.stride_tricks.as_strided(span, self.shape, self.strides).copy()
+            return np.lib.stride_tricks.as_strided(self._span()[1], self.shape, self.strides).copy()
 
     def __array__(self, dtype=None, copy=None):
         if copy is False:
@@ -531,14 +538,16 @@ def device_array_table(device, compiled, inputs: list, outputs: list, temporary)
     """The binding table of a call on device arrays, reused for a later call on the same
     buffers (pooled buffers recur in a loop). An entry holds its buffers, so their ids stay
     theirs while it lives; one whose buffer was destroyed since is rebuilt."""
-    buffers = (*inputs, *outputs, temporary)
-    key = (id(compiled), *((id(b.buffer), b.offset) if isinstance(b, BufferBinding) else id(b) for b in buffers))
+    # Each as a binding (a view's: its base's buffer at an offset), keyed by buffer and offset.
+    bound = tuple(b if b is None or isinstance(b, BufferBinding) else BufferBinding(b)
+                  for b in (*inputs, *outputs, temporary))
+    key = (id(compiled), *(None if b is None else (id(b.buffer), b.offset) for b in bound))
     entry = device.device_array_tables.get(key)
-    if entry is not None and (entry[0] is not compiled or any(
-            b is not None and (b.buffer if isinstance(b, BufferBinding) else b).destroyed for b in entry[1])):
+    if entry is not None and (entry[0] is not compiled or any(b is not None and b.buffer.destroyed
+                                                              for b in entry[1])):
         device.device_array_tables.discard(key)
         entry = None
     if entry is None:
         table = device.create_binding_table(compiled, inputs, outputs, temporary)
-        entry = device.device_array_tables.put(key, (compiled, buffers, table))
+        entry = device.device_array_tables.put(key, (compiled, bound, table))
     return entry[2]
