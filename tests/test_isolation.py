@@ -93,6 +93,13 @@ def test_forked_child_gets_its_own_device_and_the_parent_is_unaffected(parent):
         pid = os.fork()
         if pid == 0:
             try:
+                if not all(adapter.survives_fork for adapter in dml.list_adapters()):
+                    try:  # NVIDIA's driver: refused before any Vulkan call, not an abort
+                        dml.relu_grad(x, dy)
+                        os._exit(4)
+                    except dml.UnsupportedError as error:
+                        assert "spawn" in str(error), error
+                    os._exit(0)
                 assert np.array_equal(dml.relu_grad(x, dy), expected)        # a fresh device
                 assert dml.default_device() is not parent_device
                 try:
@@ -124,6 +131,35 @@ def test_forked_child_gets_its_own_device_and_the_parent_is_unaffected(parent):
     assert_clean(result)
 
 
+def test_a_forked_child_refuses_a_driver_that_does_not_survive_fork():
+    # Every adapter's driver taken as NVIDIA's: the child's first device is an UnsupportedError
+    # naming the way out, raised before any Vulkan call; the parent and a child whose parent
+    # never loaded a driver are unaffected.
+    result = run_child("""
+        dml.AdapterInfo.survives_fork = property(lambda adapter: False)
+        x = np.linspace(-2, 2, 11).astype(np.float32)
+        dy = np.ones(11, np.float32)
+        assert np.array_equal(dml.relu_grad(x, dy), reference_relu_grad(x, dy))
+        pid = os.fork()
+        if pid == 0:
+            try:
+                dml.create_device()
+                os._exit(3)
+            except dml.UnsupportedError as error:
+                message = str(error)
+                ok = (f"forked from process {os.getppid()}" in message and "spawn" in message
+                      and dml.list_adapters()[0].driver in message)
+                os._exit(0 if ok else 4)
+            except BaseException:
+                os._exit(5)
+        _, status = os.waitpid(pid, 0)
+        assert os.waitstatus_to_exitcode(status) == 0, status
+        assert np.array_equal(dml.relu_grad(x, dy), reference_relu_grad(x, dy))
+        print("ok")
+    """, env=MESA_FORK_SAFE_ENV)
+    assert_clean(result)
+
+
 def test_multiprocessing_fork_pool_computes_in_every_worker():
     result = run_child("""
         import multiprocessing
@@ -131,11 +167,15 @@ def test_multiprocessing_fork_pool_computes_in_every_worker():
         def work(seed):
             rng = np.random.default_rng(seed)
             x, dy = rng.standard_normal(300).astype(np.float32), rng.standard_normal(300).astype(np.float32)
-            return bool(np.array_equal(dml.relu_grad(x, dy), reference_relu_grad(x, dy)))
+            try:
+                return bool(np.array_equal(dml.relu_grad(x, dy), reference_relu_grad(x, dy)))
+            except dml.UnsupportedError:  # a driver that cannot be loaded again after fork
+                return "refused"
 
         dml.relu_grad(np.ones(3, np.float32), np.ones(3, np.float32))  # the parent has a device first
+        expected = True if all(adapter.survives_fork for adapter in dml.list_adapters()) else "refused"
         with multiprocessing.get_context("fork").Pool(3) as pool:
-            assert all(pool.map(work, range(6)))
+            assert pool.map(work, range(6)) == [expected] * 6
         print("ok")
     """)
     assert_clean(result)

@@ -84,9 +84,11 @@ def test_integer_extremes(device, dtype):
 
 @pytest.fixture
 def gpu_planned_device():
-    """lavapipe compiling as for a GPU: one element per invocation off the packed path."""
+    """This device compiling as for a GPU with Vulkan's minimum grid (65535 workgroups per dim, as on
+    most GPUs; NVIDIA allows 2**31 - 1 in x): one element per invocation off the packed path."""
     with dml.create_device() as device:
-        device.adapter = dataclasses.replace(device.adapter, adapter_type=dml.AdapterType.DISCRETE_GPU)
+        device.adapter = dataclasses.replace(device.adapter, adapter_type=dml.AdapterType.DISCRETE_GPU,
+                                             max_compute_work_group_count=(65535, 65535, 65535))
         yield device
 
 

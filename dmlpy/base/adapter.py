@@ -54,3 +54,11 @@ class AdapterInfo:
         """Bytes per buffer segment: the most one binding (and one allocation) can cover, in
         whole 16-byte units (a device starts from this; see windows.py)."""
         return min(self.max_storage_buffer_range, self.max_memory_allocation_size) // 16 * 16
+
+    @property
+    def survives_fork(self) -> bool:
+        """Whether a forked child may load this driver again once its parent has loaded it.
+        Mesa's drivers may (lavapipe, RADV, ANV, turnip and the rest name Mesa in their driver
+        info); NVIDIA's aborts the child in vkCreateInstance. A driver that reports no name
+        counts as unsafe."""
+        return "mesa" in self.driver.lower()

@@ -17,6 +17,7 @@ import numpy as np
 
 from ..base.errors import DeviceRemovedError, InstallationError
 from .caches import LruCache
+from .vulkan_info import check_drivers_usable_here
 
 # dmlpy imports without kp: descs, validation and shader generation need no Vulkan, and
 # creating a device says how to install it. The kp tools/setup.sh builds carries dmlpy's patch
@@ -106,6 +107,7 @@ class GpuContext:
     def __init__(self, adapter_index: int, timestamp_period_ns: float, extensions: tuple[str, ...] = (),
                  spin_ns: int = 0, pipeline_limit: int = 64):
         check_kp()
+        check_drivers_usable_here()
         # Device extensions dmlpy's shaders need (VK_KHR_shader_float_controls where they ask
         # for float controls: kp's instance is Vulkan 1.1, where it is not core).
         self.manager = kp.Manager(adapter_index, [], list(extensions)) if extensions else kp.Manager(adapter_index)

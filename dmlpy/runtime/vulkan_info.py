@@ -10,9 +10,11 @@ import ctypes
 import ctypes.util
 import functools
 import operator
+import os
+from dataclasses import dataclass
 
 from ..base.adapter import AdapterInfo, AdapterType
-from ..base.errors import InstallationError, InvalidArgumentError, shown
+from ..base.errors import InstallationError, InvalidArgumentError, UnsupportedError, shown
 
 VK_SUCCESS = 0
 VK_STRUCTURE_TYPE_APPLICATION_INFO = 0
@@ -166,10 +168,38 @@ def _load_vulkan():
                                 f"libvulkan1), and a driver is needed too: {NO_DRIVER_HINT}") from None
 
 
-@functools.cache
+@dataclass(frozen=True)
+class LoadedDrivers:
+    """The adapters the loader reported and the process that loaded their drivers to ask: a
+    forked child inherits this record (and no Vulkan call is made again to list them)."""
+
+    pid: int
+    adapters: tuple[AdapterInfo, ...]
+
+
 def list_adapters() -> tuple[AdapterInfo, ...]:
-    """Every Vulkan adapter the loader sees, read once per process; InstallationError when
-    there is no loader or no driver."""
+    """Every Vulkan adapter the loader sees, read once per process (a forked child keeps its
+    parent's list); InstallationError when there is no loader or no driver."""
+    return _loaded_drivers().adapters
+
+
+def check_drivers_usable_here() -> None:
+    """Refuse, before any Vulkan call, to load again in a forked child a driver that its
+    parent loaded and that does not survive fork(): NVIDIA's aborts the whole child."""
+    loaded = _loaded_drivers()
+    if loaded.pid == os.getpid():
+        return
+    unsafe = sorted({adapter.driver or adapter.name for adapter in loaded.adapters if not adapter.survives_fork})
+    if unsafe:
+        raise UnsupportedError(
+            f"this process was forked from process {loaded.pid}, which had loaded the Vulkan driver "
+            f"{', '.join(map(repr, unsafe))}; that driver cannot be loaded again in a forked child (NVIDIA's aborts "
+            "the process), so no device can open here: open devices in processes started with multiprocessing's "
+            "'spawn' or 'forkserver' method, or fork before the parent opens a device")
+
+
+@functools.cache
+def _loaded_drivers() -> LoadedDrivers:
     vk = _load_vulkan()
     app = _ApplicationInfo(VK_STRUCTURE_TYPE_APPLICATION_INFO, None, b"dmlpy", 1, b"dmlpy", 1, VK_API_VERSION_1_1)
     create_info = _InstanceCreateInfo(VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO, None, 0, ctypes.pointer(app),
@@ -233,7 +263,7 @@ def list_adapters() -> tuple[AdapterInfo, ...]:
                 denorm_preserve_float32=bool(float_controls.shaderDenormPreserveFloat32),
                 signed_zero_inf_nan_preserve_float32=bool(float_controls.shaderSignedZeroInfNanPreserveFloat32),
             ))
-        return tuple(adapters)
+        return LoadedDrivers(os.getpid(), tuple(adapters))
     finally:
         vk.vkDestroyInstance(instance, None)
 
