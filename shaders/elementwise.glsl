@@ -97,10 +97,22 @@ uint apply_word(uint words[INPUT_COUNT], uint result, uint lanes) {
 // Per input, 0, or the length P of the block it repeats: its element for the output's
 // element at memory position m is at m % P (a compile-time constant, so % is cheap).
 const uint INPUT_PERIOD[INPUT_COUNT] = uint[INPUT_COUNT](INPUT_PERIODS);
-#define INPUT_INDEX(t, index, elements) (INPUT_PERIOD[t] == 0u ? (index) : (index) % (INPUT_PERIOD[t] / (elements)))
+#define INPUT_INDEX(t, index, elements) \
+    (INPUT_PERIOD[t] == 0u ? (index) : (index) % max(INPUT_PERIOD[t] / (elements), 1u))
+// A period of 1 is one value (a scalar, of any alignment): read as its element, repeated in
+// every lane of a word, so the vector and word forms need no whole words of it.
+#define INPUT_UNIFORM(t) (INPUT_PERIOD[t] == 1u)
 #else
 #define INPUT_INDEX(t, index, elements) (index)
+#define INPUT_UNIFORM(t) false
 #endif
+
+// Input t's word at word index w, or its one value repeated across a word's lanes.
+uint packed_input_word(uint t, uint w) {
+    if (INPUT_UNIFORM(t))
+        return input_load(t, params.base[t]) * (0xFFFFFFFFu / ELEMENT_MASK);
+    return input_word(t, params.base[t] / ELEMENTS_PER_WORD + INPUT_INDEX(t, w, ELEMENTS_PER_WORD));
+}
 
 // Unit u of this dispatch's window: VECTOR_WORDS whole words of every tensor.
 void map_unit(uint u) {
@@ -108,7 +120,8 @@ void map_unit(uint u) {
 #if VECTOR_WORDS == 4
     uvec4 vectors[INPUT_COUNT];
     [[unroll]] for (uint t = 0u; t < INPUT_COUNT; ++t)
-        vectors[t] = input_vector(t, params.base[t] / UNIT_ELEMENTS + INPUT_INDEX(t, u, UNIT_ELEMENTS));
+        vectors[t] = INPUT_UNIFORM(t) ? uvec4(packed_input_word(t, 0u))
+                                      : input_vector(t, params.base[t] / UNIT_ELEMENTS + INPUT_INDEX(t, u, UNIT_ELEMENTS));
     uvec4 result;
     [[unroll]] for (uint k = 0u; k < 4u; ++k) {
         [[unroll]] for (uint t = 0u; t < INPUT_COUNT; ++t) words[t] = vectors[t][k];
@@ -116,8 +129,7 @@ void map_unit(uint u) {
     }
     output0_vec4[params.base[INPUT_COUNT] / UNIT_ELEMENTS + u] = result;
 #else
-    [[unroll]] for (uint t = 0u; t < INPUT_COUNT; ++t)
-        words[t] = input_word(t, params.base[t] / ELEMENTS_PER_WORD + INPUT_INDEX(t, u, ELEMENTS_PER_WORD));
+    [[unroll]] for (uint t = 0u; t < INPUT_COUNT; ++t) words[t] = packed_input_word(t, u);
     output0[params.base[INPUT_COUNT] / ELEMENTS_PER_WORD + u] = apply_word(words, 0u, ELEMENTS_PER_WORD);
 #endif
 }
@@ -230,8 +242,7 @@ void main() {
     uint lanes = min(ELEMENTS_PER_WORD, params.element_count - w * ELEMENTS_PER_WORD);
     uint out_word = params.base[INPUT_COUNT] / ELEMENTS_PER_WORD + w;
     uint words[INPUT_COUNT];
-    [[unroll]] for (uint t = 0u; t < INPUT_COUNT; ++t)
-        words[t] = input_word(t, params.base[t] / ELEMENTS_PER_WORD + INPUT_INDEX(t, w, ELEMENTS_PER_WORD));
+    [[unroll]] for (uint t = 0u; t < INPUT_COUNT; ++t) words[t] = packed_input_word(t, w);
     output0[out_word] = apply_word(words, lanes < ELEMENTS_PER_WORD ? output0[out_word] : 0u, lanes);
 #elif defined(PATH_PACKED)
     [[unroll]] for (uint k = 0u; k < VECTORS_PER_ITEM; ++k) {

@@ -313,6 +313,23 @@ def test_a_row_broadcast_along_rows_takes_the_broadcast_path(planned_device, dat
 
 
 @pytest.mark.parametrize("data_type", [T.FLOAT32, T.FLOAT16, T.INT8], ids=lambda t: t.name)
+@pytest.mark.parametrize("sizes", [(7, 64), (5, 13), (4097,), (2, 3, 33)])
+@pytest.mark.parametrize("scalar_offset", [0, 1, 3], ids=lambda k: f"scalar at element {k}")
+def test_a_scalar_input_is_repeated_across_whole_vectors(planned_device, data_type, sizes, scalar_offset):
+    """dY is one value (every stride 0) at any element offset: the broadcast path reads it once
+    and repeats it, in 16-byte vectors where the other tensors start on 16 bytes, sub-word
+    types included."""
+    device = planned_device
+    size = data_type_info(data_type).element_size
+    desc = desc_for(data_type, sizes, (None, (0,) * len(sizes), None), (16, size, 16))
+    offsets = {"input_tensor": 16, "input_gradient_tensor": 32 + size * scalar_offset, "output_gradient_tensor": 64}
+    compiled, actual, expected = run_and_expect(device, desc, np.random.default_rng(sum(sizes)), offsets=offsets)
+    assert compiled.plan.path == "broadcast"
+    assert compiled.plan.stages[0].defines["VECTOR_WORDS"] == 4
+    assert_bytes_equal(actual["output_gradient_tensor"], expected["output_gradient_tensor"], size)
+
+
+@pytest.mark.parametrize("data_type", [T.FLOAT32, T.FLOAT16, T.INT8], ids=lambda t: t.name)
 @pytest.mark.parametrize("sizes", [(67, 131), (2, 3), (130, 9), (3, 40, 70), (8, 12), (64, 36), (4, 20), (16, 48),
                                    (48, 32)])
 @pytest.mark.parametrize("transposed", ["output", "inputs"])

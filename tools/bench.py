@@ -76,7 +76,8 @@ class Case:
     operator: str  # a name in dml.OPERATORS
     data_type: T
     # packed; transposed-output (inputs row-major, output column-major); transposed-inputs;
-    # broadcast (the second input along rows); nxc, ncx (PReLU: the slope per channel, the
+    # broadcast (the second input along rows); scalar (the second input one value, as `a + 1`
+    # gives); nxc, ncx (PReLU: the slope per channel, the
     # channel innermost or between the batch and the spatial dim); rows (row-wise operators)
     layout: str
 
@@ -101,10 +102,12 @@ TARGET_CASES = [
     Case("relu_grad", T.FLOAT32, "broadcast"), Case("relu_grad", T.FLOAT16, "broadcast"),
     Case("prelu_grad", T.FLOAT32, "ncx"), Case("prelu_grad", T.FLOAT32, "nxc"), Case("prelu_grad", T.FLOAT16, "nxc")]
 # The element-wise family's memory-bound binary operators (three streams, as RELU_GRAD's),
-# the transcendental ones (compute-bound on lavapipe), and ADD with one operand broadcast.
+# the transcendental ones (compute-bound on lavapipe), and ADD with one operand broadcast or
+# a scalar.
 ELEMENT_WISE_CASES = [
     *[Case(op, t, "packed") for op in ("add", "multiply", "maximum", "less", "where") for t in (T.FLOAT32, T.FLOAT16)],
     Case("logical_and", T.UINT8, "packed"), Case("add", T.FLOAT32, "broadcast"),
+    Case("add", T.FLOAT32, "scalar"), Case("add", T.FLOAT16, "scalar"),
     *[Case(op, T.FLOAT32, "packed") for op in ("exp", "log", "element_wise_tanh", "sqrt", "sin", "arctan", "power",
                                                "arctan2", "remainder")]]
 # The reductions family on a square tensor: over its last axis ("rows", "rows:FUNCTION" for
@@ -225,8 +228,9 @@ def build(case: Case, count: int):
         column_major = (1, sizes[0])
         # A tensor of a fixed set of types (IF's condition, a comparison's output) takes the first.
         own = [f.data_types[0] if f.data_types and t not in f.data_types else t for f in schema.tensors]
+        second = {"broadcast": (0, 1), "scalar": (0, 0)}.get(case.layout)
         inputs = [desc(own[k], sizes, column_major if case.layout == "transposed-inputs" else
-                       (0, 1) if case.layout == "broadcast" and k == 1 else None) for k in range(len(schema.inputs))]
+                       second if k == 1 else None) for k in range(len(schema.inputs))]
         output = desc(own[-1], sizes, column_major if case.layout == "transposed-output" else None)
         op = schema.desc_class(*inputs, output, **scalars_of(case.operator))
     elements = math.prod(sizes)
@@ -342,6 +346,8 @@ def arrays_for(case: Case, count: int) -> list[np.ndarray]:
         arrays = [np.asfortranarray(a) for a in arrays]
     elif case.layout in ("broadcast", "nxc"):
         arrays[1] = np.broadcast_to(arrays[1][0], sizes)
+    elif case.layout == "scalar":
+        arrays[1] = np.broadcast_to(arrays[1][:1, :1], sizes)
     elif case.layout == "ncx":
         arrays[1] = np.broadcast_to(arrays[1][:, :, :1], sizes)
     return arrays

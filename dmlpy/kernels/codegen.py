@@ -261,15 +261,19 @@ def plan_elementwise(inputs: list[BufferTensorDesc], output: BufferTensorDesc, a
     output_sizes, (output_strides,) = merge_dims(output.sizes, [output.element_strides])
     output_row_major = len(output_sizes) == 1 and (output_sizes[0] == 1 or output_strides == (1,))
     periods = [input_period(s, strides[-1], sizes) for s in strides[:-1]]
+    # A period of 1 is one value for every element (a scalar): the broadcast path reads its
+    # element once and repeats it across words and vectors, so it needs no alignment of its own.
+    read_by_words = [t for t, p in zip(inputs, periods) if p != 1] + [output]
     aligned = all(starts_on(t, 4) for t in tensors)
     if not one_width:
         path, reason = "strided", "the tensors' elements differ in width: each is read by its own"
     elif all(s == strides[-1] for s in strides) and is_dense(sizes, strides[-1]) and aligned:
         path, reason = "packed", "every tensor has one dense layout"
-    elif is_dense(sizes, strides[-1]) and aligned and None not in periods and any(periods) \
-            and all(p % elements_per_word == 0 for p in periods):
+    elif is_dense(sizes, strides[-1]) and all(starts_on(t, 4) for t in read_by_words) and None not in periods \
+            and any(periods) and all(p == 1 or p % elements_per_word == 0 for p in periods):
         path, reason = "broadcast", ("the output is dense and each input is either in its layout or one block of "
-                                     f"it repeated (periods {periods} elements; 0: not repeated)")
+                                     f"it repeated (periods {periods} elements; 0: not repeated; 1: one value, read "
+                                     "once and repeated across each word)")
     elif tiled_transpose(*column_run_order(sizes, strides)[:2], info.bits, tensors):
         path, reason = "tiled", (f"a 2-D transpose in whole 16-byte vectors: each invocation transposes a "
                                  f"{4 * elements_per_word} x {4 * elements_per_word} block in registers, neighbouring "
@@ -291,8 +295,8 @@ def plan_elementwise(inputs: list[BufferTensorDesc], output: BufferTensorDesc, a
     packed = path in ("packed", "broadcast")
     # The packed paths move 16-byte vectors where every tensor starts on 16 bytes (segments
     # are cut on 16 too) and every repeated block is whole vectors, else words.
-    vector_words = 4 if packed and all(starts_on(t, 16) for t in tensors) \
-        and all(p % (4 * elements_per_word) == 0 for p in periods) else 1
+    vector_words = 4 if packed and all(starts_on(t, 16) for t in read_by_words) \
+        and all(p == 1 or p % (4 * elements_per_word) == 0 for p in periods) else 1
     interface = KernelInterface(input_types, (output.data_type,), scalar_count=len(scalars),
                                 vector_views=path == "tiled" or vector_words == 4)
     interface.check(adapter)
