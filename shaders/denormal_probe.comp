@@ -16,8 +16,8 @@ void main() {
     precise float sum = values[2] + values[3];
     precise float scaled = values[2] * values[4];
     precise float difference = values[5] - values[6];
-    values[10] = product;
-    values[11] = sum;
+    values[8] = product;
+    values[9] = sum;
     values[10] = scaled;
     values[11] = difference;
 }
