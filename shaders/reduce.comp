@@ -34,7 +34,8 @@
 // REDUCE_SUM, REDUCE_PRODUCT, REDUCE_MAX, REDUCE_MIN, REDUCE_FIRST, REDUCE_LAST (FP32 numbers and
 // indices) or REDUCE_WRAPPING_SUM, REDUCE_WRAPPING_PRODUCT, REDUCE_INTEGER_MAX,
 // REDUCE_INTEGER_MIN (integers of input 0, signed where REDUCED_INPUT_SIGNED is defined);
-// BLOCKS_OF_EIGHT (a sum or product of terms without transcendental functions).
+// BLOCKS_OF_EIGHT (terms without transcendental functions, eight an iteration), BLOCK_LOADS
+// (bit t: input t's rows lie in whole aligned blocks of eight, read one or two loads a block).
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
 #include "float_controls.glsl"
@@ -126,41 +127,43 @@ uint scratch_word(uint index) {
 float stack_sums[STACK_DEPTH];
 uint stack_size = 0u;
 
-// Term k of its level (an element, a block of eight, a chunk) into the stack of that level's sums.
-void take_at(uint k, float term) {
+// Term k of its level (an element, a block of eight, a chunk) into the stack of that level's
+// results; with `hardware` (sums only, see CHECKED_SUMS), combined by the hardware's add.
+void take_at(uint k, float term, bool hardware) {
     float value = term;
     for (; (k & 1u) != 0u; k >>= 1) {
-        value = COMBINE(stack_sums[--stack_size], value);
+        float below = stack_sums[--stack_size];
+        value = hardware ? dml_hardware_add(below, value) : COMBINE(below, value);
     }
     stack_sums[stack_size++] = value;
 }
 
-void take(uint i, float term) { take_at(i, term); }
+void take(uint i, float term) { take_at(i, term, false); }
 
 void take_partial(uint chunk, uint bits) { take(chunk, uintBitsToFloat(bits)); }
 
-// Eight elements i..i+7 (i a multiple of 8) at once: an aligned subtree, one trip through the
-// stack. A sum of eight zeros or multiples of 2^-126 below 2^64 (biased exponents 24 to 190)
-// has every partial sum such a multiple, never subnormal, so the hardware's adds are exact on
-// every device; the others take the exact software add.
-bool plain(float value) {
-    uint magnitude = floatBitsToUint(value) & 0x7FFFFFFFu;
-    return magnitude == 0u || (magnitude >= (24u << 23) && magnitude < (191u << 23));
+// Eight elements i..i+7 (i a multiple of 8) at once: an aligned subtree, one trip through the stack.
+void take_eight(uint i, float v[8], bool hardware) {
+    float total = hardware
+        ? dml_hardware_add(dml_hardware_add(dml_hardware_add(v[0], v[1]), dml_hardware_add(v[2], v[3])),
+                           dml_hardware_add(dml_hardware_add(v[4], v[5]), dml_hardware_add(v[6], v[7])))
+        : COMBINE(COMBINE(COMBINE(v[0], v[1]), COMBINE(v[2], v[3])), COMBINE(COMBINE(v[4], v[5]), COMBINE(v[6], v[7])));
+    take_at(i >> 3, total, hardware);
 }
 
-void take_eight(uint i, float v[8]) {
-#if defined(REDUCE_SUM)
-    bool all_plain = true;
-    [[unroll]] for (uint j = 0u; j < 8u; ++j) all_plain = all_plain && plain(v[j]);
-    if (all_plain) {
-        precise float total = ((v[0] + v[1]) + (v[2] + v[3])) + ((v[4] + v[5]) + (v[6] + v[7]));
-        take_at(i >> 3, total);
-        return;
-    }
-#endif
-    take_at(i >> 3, COMBINE(COMBINE(COMBINE(v[0], v[1]), COMBINE(v[2], v[3])),
-                            COMBINE(COMBINE(v[4], v[5]), COMBINE(v[6], v[7]))));
+#if defined(REDUCE_SUM) && defined(DENORMALS_EXACT)
+// On a device that may flush subnormals, dml_add's checks on every add (and their branches,
+// which a SIMD device runs for every lane) would cost more than the sum itself. So a chunk is
+// first summed with the hardware's adds, and summed again with dml_add only if a term is not
+// plain: a zero, or a multiple of 2^-126 below 2^64 (biased exponents 24 to 190). Every
+// partial sum of plain terms is again a multiple of 2^-126, below 2^76 for a chunk, so never
+// subnormal and never infinite: the hardware's adds are then IEEE's on every device.
+#define CHECKED_SUMS
+uint not_plain(float value) {
+    uint magnitude = floatBitsToUint(value) & 0x7FFFFFFFu;
+    return uint(magnitude - 1u >= (191u << 23) - 1u) | uint(magnitude - 1u < (24u << 23) - 1u);
 }
+#endif
 
 uint taken_bits() {
     if (stack_size == 0u) return IDENTITY_BITS;
@@ -244,11 +247,143 @@ void take(uint i, uvec2 value) { take_partial(i, value.x); }
 uint taken_bits() { return extreme_key ^ KEY_FLIP; }
 #endif
 
+// Element `element` of the chunk starting at `first` into this stage's reduction.
+void take_element(uint element, uint first, REDUCE_VALUE value) {
+#if defined(REDUCE_FIRST)
+    if (value) first_index = min(first_index, element);
+#elif defined(REDUCE_LAST)
+    if (value) last_index = element;
+#elif defined(STAGE_PARTIAL)
+    take(element - first, value);
+#endif
+}
+
+#if BLOCK_LOADS != 0
+// Elements one load of input t takes: a 16-byte vector's, or a word's of 8-bit elements. A
+// block of eight starting on a multiple of it is one vector (16-bit), two (32-bit) or two
+// words (8-bit), every word within the block: nothing outside the tensor is read.
+uint block_load_elements(uint t) {
+    return INPUT_ELEMENT_BITS[t] == 8u ? 4u : 128u / INPUT_ELEMENT_BITS[t];
+}
+
+// Whether this dispatch's inputs marked in BLOCK_LOADS start on a multiple of their loads (the
+// planner checked the strides and the bindings' alignment; the base is the dispatch's).
+bool blocks_aligned() {
+    bool aligned = true;
+    [[unroll]] for (uint t = 0u; t < INPUT_COUNT; ++t) {
+        if (((BLOCK_LOADS >> t) & 1u) != 0u) aligned = aligned && params.base[t] % block_load_elements(t) == 0u;
+    }
+    return aligned;
+}
+
+// The words of input t's block of eight elements starting at element `at`.
+void load_block(uint t, uint at, out uint words[8]) {
+    uint bits = INPUT_ELEMENT_BITS[t];
+    if (bits == 32u) {
+        uvec4 low = input_vector(t, at / 4u), high = input_vector(t, at / 4u + 1u);
+        words = uint[8](low.x, low.y, low.z, low.w, high.x, high.y, high.z, high.w);
+    } else if (bits == 16u) {
+        uvec4 v = input_vector(t, at / 8u);
+        words = uint[8](v.x, v.y, v.z, v.w, 0u, 0u, 0u, 0u);
+    } else {
+        words = uint[8](input_word(t, at / 4u), input_word(t, at / 4u + 1u), 0u, 0u, 0u, 0u, 0u, 0u);
+    }
+}
+
+uint block_element(uint t, uint words[8], uint j) {
+    uint bits = INPUT_ELEMENT_BITS[t], per_word = 32u / bits;
+    return sized_lane_bits(words[j / per_word], j % per_word, bits);
+}
+#endif
+
 // Whether this stage's result is the row's total (else a chunk's partial).
 #if defined(STAGE_TOTAL)
 #define WHOLE_ROW true
 #else
 #define WHOLE_ROW (CHUNK_COUNT == 1u)
+#endif
+
+#if defined(STAGE_PARTIAL) || defined(FINAL_ELEMENTS)
+// The elements of the chunk [first, end) of the row at row_at: the element outputs this stage
+// writes, and its reduction of their terms. With `hardware` (CHECKED_SUMS), a sum's adds are
+// the hardware's, and the result is nonzero where a term was not plain.
+uint walk_chunk(uint first, uint end, uint row_at[TENSOR_COUNT], uint totals[TOTAL_SLOTS], bool hardware,
+                bool block_loads) {
+    uint offsets[TENSOR_COUNT];
+    uint output_bits[OUTPUT_COUNT];
+    uint unplain = 0u;
+    uint element = first;
+#if defined(BLOCKS_OF_EIGHT)
+    // Cheap terms, eight elements an iteration (the chunk's last incomplete block goes
+    // element by element, below); with `block_loads`, inputs in BLOCK_LOADS read a block at a time.
+#if BLOCK_LOADS != 0
+    uint block_words[INPUT_COUNT][8];
+#endif
+    for (; element + 8u <= end; element += 8u) {
+#if defined(REDUCE_SUM) || defined(REDUCE_PRODUCT)
+        float eight[8];
+#endif
+        [[unroll]] for (uint j = 0u; j < 8u; ++j) {
+            element_offsets(row_at, element + j, element + j == first, offsets);
+            uint bits[INPUT_COUNT];
+            [[unroll]] for (uint t = 0u; t < INPUT_COUNT; ++t) {
+#if BLOCK_LOADS != 0
+                if (((BLOCK_LOADS >> t) & 1u) != 0u && block_loads) {
+                    if (j == 0u) load_block(t, offsets[t], block_words[t]);
+                    bits[t] = block_element(t, block_words[t], j);
+                    continue;
+                }
+#endif
+                bits[t] = input_load(t, offsets[t]);
+            }
+            REDUCE_VALUE value;
+            element_math(bits, totals, element + j, value, output_bits);
+            [[unroll]] for (uint o = 0u; o < OUTPUT_COUNT; ++o) {
+                if (((ELEMENT_OUTPUTS >> o) & 1u) != 0u) output_store(o, offsets[INPUT_COUNT + o], output_bits[o]);
+            }
+#if defined(REDUCE_SUM) || defined(REDUCE_PRODUCT)
+            eight[j] = value;
+#if defined(CHECKED_SUMS)
+            if (hardware) unplain |= not_plain(value);
+#endif
+#else
+            take_element(element + j, first, value);
+#endif
+        }
+#if defined(REDUCE_SUM) || defined(REDUCE_PRODUCT)
+        take_eight(element - first, eight, hardware);
+#endif
+    }
+#endif
+    for (; element < end; ++element) {
+        element_offsets(row_at, element, element == first, offsets);
+        uint bits[INPUT_COUNT];
+        [[unroll]] for (uint t = 0u; t < INPUT_COUNT; ++t) bits[t] = input_load(t, offsets[t]);
+        REDUCE_VALUE value;
+        element_math(bits, totals, element, value, output_bits);
+        [[unroll]] for (uint o = 0u; o < OUTPUT_COUNT; ++o) {
+            if (((ELEMENT_OUTPUTS >> o) & 1u) != 0u) output_store(o, offsets[INPUT_COUNT + o], output_bits[o]);
+        }
+#if defined(CHECKED_SUMS)
+        if (hardware) {
+            unplain |= not_plain(value);
+            take_at(element - first, value, true);
+            continue;
+        }
+#endif
+        take_element(element, first, value);
+    }
+    return unplain;
+}
+
+// walk_chunk with the block loads this dispatch's alignment allows. Decided once, out here:
+// tested inside the loop, the condition made lavapipe keep both kinds of load (half the speed).
+uint walk(uint first, uint end, uint row_at[TENSOR_COUNT], uint totals[TOTAL_SLOTS], bool hardware) {
+#if BLOCK_LOADS != 0
+    if (blocks_aligned()) return walk_chunk(first, end, row_at, totals, hardware, true);
+#endif
+    return walk_chunk(first, end, row_at, totals, hardware, false);
+}
 #endif
 
 void main() {
@@ -273,44 +408,14 @@ void main() {
     }
 #elif defined(STAGE_PARTIAL) || defined(FINAL_ELEMENTS)
     uint first = chunk * CHUNK, end = min(first + CHUNK, REDUCED_COUNT);
-    uint offsets[TENSOR_COUNT];
-    uint element = first;
-#if defined(BLOCKS_OF_EIGHT)
-    // Sums and products of cheap terms, eight elements an iteration (the chunk's last
-    // incomplete block goes element by element, below).
-    for (; element + 8u <= end; element += 8u) {
-        float eight[8];
-        [[unroll]] for (uint j = 0u; j < 8u; ++j) {
-            element_offsets(row_at, element + j, element + j == first, offsets);
-            uint bits[INPUT_COUNT];
-            [[unroll]] for (uint t = 0u; t < INPUT_COUNT; ++t) bits[t] = input_load(t, offsets[t]);
-            REDUCE_VALUE value;
-            element_math(bits, totals, element + j, value, output_bits);
-            [[unroll]] for (uint o = 0u; o < OUTPUT_COUNT; ++o) {
-                if (((ELEMENT_OUTPUTS >> o) & 1u) != 0u) output_store(o, offsets[INPUT_COUNT + o], output_bits[o]);
-            }
-            eight[j] = value;
-        }
-        take_eight(element - first, eight);
+#if defined(CHECKED_SUMS)
+    if (walk(first, end, row_at, totals, true) != 0u) {
+        stack_size = 0u;
+        walk(first, end, row_at, totals, false);
     }
+#else
+    walk(first, end, row_at, totals, false);
 #endif
-    for (; element < end; ++element) {
-        element_offsets(row_at, element, element == first, offsets);
-        uint bits[INPUT_COUNT];
-        [[unroll]] for (uint t = 0u; t < INPUT_COUNT; ++t) bits[t] = input_load(t, offsets[t]);
-        REDUCE_VALUE value;
-        element_math(bits, totals, element, value, output_bits);
-        [[unroll]] for (uint o = 0u; o < OUTPUT_COUNT; ++o) {
-            if (((ELEMENT_OUTPUTS >> o) & 1u) != 0u) output_store(o, offsets[INPUT_COUNT + o], output_bits[o]);
-        }
-#if defined(REDUCE_FIRST)
-        if (value) first_index = min(first_index, element);
-#elif defined(REDUCE_LAST)
-        if (value) last_index = element;
-#elif defined(STAGE_PARTIAL)
-        take(element - first, value);
-#endif
-    }
 #endif
 #if defined(STAGE_PARTIAL) || defined(STAGE_TOTAL)
     // A whole row's result is its total (and, for the last reduction, what row outputs read).

@@ -197,6 +197,36 @@ def test_strided_and_broadcast_inputs(device, function):
     assert np.array_equal(run_desc(device, desc, storage), np.full((3, 1), 8, np.uint32))
 
 
+BLOCK_CASES = [*((f, T.FLOAT32) for f in (F.SUM, F.MULTIPLY, F.MAX, F.ARGMAX, F.ARGMIN, F.SUM_SQUARE, F.L1)),
+               *((F.MAX, t) for t in (T.FLOAT16, T.BFLOAT16, T.INT32, T.INT16, T.INT8, T.UINT32, T.UINT16,
+                                      T.UINT8)),
+               (F.ARGMIN, T.INT8), (F.ARGMIN, T.UINT16), (F.ARGMAX, T.FLOAT16), (F.SUM, T.FLOAT16),
+               (F.SUM, T.BFLOAT16), (F.SUM, T.INT32)]
+
+
+@pytest.mark.parametrize("function, data_type", BLOCK_CASES, ids=[f"{f.name}-{t.name}" for f, t in BLOCK_CASES])
+def test_rows_in_whole_blocks_of_eight_give_the_bits_of_any_other_layout(device, function, data_type):
+    """Rows whose elements lie in aligned runs of eight are read a block at a time (16-byte
+    vectors, or words of 8-bit elements), packed or with gaps between rows; rows whose pitch
+    is no multiple of a load are read element by element. Both give the reference's bits,
+    with ties, NaNs and other specials inside the blocks."""
+    rng = np.random.default_rng(function.value * 32 + data_type.value)
+    for sizes, axes, pitch in (((5, 48), (1,), 48), ((5, 48), (1,), 49), ((3, 2, 64), (1, 2), 136)):
+        dense = values_for(function, data_type, sizes, rng)
+        if data_type in FLOATS:
+            flat = dense.reshape(-1)
+            picks = rng.integers(0, flat.size, flat.size // 20)
+            flat[picks] = np.array([np.nan, np.inf, -np.inf, -0.0, 0.0, 1.0], np.float32)[
+                rng.integers(0, 6, picks.size)].astype(NUMPY[data_type])
+        if function in ARG:  # many ties
+            dense = (dense % 3).astype(dense.dtype) if data_type not in FLOATS else np.round(dense).astype(dense.dtype)
+        strides = (pitch, *(math.prod(sizes[d + 1:]) for d in range(1, len(sizes))))
+        storage = np.zeros(pitch * (sizes[0] - 1) + math.prod(sizes[1:]), NUMPY[data_type])
+        storage[element_offsets(sizes, strides)] = dense
+        assert_reduce_matches(run_desc(device, reduce_desc(function, data_type, sizes, axes, strides=strides), storage),
+                              dense, function, axes, what=f"{function.name} {data_type.name} {sizes} pitch {pitch}")
+
+
 # --- Special values ------------------------------------------------------------------------------
 
 
@@ -256,6 +286,33 @@ def test_subnormal_sums_and_products_are_exact_not_flushed(device):
     half = np.array([6e-8, 6e-8, 6e-8, 6e-8], np.float16)  # FP16 subnormals: the result one too
     assert_reduce_matches(dml.reduce(half, "SUM", device=device), half, "SUM", (0,))
     assert dml.reduce(half, "SUM", device=device)[0] == np.float16(4 * np.float32(np.float16(6e-8)))
+
+
+# Terms at the edges of the range summed with the hardware's adds (zeros and multiples of
+# 2^-126 below 2^64, biased exponents 24 to 190) and just outside it.
+EDGE_TERMS = np.array([2.0**-103, np.nextafter(np.float32(2.0**-103), 0), 2.0**64,
+                       np.nextafter(np.float32(2.0**64), 0), 1e-40, -1e-45, 3e38, np.inf, np.nan, -0.0], np.float32)
+
+
+@pytest.mark.parametrize("function", [F.SUM, F.AVERAGE, F.SUM_SQUARE, F.L1])
+def test_one_term_outside_the_plain_range_makes_its_row_exact(device, function):
+    """A row is summed with the hardware's adds while every term is plain, and again with the
+    exact add when one is not: a pair of normal terms whose sum is subnormal (a flushing adder
+    gives 0), in one block of eight, across blocks and in a chunk's tail, and each edge term
+    anywhere, give the documented tree's bits."""
+    rng = np.random.default_rng(function.value)
+    low, high = np.float32(1.5 * 2.0**-126), np.float32(-(2.0**-126))
+    for length in (72, 75, 4104):
+        x = np.zeros((len(EDGE_TERMS) + 3, length), np.float32)
+        x[:len(EDGE_TERMS)] = rng.standard_normal((len(EDGE_TERMS), length)).astype(np.float32)
+        for row, term in enumerate(EDGE_TERMS):
+            x[row, rng.integers(0, length)] = term
+        for row, (a, b) in enumerate(((8, 9), (7, 8), (length - 2, length - 1)), len(EDGE_TERMS)):
+            x[row, a], x[row, b] = low, high  # the rest zeros: the sum is 2^-127, subnormal
+        with np.errstate(over="ignore", invalid="ignore"):
+            assert_reduce_matches(dml.reduce(x, function, (1,), device=device), x, function, (1,))
+    if function is F.SUM:
+        assert dml.reduce(x[-3:], function, (1,), device=device).view(np.uint32).tolist() == [[0x400000]] * 3
 
 
 def test_log_sum_is_within_two_ulp_where_the_total_is_near_one(device):

@@ -97,6 +97,8 @@ class KernelInterface:
             lines += _dispatcher("uint input_load(uint t, uint e)", "t", [f"return {n}_load(e);" for n in inputs])
         if self.vector_views and inputs:
             lines += _dispatcher("uvec4 input_vector(uint t, uint v)", "t", [f"return {n}_vec4[v];" for n in inputs])
+            lines.append(f"const uint INPUT_ELEMENT_BITS[INPUT_COUNT] = uint[INPUT_COUNT]"
+                         f"({', '.join(f'{b}u' for b in bits[:len(inputs)])});")
         lines += _dispatcher("void output_store(uint o, uint e, uint bits)", "o",
                              [f"{n}_store(e, bits);" for n in names[len(self.inputs):]])
         if self.vector_views and len(self.outputs) > 1:  # one output's kernels store to output0_vec4 by name

@@ -18,6 +18,7 @@ from .codegen import (
     float_controls_defines,
     fp32_bits,
     merge_dims,
+    starts_on,
     uint_list,
     workgroup_size_for,
 )
@@ -38,6 +39,18 @@ def reduction_chunk(reduced_count: int, loops_per_element: int = 0) -> int:
     times an element: at most MAX_REDUCTION_CHUNK, and within LOOP_BUDGET."""
     within_budget = 1 << (LOOP_BUDGET // (4 + loops_per_element)).bit_length() - 1
     return min(MAX_REDUCTION_CHUNK, within_budget, 1 << max(0, reduced_count - 1).bit_length())
+
+
+def reads_in_blocks(tensor: BufferTensorDesc, kept_strides: tuple[int, ...], reduced_sizes: tuple[int, ...],
+                    reduced_strides: tuple[int, ...]) -> bool:
+    """Whether an input's rows lie in whole blocks of eight elements that one or two loads
+    read: contiguous along the innermost reduced dim, which is whole blocks, and every other
+    step (and the binding's start) a multiple of the elements one load takes (a 16-byte vector,
+    or a word of 8-bit elements)."""
+    bits = data_type_info(tensor.data_type).bits
+    load_elements = 4 if bits == 8 else 128 // bits
+    return (reduced_strides[-1] == 1 and reduced_sizes[-1] % 8 == 0 and starts_on(tensor, 16)
+            and all(s % load_elements == 0 for s in (*kept_strides, *reduced_strides[:-1])))
 
 
 @dataclass(frozen=True)
@@ -112,8 +125,10 @@ def plan_reduction(inputs: list[BufferTensorDesc], outputs: list[ReducedOutput],
     output_type = outputs[0].desc.data_type  # what numbers round to, and integer math saturates to
     if any(o.desc.data_type != output_type for o in outputs):
         raise UnsupportedError("the reduction kernel writes its outputs in one data type")
+    block_loads = sum(1 << t for t, tensor in enumerate(inputs)
+                      if reads_in_blocks(tensor, kept_strides[t], reduced_sizes, reduced_strides[t]))
     interface = KernelInterface(input_types, tuple(o.desc.data_type for o in outputs), scratch=True,
-                                scalar_count=len(scalars))
+                                scalar_count=len(scalars), vector_views=block_loads != 0)
     interface.check(adapter)
     info = data_type_info(output_type)
     common = {
@@ -133,6 +148,7 @@ def plan_reduction(inputs: list[BufferTensorDesc], outputs: list[ReducedOutput],
         "REDUCED_RANK": len(reduced_sizes),
         "REDUCED_SIZES": uint_list(reduced_sizes),
         "REDUCED_STRIDES": uint_list(s[d] for d in range(len(reduced_sizes)) for s in reduced_strides),
+        "BLOCK_LOADS": 0,
     }
     common.update(render.transcendental_defines(*(o.value for o in outputs)))
 
@@ -156,9 +172,11 @@ def plan_reduction(inputs: list[BufferTensorDesc], outputs: list[ReducedOutput],
                             "PARTIALS_AT": f"{totals_words + known * partials_words}u"})
             if kind == "partial":
                 assignments.append(("reduce_value", reduction.args[0], reduction.args[0].kind))
-                if reduction.op in ("reduce_sum", "reduce_product") and \
-                        not render.transcendental_defines(reduction.args[0], *(a[1] for a in assignments)):
-                    defines["BLOCKS_OF_EIGHT"] = ""  # cheap terms: eight an iteration (eight copies of the body)
+                # Cheap terms go eight an iteration (eight copies of the body): sums and products
+                # for their tree's sake, the other reductions where a block is one or two loads.
+                if (reduction.op in ("reduce_sum", "reduce_product") or block_loads) and \
+                        not render.transcendental_defines(*(a[1] for a in assignments)):
+                    defines.update({"BLOCKS_OF_EIGHT": "", "BLOCK_LOADS": block_loads})
         if kind == "final" and element_outputs:
             defines["FINAL_ELEMENTS"] = ""
         completed = known + (1 if row_outputs and reduction is not None else 0)  # this stage's own total too
