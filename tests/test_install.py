@@ -235,6 +235,28 @@ def test_glslang_and_spirv_tools_are_found_where_pip_put_them_not_under_sys_pref
     assert result.stdout.split() == ["in", "process"]  # SPIRV-Tools' library, not a spirv-val per entry
 
 
+def test_a_cmeel_launcher_is_bypassed_with_its_library_path(tmp_path, monkeypatch):
+    """pip's glslangValidator is a Python script that sets LD_LIBRARY_PATH and runs the binary
+    in cmeel.prefix/bin; dmlpy runs that binary itself (no Python start per compile), with the
+    same output, whatever LD_LIBRARY_PATH the caller has. Any other executable runs as itself,
+    in the caller's environment."""
+    from dmlpy.runtime.shader_compiler import find_tool, run_tool
+
+    launcher = find_tool("glslangValidator")
+    if launcher is None or b"cmeel_run" not in Path(launcher).read_bytes()[:256]:
+        pytest.skip("glslangValidator here is no cmeel launcher")
+    through_python = subprocess.run([launcher, "--version"], capture_output=True, text=True, timeout=60)
+    direct = run_tool(launcher, ["--version"], capture_output=True, text=True, timeout=60)
+    assert direct.returncode == 0 and direct.stdout == through_python.stdout
+    spy = tmp_path / "spy"
+    spy.write_text("#!/bin/sh\necho \"$0 $LD_LIBRARY_PATH\"\n")
+    spy.chmod(0o755)
+    monkeypatch.setenv("LD_LIBRARY_PATH", "/caller/lib")
+    assert run_tool(str(spy), [], capture_output=True, text=True).stdout.split() == [str(spy), "/caller/lib"]
+    shown = run_tool(launcher, ["--version"], capture_output=True, text=True, timeout=60)
+    assert shown.returncode == 0 and shown.stdout == through_python.stdout  # with the caller's path set too
+
+
 @pytest.mark.parametrize("arguments", [["--venv"], ["--frobnicate"]])
 def test_setup_rejects_bad_arguments_with_exit_2(arguments):
     result = subprocess.run(["bash", str(ROOT / "tools/setup.sh"), *arguments], capture_output=True, text=True,

@@ -1,5 +1,6 @@
 """The shader dump tool, the docs generator and the demo, run as a user runs them."""
 
+import contextlib
 import dataclasses
 import io
 import json
@@ -11,12 +12,14 @@ import numpy as np
 import pytest
 
 import dmlpy as dml
+from dmlpy.cli.dump_shaders import main as dump_shaders_main
 from dmlpy.cli.progress import Progress
 from dmlpy.ops.activations import TABLE
 from dmlpy.ops.elementwise import TABLE as ELEMENT_WISE_TABLE
 from dmlpy.ops.fields import EnumField, ScalarUnionField, UIntField
 from dmlpy.ops.reductions import REDUCTIONS
 from dmlpy.runtime.shader_compiler import find_tool
+from dmlpy.runtime.shader_compiler import run_tool as run_shader_tool
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -27,6 +30,16 @@ def _required(schema, name: str) -> bool:
 
 def run_tool(*args):
     return subprocess.run([sys.executable, *map(str, args)], capture_output=True, text=True, cwd=ROOT, timeout=300)
+
+
+def dump_in_this_process(*args) -> subprocess.CompletedProcess:
+    """`dmlpy-dump-shaders ARGS` through its entry point (dmlpy.cli.dump_shaders:main) in this
+    process: the sweep over every operator would otherwise start Python a thousand times. The
+    tests above and below run the tool itself as a user does."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = dump_shaders_main([str(a) for a in args])
+    return subprocess.CompletedProcess(args, code, out.getvalue(), err.getvalue())
 
 
 LAYOUTS = [["--sizes", "2,3,4"], ["--sizes", "2,3,4", "--strides", "12,4,1"],
@@ -120,7 +133,7 @@ def test_dumped_spirv_passes_spirv_val(tmp_path, name, dtype, layout):
         layout = [arg.replace("2,3,4", "1,3,4") for arg in layout]
     output = "--" + schema.outputs[0].name.replace("_", "-")
     layout = [arg.replace("--OUTPUT", output) for arg in layout]
-    result = run_tool("tools/dump_shaders.py", name, "--dtype", dtype, *layout, *scalars, *axes, "--out", tmp_path)
+    result = dump_in_this_process(name, "--dtype", dtype, *layout, *scalars, *axes, "--out", tmp_path)
     assert result.returncode == 0, result.stderr
     check_dumped_files(tmp_path, name, result)
 
@@ -139,13 +152,13 @@ def check_dumped_files(tmp_path, name, result):
     assert paths and len(paths) % 3 == 0 and all(p.exists() and p.name.startswith(name) for p in paths)
     for comp, spv, spvasm in zip(paths[::3], paths[1::3], paths[2::3]):
         assert (comp.suffix, spv.suffix, spvasm.suffix) == (".comp", ".spv", ".spvasm")
-        validation = subprocess.run([find_tool("spirv-val"), str(spv)], capture_output=True, text=True)
+        validation = run_shader_tool(find_tool("spirv-val"), [str(spv)], capture_output=True, text=True)
         assert validation.returncode == 0, validation.stdout + validation.stderr
         assert "OpEntryPoint GLCompute" in spvasm.read_text()
         # The dumped GLSL is self-contained: it compiles by hand to the same SPIR-V.
         again = tmp_path / "again.spv"
-        subprocess.run([find_tool("glslangValidator"), "-V", "--target-env", "vulkan1.0", "-o", str(again),
-                        str(comp)], check=True, capture_output=True)
+        run_shader_tool(find_tool("glslangValidator"), ["-V", "--target-env", "vulkan1.0", "-o", str(again), str(comp)],
+                        check=True, capture_output=True)
         assert again.read_bytes() == spv.read_bytes()
 
 

@@ -47,7 +47,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -69,7 +68,7 @@ from dmlpy.ops.graph import node_desc
 from dmlpy.ops.schema import TensorRole
 from dmlpy.runtime import kompute
 from dmlpy.runtime.device_profiles import load_profile
-from dmlpy.runtime.shader_compiler import compile_desc, compile_glsl, find_tool
+from dmlpy.runtime.shader_compiler import compile_desc, compile_glsl, find_tool, run_tool
 
 # What the shaders are planned for where there is no device: the CPU driver a machine without
 # a GPU runs them on.
@@ -381,7 +380,7 @@ def write_stages(args, stem_of_plan: str, plan, shaders, adapter, disassembler) 
         print(f"// stage {stage.name} ({stage.part} elements{', beside the one before' if stage.independent else ''}): "
               f"workgroups {grid or 'none: nothing to do at this size'}, workgroup size {stage.workgroup_size}, "
               f"{stage.elements_per_item} element(s) per invocation")
-        disassembly = subprocess.run([disassembler, "-"], input=shader.spirv, capture_output=True, check=True).stdout
+        disassembly = run_tool(disassembler, ["-"], input=shader.spirv, capture_output=True, check=True).stdout
         if args.out is None:
             print(f"// ---- GLSL ({len(shader.source)} characters)")
             print(shader.source, end="")
