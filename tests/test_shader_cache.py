@@ -114,3 +114,36 @@ def test_without_dmlpy_cache_dir_the_cache_is_the_users_cache_directory(tmp_path
     expected = (tmp_path / "xdg" if xdg_cache_home else home / ".cache") / "dmlpy" / "spirv"
     assert len(list(expected.glob("*.spv"))) == 1
     assert list(work.iterdir()) == []
+
+
+def test_tool_lookups_made_in_a_parent_serve_racing_threads_and_a_forked_child(tmp_path):
+    """The compiler's cached lookups (where glslang is, the binary behind a cmeel launcher, its
+    version: docs/ownership.md) are made once; threads racing the first compile and a child
+    forked after it all compile, each to the SPIR-V the parent gets for the same source."""
+    from child import run_child
+
+    result = run_child(f"""
+        os.environ["DMLPY_CACHE_DIR"] = {str(tmp_path / "cache")!r}
+        from dmlpy.runtime.shader_compiler import compile_glsl
+        def source(k):
+            return f"#version 450\\nlayout(local_size_x = {{k + 1}}) in;\\nvoid main() {{{{}}}}\\n"
+        results = {{}}
+        threads = [threading.Thread(target=lambda k=k: results.__setitem__(k, compile_glsl(source(k)).spirv))
+                   for k in range(8)]
+        for t in threads: t.start()
+        for t in threads: t.join()
+        assert len(results) == 8 and all(s[:4] == b"\\x03\\x02\\x23\\x07" for s in results.values())
+        read, write = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            spirv = compile_glsl(source(20)).spirv
+            os.write(write, spirv)
+            os._exit(0)
+        os.close(write)
+        from_child = b"".join(iter(lambda: os.read(read, 65536), b""))
+        assert os.waitpid(pid, 0)[1] == 0
+        os.environ["DMLPY_CACHE_DIR"] = {str(tmp_path / "other")!r}
+        assert from_child == compile_glsl(source(20)).spirv
+        print("ok")
+    """)
+    assert result.returncode == 0 and result.stdout.split() == ["ok"], result.stderr
