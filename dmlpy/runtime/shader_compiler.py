@@ -101,7 +101,7 @@ def _cmeel_binary(tool: str) -> tuple[str, str] | None:
 def run_tool(tool: str, args: list[str], **kwargs) -> subprocess.CompletedProcess:
     """subprocess.run of a glslang or SPIRV-Tools executable. A cmeel launcher is bypassed: its
     binary runs directly, with the launcher's LD_LIBRARY_PATH, which saves starting Python on
-    every compile (about a tenth of a second each on a small machine)."""
+    every compile (reduce.comp: 177 ms through the launcher, 104 ms direct, on a 2-core machine)."""
     behind = _cmeel_binary(tool)
     if behind is None:
         return subprocess.run([tool, *args], **kwargs)
