@@ -24,7 +24,8 @@
 //
 // Scratch (the temporary resource, FP32 bits or indices): the totals, REDUCTION_COUNT
 // regions of ROW_COUNT words; then, where rows span chunks, each reduction's partials,
-// CHUNK_COUNT * ROW_COUNT words at PARTIALS_AT, chunk-major.
+// CHUNK_COUNT * ROW_COUNT words at PARTIALS_AT, chunk-major (for an index of an extreme,
+// the partials' ranks follow in as many words, at RANKS_AT).
 //
 // Defines: ELEMENT_BITS and DTYPE_* (the outputs'), WORKGROUP_SIZE, one STAGE_*,
 // REDUCTION_COUNT, TOTALS_KNOWN (the totals this stage reads), ROW_COUNT, CHUNK, CHUNK_COUNT, REDUCED_COUNT, KEPT_RANK, KEPT_SIZES, KEPT_STRIDES,
@@ -33,7 +34,9 @@
 // this stage), and for STAGE_PARTIAL and STAGE_TOTAL: REDUCTION, PARTIALS_AT and one of
 // REDUCE_SUM, REDUCE_PRODUCT, REDUCE_MAX, REDUCE_MIN, REDUCE_FIRST, REDUCE_LAST (FP32 numbers and
 // indices) or REDUCE_WRAPPING_SUM, REDUCE_WRAPPING_PRODUCT, REDUCE_INTEGER_MAX,
-// REDUCE_INTEGER_MIN (integers of input 0, signed where REDUCED_INPUT_SIGNED is defined);
+// REDUCE_INTEGER_MIN (integers of input 0, signed where REDUCED_INPUT_SIGNED is defined),
+// or REDUCE_ARG_MAX, REDUCE_ARG_MIN (the index of the first extreme, the last with ARG_LAST, of
+// numbers or, with ARG_OF_INTEGERS, of integers of input 0);
 // BLOCKS_OF_EIGHT (terms without transcendental functions, eight an iteration), BLOCK_LOADS
 // (bit t: input t's rows lie in whole aligned blocks of eight, read one or two loads a block).
 #extension GL_GOOGLE_include_directive : require
@@ -47,6 +50,7 @@
 #endif
 
 #define TOTAL_SLOTS (REDUCTION_COUNT > 0 ? REDUCTION_COUNT : 1)
+#define RANKS_AT (PARTIALS_AT + CHUNK_COUNT * ROW_COUNT)  // an index of an extreme's partial ranks
 #define NO_INDEX 0xFFFFFFFFu
 
 layout(local_size_x = WORKGROUP_SIZE) in;
@@ -57,9 +61,14 @@ layout(local_size_x = WORKGROUP_SIZE) in;
 // generated from dmlpy/kernels/interface.py.
 #include "kernel_interface.glsl"
 
+#if defined(REDUCE_ARG_MAX) || defined(REDUCE_ARG_MIN)
+#define REDUCE_ARG
+#endif
+
 #if defined(REDUCE_FIRST) || defined(REDUCE_LAST)
 #define REDUCE_VALUE bool
-#elif defined(REDUCE_WRAPPING_SUM) || defined(REDUCE_WRAPPING_PRODUCT) || defined(REDUCE_INTEGER_MAX) || defined(REDUCE_INTEGER_MIN)
+#elif defined(REDUCE_WRAPPING_SUM) || defined(REDUCE_WRAPPING_PRODUCT) || defined(REDUCE_INTEGER_MAX) || \
+      defined(REDUCE_INTEGER_MIN) || defined(ARG_OF_INTEGERS)
 #define REDUCE_VALUE uvec2
 #else
 #define REDUCE_VALUE float
@@ -110,6 +119,14 @@ void element_offsets(uint row_at[TENSOR_COUNT], uint element, bool afresh, inout
 uint scratch_word(uint index) {
     return params.base[TENSOR_COUNT] + index;
 }
+
+// Integers of at most 32 bits are ordered by a key: the value's bits, with the sign bit
+// flipped where input 0 is signed.
+#if defined(REDUCED_INPUT_SIGNED)
+#define KEY_FLIP 0x80000000u
+#else
+#define KEY_FLIP 0u
+#endif
 
 #if defined(REDUCE_SUM) || defined(REDUCE_PRODUCT)
 // Pairwise summation (or multiplication) by a binary counter: term i is combined with the
@@ -227,13 +244,6 @@ void take(uint i, uvec2 value) { take_partial(i, value.x); }
 
 uint taken_bits() { return wrapped; }
 #elif defined(REDUCE_INTEGER_MAX) || defined(REDUCE_INTEGER_MIN)
-// Integers of at most 32 bits, ordered by a key: the value's bits, with the sign bit
-// flipped where input 0 is signed.
-#if defined(REDUCED_INPUT_SIGNED)
-#define KEY_FLIP 0x80000000u
-#else
-#define KEY_FLIP 0u
-#endif
 #if defined(REDUCE_INTEGER_MAX)
 uint extreme_key = 0u;
 void take_partial(uint chunk, uint bits) { extreme_key = max(extreme_key, bits ^ KEY_FLIP); }
@@ -245,6 +255,42 @@ void take_partial(uint chunk, uint bits) { extreme_key = min(extreme_key, bits ^
 void take(uint i, uvec2 value) { take_partial(i, value.x); }
 
 uint taken_bits() { return extreme_key ^ KEY_FLIP; }
+#elif defined(REDUCE_ARG)
+// The index of an extreme in one pass. Each term has a rank, an unsigned key under which the
+// extreme sought is the largest: a number's order key (-0 taken as +0, so the two tie), or an
+// integer's KEY, inverted for a minimum; a NaN ranks above every number. The best rank's
+// index is kept, the first met (ARG_LAST: the last); elements and chunks are met in
+// increasing order, so the result is the row's first (last) extreme in any chunking.
+uint best_rank = 0u, best_index = NO_INDEX;
+
+void take_ranked(uint rank, uint index) {
+#if defined(ARG_LAST)
+    if (best_index == NO_INDEX || rank >= best_rank) {
+#else
+    if (best_index == NO_INDEX || rank > best_rank) {
+#endif
+        best_rank = rank;
+        best_index = index;
+    }
+}
+
+#if defined(REDUCE_ARG_MAX)
+#define RANK_FLIP 0u
+#else
+#define RANK_FLIP 0xFFFFFFFFu
+#endif
+#if defined(ARG_OF_INTEGERS)
+uint rank_of(uvec2 value) { return (value.x ^ KEY_FLIP) ^ RANK_FLIP; }
+#else
+uint rank_of(float value) {
+    uint bits = floatBitsToUint(value);
+    if (dml_isnan(value)) return 0xFFFFFFFFu;
+    if (bits == 0x80000000u) bits = 0u;
+    return ((bits & 0x80000000u) != 0u ? ~bits : bits | 0x80000000u) ^ RANK_FLIP;
+}
+#endif
+
+uint taken_bits() { return best_index; }
 #endif
 
 // Element `element` of the chunk starting at `first` into this stage's reduction.
@@ -253,6 +299,8 @@ void take_element(uint element, uint first, REDUCE_VALUE value) {
     if (value) first_index = min(first_index, element);
 #elif defined(REDUCE_LAST)
     if (value) last_index = element;
+#elif defined(REDUCE_ARG)
+    take_ranked(rank_of(value), element);
 #elif defined(STAGE_PARTIAL)
     take(element - first, value);
 #endif
@@ -404,7 +452,12 @@ void main() {
     uint output_bits[OUTPUT_COUNT];
 #if defined(STAGE_TOTAL)
     for (uint c = 0u; c < CHUNK_COUNT; ++c) {
+#if defined(REDUCE_ARG)
+        take_ranked(scratch[scratch_word(RANKS_AT + c * ROW_COUNT + row)],
+                    scratch[scratch_word(PARTIALS_AT + c * ROW_COUNT + row)]);
+#else
         take_partial(c, scratch[scratch_word(PARTIALS_AT + c * ROW_COUNT + row)]);
+#endif
     }
 #elif defined(STAGE_PARTIAL) || defined(FINAL_ELEMENTS)
     uint first = chunk * CHUNK, end = min(first + CHUNK, REDUCED_COUNT);
@@ -421,6 +474,9 @@ void main() {
     // A whole row's result is its total (and, for the last reduction, what row outputs read).
     uint taken = taken_bits();
     scratch[scratch_word(WHOLE_ROW ? REDUCTION * ROW_COUNT + row : PARTIALS_AT + chunk * ROW_COUNT + row)] = taken;
+#if defined(REDUCE_ARG)
+    if (!WHOLE_ROW) scratch[scratch_word(RANKS_AT + chunk * ROW_COUNT + row)] = best_rank;
+#endif
     if (REDUCTION < TOTAL_SLOTS) totals[REDUCTION] = taken;
 #endif
 #if ROW_OUTPUTS != 0

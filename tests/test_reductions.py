@@ -168,6 +168,40 @@ def test_argmin_and_argmax_descs_in_both_directions(device, cls, function, direc
     assert cls(tensor, dml.BufferTensorDesc(T.UINT32, (2, 1)), (1,)).axis_direction is dml.AxisDirection.INCREASING
 
 
+@pytest.mark.parametrize("direction", ["INCREASING", "DECREASING"])
+@pytest.mark.parametrize("cls, function", [(dml.ArgMaxOperatorDesc, "ARGMAX"), (dml.ArgMinOperatorDesc, "ARGMIN")])
+def test_an_extreme_tied_across_chunks_is_found_in_the_directions_order(device, cls, function, direction):
+    """Rows of 9,000 span three chunks of the one-pass search: the tied extremes (and NaNs) lie
+    in different chunks, at chunk edges, and the integer extremes whose rank is the lowest
+    (INT32's minimum for ARGMAX, UINT32's maximum for ARGMIN; -inf, +inf) fill whole rows."""
+    length = 9000
+    for data_type, dtype in ((T.FLOAT32, np.float32), (T.INT32, np.int32), (T.UINT32, np.uint32)):
+        rng = np.random.default_rng(len(function) * 10 + len(direction))
+        x = rng.integers(-3, 4, (8, length)).astype(dtype) if data_type is not T.UINT32 \
+            else rng.integers(0, 7, (8, length)).astype(dtype)
+        peak = dtype(3 if function == "ARGMAX" else (-3 if data_type is not T.UINT32 else 0))
+        x[0] = dtype(1)
+        x[0, [5, 4095, 4096, 8191, 8192, 8999]] = peak  # every chunk edge
+        x[1] = dtype(1)
+        x[1, [0, length - 1]] = peak  # the row's two ends only
+        info = np.finfo(dtype) if data_type is T.FLOAT32 else np.iinfo(dtype)
+        lowest, above = (info.min, info.min + 1) if data_type is not T.FLOAT32 else (-np.inf, info.min)
+        if function == "ARGMIN":
+            lowest, above = (info.max, info.max - 1) if data_type is not T.FLOAT32 else (np.inf, info.max)
+        x[2] = dtype(lowest)  # every element ties, at the lowest rank there is
+        x[3] = dtype(lowest)
+        x[3, 6000] = dtype(above)
+        if data_type is T.FLOAT32:
+            x[4, [100, 4100, 8500]] = np.nan  # the first (last) NaN, whatever follows
+            x[5] = -0.0
+            x[5, [17, 5000]] = 0.0  # -0 ties with +0: the first (last) zero of the row
+            x[6, 8999] = np.nan
+        output = dml.BufferTensorDesc(T.UINT32, (8, 1))
+        desc = cls(dml.BufferTensorDesc(data_type, (8, length)), output, (1,), axis_direction=direction)
+        got = run_desc(device, desc, x)
+        assert_reduce_matches(got, x, function, (1,), direction)
+
+
 # --- Strided and broadcast inputs --------------------------------------------------------------
 
 

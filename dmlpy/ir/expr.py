@@ -346,9 +346,19 @@ def last_index(condition: Expr) -> Expr:
     return Expr("last_index", (condition,), kind=INTEGER)
 
 
+def index_of_extreme(value, largest: bool, last: bool) -> Expr:
+    """The index of the row's largest (or smallest) `value`, the first (or, with `last`, the
+    last) where several tie, found in one pass: -0 equals +0, a NaN is the extreme (the first
+    or last NaN), an integer compares by its input's signedness, exactly."""
+    term = value if _is_integer(value) else as_float(value)
+    return Expr("index_of_max" if largest else "index_of_min", (term,), value="last" if last else "first",
+                kind=INTEGER)
+
+
 # Each reduce primitive and the shader's name for it (REDUCE_<name> in shaders/reduce.comp).
 REDUCTIONS = {"reduce_sum": "SUM", "reduce_product": "PRODUCT", "reduce_max": "MAX", "reduce_min": "MIN",
               "first_where": "FIRST", "first_index": "FIRST", "last_index": "LAST",
+              "index_of_max": "ARG_MAX", "index_of_min": "ARG_MIN",
               "reduce_wrapping_sum": "WRAPPING_SUM", "reduce_wrapping_product": "WRAPPING_PRODUCT",
               "reduce_integer_max": "INTEGER_MAX", "reduce_integer_min": "INTEGER_MIN"}
 

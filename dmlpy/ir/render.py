@@ -125,6 +125,8 @@ RENDER: dict[str, str] = {
     "first_where": "bool {out} = element == totals[{slot}];",
     "first_index": "uvec2 {out} = uvec2(totals[{slot}], 0u);",
     "last_index": "uvec2 {out} = uvec2(totals[{slot}], 0u);",
+    "index_of_max": "uvec2 {out} = uvec2(totals[{slot}], 0u);",
+    "index_of_min": "uvec2 {out} = uvec2(totals[{slot}], 0u);",
     "reduce_wrapping_sum": "uvec2 {out} = total_as_wide(totals[{slot}]);",
     "reduce_wrapping_product": "uvec2 {out} = total_as_wide(totals[{slot}]);",
     "reduce_integer_max": "uvec2 {out} = total_as_wide(totals[{slot}]);",

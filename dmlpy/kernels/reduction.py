@@ -32,6 +32,7 @@ MAX_REDUCTION_CHUNK = 4096
 # elements of a chunk, the stack's merges, the loops inside the math, a sub-word store's
 # retries), so a chunk's elements and a total's chunks stay well under it.
 LOOP_BUDGET = 16384
+ARG_REDUCTIONS = ("index_of_max", "index_of_min")  # partials of (index, rank): two words
 
 
 def reduction_chunk(reduced_count: int, loops_per_element: int = 0) -> int:
@@ -120,6 +121,9 @@ def plan_reduction(inputs: list[BufferTensorDesc], outputs: list[ReducedOutput],
                   for o in outputs]
     totals_words = len(nodes) * row_count
     partials_words = row_count * chunk_count if chunk_count > 1 else 0
+    # Each reduction's partials region: an index of an extreme keeps its rank beside it.
+    regions = [2 if node.op in ARG_REDUCTIONS else 1 for node in nodes]
+    partials_at = [totals_words + sum(regions[:k]) * partials_words for k in range(len(nodes))]
     workgroup_size = workgroup_size_for(adapter)
     input_types = tuple(t.data_type for t in inputs)
     output_type = outputs[0].desc.data_type  # what numbers round to, and integer math saturates to
@@ -169,7 +173,10 @@ def plan_reduction(inputs: list[BufferTensorDesc], outputs: list[ReducedOutput],
                    "ROW_OUTPUTS": sum(1 << o for o in row_outputs)}
         if reduction is not None:
             defines.update({f"REDUCE_{e.REDUCTIONS[reduction.op]}": "", "REDUCTION": f"{known}u",
-                            "PARTIALS_AT": f"{totals_words + known * partials_words}u"})
+                            "PARTIALS_AT": f"{partials_at[known]}u"})
+            if reduction.op in ARG_REDUCTIONS:
+                defines.update({**({"ARG_LAST": ""} if reduction.value == "last" else {}),
+                                **({"ARG_OF_INTEGERS": ""} if reduction.args[0].kind == e.INTEGER else {})})
             if kind == "partial":
                 assignments.append(("reduce_value", reduction.args[0], reduction.args[0].kind))
                 # Cheap terms go eight an iteration (eight copies of the body): sums and products
@@ -196,6 +203,6 @@ def plan_reduction(inputs: list[BufferTensorDesc], outputs: list[ReducedOutput],
             stages.append(stage(f"total{k}", "total", k, row_count, node))
     if rows_at == "final" and any(at == len(nodes) for at in written_by):
         stages.append(stage("final", "final", len(nodes), row_count * (chunk_count if final_elements else 1)))
-    temporary_words = max(1, totals_words + len(nodes) * partials_words)
+    temporary_words = max(1, totals_words + sum(regions) * partials_words)
     return KernelPlan("reduction", tuple(stages), inputs[0].element_count, temporary_size=4 * temporary_words,
                       scalar_bits=fp32_bits(scalars), interface=interface)

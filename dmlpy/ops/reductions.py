@@ -46,17 +46,6 @@ FOUR = range(4, 5)  # before FEATURE_LEVEL_3_0, REDUCE took 4-D tensors only
 INDEX_TYPES = (T.INT32, T.UINT32, T.INT64, T.UINT64)  # ARGMIN/ARGMAX's outputs from FEATURE_LEVEL_3_0
 
 
-def _arg_extreme(extreme: Callable[[e.Expr], e.Expr], last: bool) -> Callable[[e.Expr], e.Expr]:
-    """The index of the first (or last) element equal to the row's extreme; -0 equals +0,
-    and a NaN is the extreme (the first NaN, as NumPy's argmax)."""
-    def index(x: e.Expr) -> e.Expr:
-        found = e.first_index if not last else e.last_index
-        if x.kind == e.INTEGER:
-            return found(x.equals(extreme(x)))
-        return found(x.equals(extreme(x)) | e.isnan(x))
-    return index
-
-
 def _log_sum_exp(x: e.Expr) -> e.Expr:
     """m + log(sum(e^(x - m))), m the row's maximum: no overflow, and e^(x - m) carries the
     rounding of x - m. An infinite m is the result (every term -inf, or one +inf)."""
@@ -100,13 +89,13 @@ ARG_SUPPORT = _levels(FLOATS, INT32S + SMALL_INTEGERS)
 
 REDUCTIONS: dict[ReduceFunction, Reduction] = {row.function: row for row in (
     Reduction(ReduceFunction.ARGMAX, "the index of the row's largest element", ARG_SUPPORT,
-              lambda x, n: _arg_extreme(e.reduce_max, False)(x),
-              lambda x, n: _arg_extreme(e.reduce_max, False)(x), indices=True,
+              lambda x, n: e.index_of_extreme(x, True, False),
+              lambda x, n: e.index_of_extreme(x, True, False), indices=True,
               notes="The first largest element, its index over the reduced axes in row-major order; -0 equals "
                     "+0; a NaN counts as the largest (the first NaN, as NumPy's argmax)."),
     Reduction(ReduceFunction.ARGMIN, "the index of the row's smallest element", ARG_SUPPORT,
-              lambda x, n: _arg_extreme(e.reduce_min, False)(x),
-              lambda x, n: _arg_extreme(e.reduce_min, False)(x), indices=True,
+              lambda x, n: e.index_of_extreme(x, False, False),
+              lambda x, n: e.index_of_extreme(x, False, False), indices=True,
               notes="The first smallest element; -0 equals +0; a NaN counts as the smallest (NumPy's argmin)."),
     Reduction(ReduceFunction.AVERAGE, "(x1 + ... + xn) / n", _levels(FLOATS),
               lambda x, n: e.reduce_sum(x) / e.const(float(np.float32(n))),
@@ -272,10 +261,11 @@ ARG_NOTES = ("The index is over the reduced axes in row-major order. Ties: the f
 
 
 def _arg_math(function: ReduceFunction):
-    extreme = e.reduce_max if function is ReduceFunction.ARGMAX else e.reduce_min
-
     def reduction_math(desc) -> ReductionMath:
-        index = _arg_extreme(extreme, desc.axis_direction is AxisDirection.DECREASING)
+        largest, last = function is ReduceFunction.ARGMAX, desc.axis_direction is AxisDirection.DECREASING
+
+        def index(x: e.Expr) -> e.Expr:
+            return e.index_of_extreme(x, largest, last)
         return _row_math(desc, _input_value(desc, index, index))
     return reduction_math
 
