@@ -38,7 +38,9 @@
 // or REDUCE_ARG_MAX, REDUCE_ARG_MIN (the index of the first extreme, the last with ARG_LAST, of
 // numbers or, with ARG_OF_INTEGERS, of integers of input 0);
 // BLOCKS_OF_EIGHT (terms without transcendental functions, eight an iteration), BLOCK_LOADS
-// (bit t: input t's rows lie in whole aligned blocks of eight, read one or two loads a block).
+// (bit t: input t's rows lie in whole aligned blocks of eight, read one or two loads a block);
+// WIDE_OUTPUTS (bit o: output o is 64-bit, a row output bound as UINT32 words, element k at
+// words 2k and 2k + 1, written as its value zero-extended: an index).
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
 #include "float_controls.glsl"
@@ -483,7 +485,14 @@ void main() {
     if (chunk == 0u) {
         row_math(totals, output_bits);
         [[unroll]] for (uint o = 0u; o < OUTPUT_COUNT; ++o) {
-            if (((ROW_OUTPUTS >> o) & 1u) != 0u) output_store(o, row_at[INPUT_COUNT + o], output_bits[o]);
+            if (((ROW_OUTPUTS >> o) & 1u) == 0u) continue;
+            uint at = row_at[INPUT_COUNT + o];
+            if (((WIDE_OUTPUTS >> o) & 1u) != 0u) {  // words 2k and 2k + 1: the value, zero-extended
+                output_store(o, 2u * at, output_bits[o]);
+                output_store(o, 2u * at + 1u, 0u);
+            } else {
+                output_store(o, at, output_bits[o]);
+            }
         }
     }
 #endif

@@ -31,6 +31,7 @@ FL = dml.FeatureLevel
 F = dml.ReduceFunction
 NUMPY = {T.FLOAT32: np.float32, T.FLOAT16: np.float16, T.BFLOAT16: ml_dtypes.bfloat16, T.INT32: np.int32,
          T.INT16: np.int16, T.INT8: np.int8, T.UINT32: np.uint32, T.UINT16: np.uint16, T.UINT8: np.uint8}
+NUMPY_WIDE = {T.INT64: np.int64, T.UINT64: np.uint64}
 FLOATS = (T.FLOAT32, T.FLOAT16, T.BFLOAT16)
 INTEGERS = (T.INT32, T.INT16, T.INT8, T.UINT32, T.UINT16, T.UINT8)
 ARG = (F.ARGMAX, F.ARGMIN)
@@ -693,13 +694,34 @@ def test_strict_directml_refuses_bfloat16():
         strict.close()
 
 
-def test_64_bit_indices_are_refused_at_compile(device):
-    for output_type in (T.INT64, T.UINT64):
-        for desc in (reduce_desc(F.ARGMAX, T.FLOAT32, (2, 3), (1,), output_type=output_type),
-                     dml.ArgMinOperatorDesc(dml.BufferTensorDesc(T.INT32, (2, 3)),
-                                            dml.BufferTensorDesc(output_type, (1, 3)), (0,))):
-            with raises(dml.UnsupportedError, output_type.name):
-                device.compile_operator(device.create_operator(desc))
+@pytest.mark.parametrize("output_type", [T.INT64, T.UINT64], ids=lambda t: t.name)
+def test_64_bit_indices_are_the_index_zero_extended(device, output_type):
+    """ARGMAX and ARGMIN write INT64 and UINT64 indices (FEATURE_LEVEL_3_0) as both words of
+    each element, into packed and strided outputs whose other words keep what they held."""
+    rng = np.random.default_rng(output_type.value)
+    x = rng.integers(-5, 6, (6, 5000)).astype(np.float32)  # ties, rows spanning two chunks
+    x[2, 4500] = np.nan
+    for desc, axes, direction in (
+            (reduce_desc(F.ARGMAX, T.FLOAT32, (6, 5000), (1,), output_type=output_type), (1,), "INCREASING"),
+            (dml.ArgMinOperatorDesc(dml.BufferTensorDesc(T.FLOAT32, (6, 5000)),
+                                    dml.BufferTensorDesc(output_type, (6, 1), (3, 1)), (1,),
+                                    axis_direction="DECREASING"), (1,), "DECREASING")):
+        compiled = device.compile_operator(device.create_operator(desc))
+        source = device.create_buffer(tensor=desc.input_tensor)
+        source.write(x)
+        result = device.create_buffer(tensor=desc.output_tensor)
+        words = desc.output_tensor.total_tensor_size_in_bytes // 4
+        result.write(np.full(words, 0xDEADBEEF, np.uint32).tobytes())  # high words must be written, gaps kept
+        size = compiled.binding_properties.temporary_resource_size
+        temporary = device.create_buffer(size) if size else None
+        device.execute(device.create_binding_table(compiled, inputs=[source], outputs=[result], temporary=temporary))
+        stored = result.read(output_type, count=words // 2).view(np.uint32)  # every word, gaps too
+        step = desc.output_tensor.element_strides[0]
+        expected = reduce_reference(x, desc.function if hasattr(desc, "function") else "ARGMIN", axes, direction)
+        got = stored.reshape(-1, 2)[::step]
+        assert np.array_equal(got[:, 0], expected.reshape(-1)) and not got[:, 1].any()
+        assert np.all(stored.reshape(-1, 2)[np.arange(len(stored) // 2) % step != 0] == 0xDEADBEEF)
+        assert np.array_equal(result.read(), expected.astype(NUMPY_WIDE[output_type]))
 
 
 # --- Random cases ------------------------------------------------------------------------------------

@@ -16,7 +16,7 @@ import numpy as np
 from ..base.adapter import AdapterInfo, AdapterType
 from ..base.errors import UnsupportedError
 from ..base.tensor_desc import BufferTensorDesc
-from ..base.types import data_type_info
+from ..base.types import TensorDataType, data_type_info
 from ..ir import expr as e
 from ..ir import render
 from .interface import MAX_ELEMENTWISE_INPUTS, KernelInterface
@@ -202,6 +202,16 @@ def starts_on(tensor: BufferTensorDesc, boundary: int) -> bool:
     start on multiples of the guaranteed alignment, or of 16 when it is 0)."""
     alignment = tensor.guaranteed_base_offset_alignment
     return alignment == 0 or alignment >= boundary
+
+
+def is_wide(tensor: BufferTensorDesc) -> bool:
+    """A 64-bit tensor: bound as 32-bit words, element k at words 2k (low) and 2k + 1 (high)."""
+    return data_type_info(tensor.data_type).bits == 64
+
+
+def bound_type(tensor: BufferTensorDesc) -> TensorDataType:
+    """The data type a kernel binds `tensor` as: UINT32 words for a 64-bit tensor."""
+    return TensorDataType.UINT32 if is_wide(tensor) else tensor.data_type
 
 
 def uint_list(values) -> str:

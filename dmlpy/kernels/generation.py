@@ -22,8 +22,10 @@ from .codegen import (
     KernelPlan,
     KernelStage,
     ScalarBits,
+    bound_type,
     float_controls_defines,
     fp32_bits,
+    is_wide,
     uint_list,
     workgroup_size_for,
 )
@@ -32,19 +34,10 @@ from .interface import KernelInterface
 FLOAT_TYPES = (TensorDataType.FLOAT32, TensorDataType.FLOAT16, TensorDataType.BFLOAT16)
 
 
-def _wide(tensor: BufferTensorDesc) -> bool:
-    """A 64-bit tensor: bound as 32-bit words, element k at words 2k (low) and 2k + 1 (high)."""
-    return data_type_info(tensor.data_type).bits == 64
-
-
-def _bound_type(tensor: BufferTensorDesc) -> TensorDataType:
-    return TensorDataType.UINT32 if _wide(tensor) else tensor.data_type
-
-
 def _common(output: BufferTensorDesc, adapter: AdapterInfo) -> dict[str, object]:
     return {
-        f"DTYPE_{_bound_type(output).name}": "",
-        "ELEMENT_BITS": data_type_info(_bound_type(output)).bits,
+        f"DTYPE_{bound_type(output).name}": "",
+        "ELEMENT_BITS": data_type_info(bound_type(output)).bits,
         "WORKGROUP_SIZE": workgroup_size_for(adapter),
         **float_controls_defines(adapter),
         "ELEMENT_COUNT": f"{output.element_count}u",
@@ -68,7 +61,7 @@ def plan_sequence(output: BufferTensorDesc, start: float | int, delta: float | i
     same on pairs of 32-bit words (FLOAT64: a constant's bits, `delta` None)."""
     data_type = output.data_type
     defines = _common(output, adapter)
-    if _wide(output):
+    if is_wide(output):
         if data_type is TensorDataType.FLOAT64:
             if delta is not None:
                 raise UnsupportedError("a FLOAT64 sequence has no kernel: only a FLOAT64 constant", "data_type")
@@ -98,10 +91,10 @@ def plan_sequence(output: BufferTensorDesc, start: float | int, delta: float | i
         operands = (data_type,)
         defines["INTEGER_SEQUENCE"] = ""
         how = "32-bit wrapping integers, stored as their low bits"
-    interface = KernelInterface((), (_bound_type(output),), scalar_count=len(scalars))
+    interface = KernelInterface((), (bound_type(output),), scalar_count=len(scalars))
     interface.check(adapter)
     generated = (("kernel_interface.glsl", interface.header()),
-                 ("generate_body.glsl", _body(result, operands, _bound_type(output))))
+                 ("generate_body.glsl", _body(result, operands, bound_type(output))))
     stage = KernelStage("fill", "generate.comp", defines, defines["WORKGROUP_SIZE"], generated=generated)
     return KernelPlan("generate", (stage,), output.element_count, scalar_bits=tuple(scalars), interface=interface,
                       reason=f"{output.element_count} elements, one invocation each, by {how}")
@@ -113,7 +106,7 @@ def plan_one_hot(indices: BufferTensorDesc, values: BufferTensorDesc, output: Bu
     where the index at its row (indices' element with p replaced by 0) is p, counted from the
     end where it is negative (signed indices), else values' first element ("off"). The bits
     are copied, never converted; 64-bit indices are read as pairs of 32-bit words."""
-    if _wide(values) or _wide(output):
+    if is_wide(values) or is_wide(output):
         raise UnsupportedError("64-bit values have no one-hot kernel", "data_type")
     defines = _common(output, adapter)
     varying = [d for d, size in enumerate(values.sizes) if size > 1]
@@ -123,11 +116,11 @@ def plan_one_hot(indices: BufferTensorDesc, values: BufferTensorDesc, output: Bu
         "INDEX_STRIDES": uint_list(0 if d == axis else s for d, s in enumerate(indices.element_strides)),
         "ON_OFFSET": f"{on_offset}u",
         **({"SIGNED_INDICES": ""} if data_type_info(indices.data_type).signed_integer else {}),
-        **({"WIDE_INDICES": ""} if _wide(indices) else {}),
+        **({"WIDE_INDICES": ""} if is_wide(indices) else {}),
     })
     result = e.where(e.positive(e.tensor(0)), e.tensor(1), e.tensor(2))  # the hit, on's bits, off's bits
     operands = (TensorDataType.UINT32, values.data_type, values.data_type)
-    interface = KernelInterface((_bound_type(indices), values.data_type), (output.data_type,))
+    interface = KernelInterface((bound_type(indices), values.data_type), (output.data_type,))
     interface.check(adapter)
     generated = (("kernel_interface.glsl", interface.header()),
                  ("generate_body.glsl", _body(result, operands, output.data_type)))

@@ -15,8 +15,10 @@ from ..ir import render
 from .codegen import (
     KernelPlan,
     KernelStage,
+    bound_type,
     float_controls_defines,
     fp32_bits,
+    is_wide,
     merge_dims,
     starts_on,
     uint_list,
@@ -126,12 +128,16 @@ def plan_reduction(inputs: list[BufferTensorDesc], outputs: list[ReducedOutput],
     partials_at = [totals_words + sum(regions[:k]) * partials_words for k in range(len(nodes))]
     workgroup_size = workgroup_size_for(adapter)
     input_types = tuple(t.data_type for t in inputs)
-    output_type = outputs[0].desc.data_type  # what numbers round to, and integer math saturates to
-    if any(o.desc.data_type != output_type for o in outputs):
+    if any(is_wide(t) for t in inputs) or any(is_wide(o.desc) and not o.per_row for o in outputs):
+        raise UnsupportedError("the reduction kernel reads no 64-bit inputs and writes 64-bit elements only as "
+                               "one value a row (an index, zero-extended)", "data_type")
+    output_types = tuple(bound_type(o.desc) for o in outputs)
+    output_type = output_types[0]  # what numbers round to, and integer math saturates to
+    if any(t != output_type for t in output_types):
         raise UnsupportedError("the reduction kernel writes its outputs in one data type")
     block_loads = sum(1 << t for t, tensor in enumerate(inputs)
                       if reads_in_blocks(tensor, kept_strides[t], reduced_sizes, reduced_strides[t]))
-    interface = KernelInterface(input_types, tuple(o.desc.data_type for o in outputs), scratch=True,
+    interface = KernelInterface(input_types, output_types, scratch=True,
                                 scalar_count=len(scalars), vector_views=block_loads != 0)
     interface.check(adapter)
     info = data_type_info(output_type)
@@ -153,6 +159,7 @@ def plan_reduction(inputs: list[BufferTensorDesc], outputs: list[ReducedOutput],
         "REDUCED_SIZES": uint_list(reduced_sizes),
         "REDUCED_STRIDES": uint_list(s[d] for d in range(len(reduced_sizes)) for s in reduced_strides),
         "BLOCK_LOADS": 0,
+        "WIDE_OUTPUTS": sum(1 << o for o, out in enumerate(outputs) if is_wide(out.desc)),
     }
     common.update(render.transcendental_defines(*(o.value for o in outputs)))
 

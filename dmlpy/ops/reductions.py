@@ -135,9 +135,8 @@ REDUCE_NOTES = (
             f"{'4' if r.dimension_counts == FOUR else '1 to 8'} dimensions from {r.level.name}"
             for r in row.support) for row in REDUCTIONS.values())
     + ". BFLOAT16 wherever FLOAT16 (a dmlpy extension). ARGMAX and ARGMIN write UINT32 before FEATURE_LEVEL_3_0, "
-    "and INT32, UINT32, INT64 or UINT64 from it (the 64-bit types are refused at compile time: dmlpy's kernels "
-    "store no 64-bit elements yet). " + " ".join(f"{row.function.name}: {row.notes}"
-                                                  for row in REDUCTIONS.values() if row.notes))
+    "and INT32, UINT32, INT64 or UINT64 from it (a 64-bit index is the index zero-extended). "
+    + " ".join(f"{row.function.name}: {row.notes}" for row in REDUCTIONS.values() if row.notes))
 
 
 def reduced_sizes(sizes: tuple[int, ...], axes: tuple[int, ...]) -> tuple[int, ...]:
@@ -199,14 +198,6 @@ def _reduce_output_type(inputs: dict[str, BufferTensorDesc], fields: dict) -> T:
     return T.UINT32 if REDUCTIONS[function].indices else inputs["input_tensor"].data_type
 
 
-def _refuse_64_bits(desc) -> None:
-    for tensor in (desc.input_tensor, desc.output_tensor):
-        if data_type_info(tensor.data_type).bits == 64:
-            raise UnsupportedError(
-                f"{type(desc).__name__}: {tensor.data_type.name} is DirectML's, but dmlpy's kernels store no 64-bit "
-                "elements yet; use INT32 or UINT32", "data_type")
-
-
 def _row_math(desc, value: e.Expr) -> ReductionMath:
     """One value per row, stored at the row's place in the output (size 1 on reduced axes)."""
     return ReductionMath(((value, True),), tuple(d in desc.axes for d in range(desc.input_tensor.dimension_count)))
@@ -228,7 +219,6 @@ def _reduce_math(desc) -> ReductionMath:
 
 def _plan(reduction_math: Callable):
     def plan(desc, adapter):
-        _refuse_64_bits(desc)
         return plan_reduction_math(reduction_math(desc), [desc.input_tensor], [desc.output_tensor], adapter)
     return plan
 
@@ -256,8 +246,7 @@ class ReduceOperatorDesc(OperatorDesc):
 
 ARG_NOTES = ("The index is over the reduced axes in row-major order. Ties: the first index with "
              "AxisDirection.INCREASING, the last with DECREASING; -0 equals +0; a NaN counts as the extreme (the "
-             "first or last NaN). Integers compare exactly. INT64 and UINT64 outputs are refused at compile time "
-             "(dmlpy's kernels store no 64-bit elements yet).")
+             "first or last NaN). Integers compare exactly. INT64 and UINT64 outputs hold the index zero-extended.")
 
 
 def _arg_math(function: ReduceFunction):
