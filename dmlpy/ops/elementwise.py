@@ -20,6 +20,7 @@ from ..base.errors import UnsupportedError
 from ..base.types import FeatureLevel as FL
 from ..base.types import TensorDataType as T
 from ..ir import expr as e
+from ..kernels.conversion import plan_wide_conversion
 from .elementwise_family import (
     AB,
     CONDITION_AB,
@@ -347,11 +348,16 @@ TABLE: tuple[ElementWise, ...] = (
         ladder((FL.LEVEL_4_1, ELEVEN, "1 to 8"), (FL.LEVEL_3_1, TEN, "1 to 8"), (FL.LEVEL_3_0, TEN, "4"),
                (FL.LEVEL_1_0, (*F2, T.INT16, T.INT8, T.UINT16, T.UINT8), "4")),
         custom=_cast, same_type=("input_tensor",), in_place=False, dml_prefix="", class_prefix="",
+        wide=lambda desc, adapter: plan_wide_conversion(desc.input_tensor, desc.output_tensor, adapter),
         notes="DirectML's page states no rounding rule; dmlpy's: floats to floats round once to nearest even "
               "(overflow gives infinity, NaN stays NaN); floats to integers truncate toward zero and saturate to "
               "the range, NaN gives 0; integers to floats round to nearest even; integers to integers keep the "
-              "low bits of the target's width (two's complement), as C and HLSL casts do. The front end takes "
-              "the result's type: cast(x, np.float16)."),
+              "low bits of the target's width (two's complement), as C and HLSL casts do. Where either side is "
+              "FLOAT64, INT64 or UINT64 the same rules hold, computed in 32-bit integer arithmetic on any device "
+              "(no shaderFloat64 or shaderInt64): floats and 64-bit integers round once, straight to the target "
+              "(an INT64 to FLOAT16 never passes through FP32), a NaN keeps its sign and the top of its payload, "
+              "quieted; a type to itself keeps its bits. The front end takes the result's type: "
+              "cast(x, np.float16), and NumPy's float64 and int64 arrays as they are."),
     # --- Gradients --------------------------------------------------------------------------------
     ElementWise(
         "CLIP_GRAD", "clip_grad", "InputTensor <= Min || InputTensor >= Max ? 0 : InputGradientTensor",

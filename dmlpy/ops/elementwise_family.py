@@ -11,9 +11,9 @@ gating, and its kernel (the element-wise kernel family, which fuses in graphs an
 chains); the front ends, graph functions and docs are derived from the desc by the layers
 above.
 
-A data type DirectML accepts for which the row has no form yet (the 64-bit types; POW of an
-integer by a float exponent) is refused when the operator is compiled, with UnsupportedError
-naming it: the desc itself is valid, as it is in DirectML.
+A data type DirectML accepts for which the row has no form yet (the 64-bit types, but for
+CAST's conversions; POW of an integer by a float exponent) is refused when the operator is
+compiled, with UnsupportedError naming it: the desc itself is valid, as it is in DirectML.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from ..base.types import FeatureLevel as FL
 from ..base.types import TensorDataType as T
 from ..base.types import data_type_info
 from ..ir import expr as e
-from ..kernels.codegen import ElementwiseMath, ScalarBits, plan_elementwise
+from ..kernels.codegen import ElementwiseMath, KernelPlan, ScalarBits, plan_elementwise
 from .family import Family, FrontEndShape, KernelKind
 from .fields import (
     ScaleBias,
@@ -116,6 +116,9 @@ class ElementWise:
     # `min_max_data_type` field, and its forms take these after the FP32 scalars, as numbers
     # for float types and exact integers for integer types.
     scalar_union: tuple[Scalar, ...] = ()
+    # The kernel for a desc with a 64-bit tensor (CAST's conversion), which the forms above do
+    # not compute; None: such a desc is refused at compile time.
+    wide: Callable[..., KernelPlan] | None = None
 
     @property
     def class_stem(self) -> str:
@@ -209,6 +212,9 @@ def _then_activation(desc, result: e.Expr, scalar_values: list, activation) -> t
 
 def _kernel(row: ElementWise):
     def plan(desc, adapter):
+        if row.wide is not None and any(data_type_info(getattr(desc, t.name).data_type).bits == 64
+                                        for t in desc.schema.present(desc)):
+            return row.wide(desc, adapter)
         result, scalars = _math(row, desc)
         inputs = [getattr(desc, o.field) for o in row.operands]
         return plan_elementwise(inputs, getattr(desc, row.output_field[0]), adapter, result, scalars)

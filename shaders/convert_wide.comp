@@ -1,0 +1,191 @@
+#version 450
+// The 64-bit conversion kernel: CAST where the input or the output is FLOAT64, INT64 or
+// UINT64, one element an invocation, in 32-bit integer arithmetic alone (no device needs
+// shaderFloat64 or shaderInt64, and no device's float controls touch the result). A 64-bit
+// tensor is bound as 32-bit words, element k at words 2k (low) and 2k + 1 (high); a narrower
+// one as its own data type.
+//
+// Every value passes through one exact form: a sign and a magnitude m * 2^q (m up to 64
+// bits, held as a uvec2 of low and high words), or an infinity, or a NaN. A float decodes
+// exactly; an integer is m with q = 0. Then:
+//   to a float type:                 m * 2^q rounded once to nearest even, to a subnormal or
+//                                    zero where it is small, to infinity where it overflows;
+//                                    a NaN keeps its sign and the top of its payload, quieted;
+//   to an integer type, from a float: truncated toward zero and saturated to the type's
+//                                    range, a NaN 0;
+//   to an integer type, from one:    the low bits of the target's width (two's complement).
+//
+// Defines: WORKGROUP_SIZE, ELEMENT_COUNT, RANK, SIZES, IN_STRIDES, OUT_STRIDES (in elements of
+// each tensor), ELEMENT_BITS and DTYPE_* (the output's bound type); SOURCE_BITS with
+// SOURCE_FLOAT (and SOURCE_EXPONENT_BITS, SOURCE_MANTISSA_BITS) or SOURCE_SIGNED (else
+// unsigned); TARGET_BITS with TARGET_FLOAT (and TARGET_EXPONENT_BITS, TARGET_MANTISSA_BITS)
+// or TARGET_SIGNED (else unsigned); SAME_TYPE where the two types are one.
+#extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
+#include "float_controls.glsl"
+
+#include "tensor_storage.glsl"
+#include "numeric.glsl"
+
+layout(local_size_x = WORKGROUP_SIZE) in;
+
+#include "kernel_interface.glsl"
+
+const uint SIZES_[RANK] = uint[RANK](SIZES);
+const uint IN_STRIDES_[RANK] = uint[RANK](IN_STRIDES);
+const uint OUT_STRIDES_[RANK] = uint[RANK](OUT_STRIDES);
+
+// --- 64-bit unsigned words (x low, y high) -------------------------------------------------
+
+uvec2 shifted_left(uvec2 v, uint s) {  // s < 64
+    if (s == 0u) return v;
+    if (s >= 32u) return uvec2(0u, v.x << (s - 32u));
+    return uvec2(v.x << s, (v.y << s) | (v.x >> (32u - s)));
+}
+
+uvec2 shifted_right(uvec2 v, uint s) {  // s < 64
+    if (s == 0u) return v;
+    if (s >= 32u) return uvec2(v.y >> (s - 32u), 0u);
+    return uvec2((v.x >> s) | (v.y << (32u - s)), v.y >> s);
+}
+
+uvec2 low_bits(uint width) {  // 2^width - 1, width <= 64
+    return width >= 64u ? uvec2(0xFFFFFFFFu) : dml_wide_sub(shifted_left(uvec2(1u, 0u), width), uvec2(1u, 0u));
+}
+
+bool below(uvec2 a, uvec2 b) {  // unsigned a < b
+    return a.y < b.y || (a.y == b.y && a.x < b.x);
+}
+
+int top_bit(uvec2 v) {  // -1 for 0
+    return v.y != 0u ? 32 + findMSB(v.y) : findMSB(v.x);
+}
+
+// m / 2^s rounded to nearest, ties to even (s >= 1; past 64 every m < 2^64 is under half).
+uvec2 rounded_right(uvec2 m, uint s) {
+    if (s > 64u) return uvec2(0u);
+    if (s == 64u) return uvec2(below(uvec2(0u, 0x80000000u), m) ? 1u : 0u, 0u);
+    uvec2 kept = shifted_right(m, s);
+    uvec2 dropped = m & low_bits(s), halfway = shifted_left(uvec2(1u, 0u), s - 1u);
+    if (below(halfway, dropped) || (dropped == halfway && (kept.x & 1u) != 0u)) kept = dml_wide_add(kept, uvec2(1u, 0u));
+    return kept;
+}
+
+// --- The exact form -------------------------------------------------------------------------
+
+#define FINITE 0u
+#define INFINITE 1u
+#define NOT_A_NUMBER 2u
+
+struct Exact {
+    uint kind;
+    bool negative;
+    uvec2 magnitude;  // FINITE: m; NOT_A_NUMBER: the payload, its top at bit 63
+    int exponent;     // FINITE: q
+};
+
+Exact decoded(uvec2 bits) {
+    Exact value = Exact(FINITE, false, uvec2(0u), 0);
+#if defined(SOURCE_FLOAT)
+    const uint M = uint(SOURCE_MANTISSA_BITS), E = uint(SOURCE_EXPONENT_BITS);
+    const int BIAS = (1 << (E - 1u)) - 1;
+    value.negative = (shifted_right(bits, M + E).x & 1u) != 0u;
+    uint field = shifted_right(bits, M).x & ((1u << E) - 1u);
+    uvec2 mantissa = bits & low_bits(M);
+    if (field == (1u << E) - 1u) {
+        value.kind = mantissa == uvec2(0u) ? INFINITE : NOT_A_NUMBER;
+        value.magnitude = shifted_left(mantissa, 64u - M);
+    } else if (field == 0u) {
+        value.magnitude = mantissa;
+        value.exponent = 1 - BIAS - int(M);
+    } else {
+        value.magnitude = mantissa | shifted_left(uvec2(1u, 0u), M);
+        value.exponent = int(field) - BIAS - int(M);
+    }
+#else
+    uvec2 wide = bits;
+#if defined(SOURCE_SIGNED)
+    if (SOURCE_BITS < 64u && (shifted_right(bits, SOURCE_BITS - 1u).x & 1u) != 0u) wide = bits | ~low_bits(SOURCE_BITS);
+    value.negative = int(wide.y) < 0;
+#endif
+    value.magnitude = value.negative ? dml_wide_negated(wide) : wide;
+#endif
+    return value;
+}
+
+uvec2 encoded(Exact value) {
+#if defined(TARGET_FLOAT)
+    const uint M = uint(TARGET_MANTISSA_BITS), E = uint(TARGET_EXPONENT_BITS);
+    const int BIAS = (1 << (E - 1u)) - 1;
+    const uint ONES = (1u << E) - 1u;
+    uvec2 sign = value.negative ? shifted_left(uvec2(1u, 0u), M + E) : uvec2(0u);
+    uvec2 infinity = shifted_left(uvec2(ONES, 0u), M);
+    if (value.kind == NOT_A_NUMBER) {
+        return sign | infinity | shifted_left(uvec2(1u, 0u), M - 1u) | shifted_right(value.magnitude, 64u - M);
+    }
+    if (value.kind == INFINITE) return sign | infinity;
+    if (value.magnitude == uvec2(0u)) return sign;
+    int top = value.exponent + top_bit(value.magnitude);  // the leading bit's exponent
+    int last = max(top, 1 - BIAS) - int(M);               // the kept last bit's
+    int shift = last - value.exponent;
+    uvec2 kept = shift <= 0 ? shifted_left(value.magnitude, uint(-shift)) : rounded_right(value.magnitude, uint(shift));
+    // The exponent field below the leading bit's, then + kept (which holds the leading bit, and
+    // carries into the field where rounding reaches the next power of two).
+    // Past the largest finite number, the sum is at or past infinity's bits (fields below 2^11
+    // and mantissas of at most 52 bits: no carry out of 64 bits).
+    int field_below = top >= 1 - BIAS ? top + BIAS - 1 : 0;
+    uvec2 bits = dml_wide_add(shifted_left(uvec2(uint(field_below), 0u), M), kept);
+    return sign | (below(bits, infinity) ? bits : infinity);
+#else
+#if defined(SOURCE_FLOAT)
+    // Toward zero, saturated to the range; NaN 0.
+    if (value.kind == NOT_A_NUMBER) return uvec2(0u);
+#if defined(TARGET_SIGNED)
+    uvec2 limit = value.negative ? shifted_left(uvec2(1u, 0u), TARGET_BITS - 1u) : low_bits(TARGET_BITS - 1u);
+#else
+    uvec2 limit = value.negative ? uvec2(0u) : low_bits(TARGET_BITS);
+#endif
+    uvec2 truncated = limit;
+    if (value.kind == FINITE) {
+        if (value.exponent < 0) {
+            truncated = -value.exponent >= 64 ? uvec2(0u) : shifted_right(value.magnitude, uint(-value.exponent));
+        } else if (top_bit(value.magnitude) + value.exponent < 64) {
+            truncated = shifted_left(value.magnitude, uint(value.exponent));
+        }
+        if (below(limit, truncated)) truncated = limit;
+    }
+    value.magnitude = truncated;
+#endif
+    uvec2 wide = value.negative ? dml_wide_negated(value.magnitude) : value.magnitude;
+    return wide & low_bits(TARGET_BITS);  // the low bits of the target's width
+#endif
+}
+
+void main() {
+    uint e = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * WORKGROUP_SIZE + gl_LocalInvocationID.x;
+    if (e >= ELEMENT_COUNT) return;
+    uint in_at = params.base[0], out_at = params.base[1];
+    uint rest = e;
+    [[unroll]] for (int d = RANK - 1; d >= 0; --d) {
+        uint coordinate = rest % SIZES_[d];
+        in_at += coordinate * IN_STRIDES_[d];
+        out_at += coordinate * OUT_STRIDES_[d];
+        rest /= SIZES_[d];
+    }
+#if SOURCE_BITS == 64
+    uvec2 bits = uvec2(input_load(0u, 2u * in_at), input_load(0u, 2u * in_at + 1u));
+#else
+    uvec2 bits = uvec2(input_load(0u, in_at), 0u);
+#endif
+#if defined(SAME_TYPE)
+    uvec2 result = bits;  // the bits as they are (a NaN's payload too), as every same-type CAST
+#else
+    uvec2 result = encoded(decoded(bits));
+#endif
+#if TARGET_BITS == 64
+    output_store(0u, 2u * out_at, result.x);
+    output_store(0u, 2u * out_at + 1u, result.y);
+#else
+    output_store(0u, out_at, result.x);
+#endif
+}

@@ -1,0 +1,246 @@
+"""CAST to and from the 64-bit types (FLOAT64, INT64, UINT64) against a reference written
+with Python's exact numbers: every FLOAT16 input, and swept FLOAT64, INT64 and
+UINT64 inputs (halfway cases built exactly, subnormals of every width, the edges of every
+integer range, infinities, NaN, signed zeros), through descs, strided layouts, the front end
+and graphs."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import ml_dtypes
+import numpy as np
+import pytest
+from reference_elementwise import assert_same
+
+import dmlpy as dml
+
+T = dml.TensorDataType
+NUMPY = {T.FLOAT64: np.float64, T.FLOAT32: np.float32, T.FLOAT16: np.float16, T.BFLOAT16: ml_dtypes.bfloat16,
+         T.INT64: np.int64, T.INT32: np.int32, T.INT16: np.int16, T.INT8: np.int8, T.UINT64: np.uint64,
+         T.UINT32: np.uint32, T.UINT16: np.uint16, T.UINT8: np.uint8}
+WIDE = (T.FLOAT64, T.INT64, T.UINT64)
+# (exponent bits, mantissa bits) of each float type, and the unsigned type of its width.
+FORMATS = {np.dtype(np.float64): (11, 52, np.uint64), np.dtype(np.float32): (8, 23, np.uint32),
+           np.dtype(np.float16): (5, 10, np.uint16), np.dtype(ml_dtypes.bfloat16): (8, 7, np.uint16)}
+
+
+def is_float(dtype) -> bool:
+    return np.dtype(dtype) in FORMATS
+
+
+def exact(value) -> Fraction | None:
+    """A finite float or an integer as an exact rational; None for inf and NaN."""
+    if isinstance(value, (int, np.integer)):
+        return Fraction(int(value))
+    value = float(value)  # exact for every float type here
+    return Fraction(value) if math.isfinite(value) else None
+
+
+def rounded_bits(value: Fraction, negative: bool, dtype) -> int:
+    """The bits of `value` (nonnegative) rounded to nearest, ties to even, in the float type
+    `dtype`: the plain definition, on exact rationals."""
+    exponent_bits, mantissa_bits, _ = FORMATS[np.dtype(dtype)]
+    bias = (1 << (exponent_bits - 1)) - 1
+    sign = (1 << (exponent_bits + mantissa_bits)) if negative else 0
+    infinity = ((1 << exponent_bits) - 1) << mantissa_bits
+    if value == 0:
+        return sign
+    top = value.numerator.bit_length() - value.denominator.bit_length()  # 2^top <= value < 2^(top + 2)
+    if Fraction(2) ** top > value:
+        top -= 1
+    elif Fraction(2) ** (top + 1) <= value:
+        top += 1
+    quantum = Fraction(2) ** (max(top, 1 - bias) - mantissa_bits)
+    units, rest = divmod(value, quantum)
+    units = int(units)
+    if rest > quantum / 2 or (rest == quantum / 2 and units % 2 == 1):
+        units += 1
+    # A normal number's units hold its leading bit, which carries into the exponent field.
+    field = top + bias - 1 if top >= 1 - bias else 0
+    bits = (field << mantissa_bits) + units
+    return sign | min(bits, infinity)
+
+
+def cast_reference(x: np.ndarray, target) -> np.ndarray:
+    """CAST as dmlpy documents it: floats rounded once to nearest even (inf and NaN kept, a
+    NaN quieted, its payload's top kept); floats to integers toward zero, saturated, NaN 0;
+    integers to integers wrapped; a type to itself unchanged."""
+    target = np.dtype(target)
+    flat = np.ravel(x)
+    if flat.dtype == target:
+        return flat.copy()
+    if is_float(target):
+        exponent_bits, mantissa_bits, unsigned = FORMATS[target]
+        out = []
+        for v in flat:
+            negative = bool(np.signbit(v)) if is_float(flat.dtype) else int(v) < 0
+            number = exact(v)
+            if number is not None:
+                out.append(rounded_bits(abs(number), negative, target))
+                continue
+            sign = (1 << (exponent_bits + mantissa_bits)) if negative else 0
+            infinity = ((1 << exponent_bits) - 1) << mantissa_bits
+            if np.isinf(v):
+                out.append(sign | infinity)
+            else:  # NaN: quiet, the payload's top bits
+                source_exponent, source_mantissa, source_unsigned = FORMATS[flat.dtype]
+                payload = int(np.array([v]).view(source_unsigned)[0]) & ((1 << source_mantissa) - 1)
+                aligned = payload << (64 - source_mantissa) >> (64 - mantissa_bits)
+                out.append(sign | infinity | (1 << (mantissa_bits - 1)) | aligned)
+        return np.array(out, dtype=unsigned).view(target)
+    info = np.iinfo(target)
+    if is_float(flat.dtype):
+        values = []
+        for v in flat:
+            number = exact(v)
+            if np.isnan(v):
+                values.append(0)
+            elif number is None:
+                values.append(info.max if v > 0 else info.min)
+            else:
+                values.append(min(max(int(number), info.min), info.max))  # int(): toward zero
+        return np.array(values, target)
+    span = 1 << info.bits
+    return np.array([(int(v) - info.min) % span + info.min for v in flat], target)
+
+
+def run(device, source: dml.BufferTensorDesc, target: dml.BufferTensorDesc, storage: np.ndarray) -> np.ndarray:
+    compiled = device.compile_operator(device.create_operator(dml.CastOperatorDesc(source, target)))
+    given = device.create_buffer(tensor=source)
+    given.write(np.ascontiguousarray(storage))
+    result = device.create_buffer(tensor=target)
+    device.execute(device.create_binding_table(compiled, inputs=[given], outputs=[result]))
+    return result.read()
+
+
+def float64_sweep(rng) -> np.ndarray:
+    """Random doubles over the whole exponent range, subnormals of every width, values halfway
+    between neighbours of each narrower type (exactly, and a double's ULP either side), the
+    edges of every integer range, and the specials."""
+    random_bits = rng.integers(0, 2**64, 3000, dtype=np.uint64, endpoint=False).view(np.float64)
+    scales = 2.0 ** rng.integers(-160, 160, 3000)
+    moderate = rng.standard_normal(3000) * scales
+    halfway = []
+    for narrow in (np.float32, np.float16, ml_dtypes.bfloat16):
+        grid = rng.standard_normal(300).astype(np.float32).astype(narrow)
+        tiny = np.array([ml_dtypes.finfo(narrow).smallest_subnormal * k for k in (1, 2, 3, 5)], np.float64)
+        for base in (*grid.astype(np.float64), *tiny, float(ml_dtypes.finfo(narrow).max)):
+            with np.errstate(over="ignore"):
+                up = float(np.nextafter(np.array(base, narrow), np.array(np.inf, narrow)))
+            if math.isinf(up):  # past the largest: where the next would be
+                up = base + (base - float(np.nextafter(np.array(base, narrow), np.array(0, narrow))))
+            middle = base + (up - base) / 2  # exact in a double: the narrow types are far narrower
+            halfway += [middle, np.nextafter(middle, np.inf), np.nextafter(middle, -np.inf), -middle]
+    edges = [float(e) + d for e in (2**7, 2**8, 2**15, 2**16, 2**31, 2**32, 2**63, 2**64) for d in (-1, -0.5, 0, 0.5)]
+    edges += [-e for e in edges]
+    specials = [0.0, -0.0, np.inf, -np.inf, np.nan, -np.nan, 5e-324, -5e-324, 2.2250738585072014e-308,
+                1.7976931348623157e308, 1e-45, 1.4e-45, 7e-46, 6e-8, 3e-8, 65520.0, 65519.99, 3.4028235677973366e38]
+    payload_nan = np.array([0x7FF0000000000001, 0xFFF8000000000123, 0x7FF4000000000000], np.uint64).view(np.float64)
+    return np.concatenate([random_bits, moderate, halfway, edges, specials, payload_nan]).astype(np.float64)
+
+
+def integer_sweep(dtype, rng) -> np.ndarray:
+    """Random integers of every bit length, both ends of the range, and values halfway between
+    neighbours of FLOAT32, FLOAT16 and BFLOAT16 (ties to even both ways), a unit either side."""
+    info = np.iinfo(dtype)
+    values = [info.min, info.max, info.min + 1, info.max - 1, 0, 1]
+    for length in range(1, info.bits + 1):
+        for _ in range(20):
+            magnitude = int(rng.integers(0, 2**62)) % (1 << length) | (1 << (length - 1))
+            values += [magnitude, -magnitude]
+    for kept in (24, 11, 8):  # significand bits of FLOAT32, FLOAT16, BFLOAT16
+        for length in range(kept + 2, info.bits + 1):
+            top = 1 << (length - 1)
+            half = 1 << (length - kept - 1)
+            for odd in (0, 1):
+                middle = top + odd * 2 * half + half
+                values += [middle, middle + 1, middle - 1, -middle]
+    return np.array([v for v in values if info.min <= v <= info.max], dtype)
+
+
+def sweep_for(data_type: T, rng) -> np.ndarray:
+    dtype = NUMPY[data_type]
+    if data_type is T.FLOAT16:  # every input
+        return np.arange(1 << 16, dtype=np.uint16).view(dtype)
+    if data_type is T.FLOAT32:
+        with np.errstate(over="ignore", invalid="ignore"):
+            return float64_sweep(rng).astype(np.float32)
+    if data_type is T.FLOAT64:
+        return float64_sweep(rng)
+    return integer_sweep(dtype, rng)
+
+
+PAIRS = [(s, t) for s in NUMPY for t in NUMPY if (s in WIDE or t in WIDE) and T.BFLOAT16 not in (s, t)]
+
+
+@pytest.mark.parametrize("source, target", PAIRS, ids=lambda t: t.name)
+def test_every_conversion_to_and_from_a_64_bit_type(device, source, target):
+    x = sweep_for(source, np.random.default_rng(int(source) * 16 + int(target)))
+    got = run(device, dml.BufferTensorDesc(source, x.shape), dml.BufferTensorDesc(target, x.shape), x)
+    expected = cast_reference(x, NUMPY[target])
+    assert got.dtype == NUMPY[target]
+    if is_float(NUMPY[target]):  # every bit, NaNs' included
+        unsigned = FORMATS[np.dtype(NUMPY[target])][2]
+        differ = np.flatnonzero(got.view(unsigned) != expected.view(unsigned))
+        assert differ.size == 0, f"{differ.size} differ, e.g. {x[differ[:4]]} -> {got[differ[:4]]}, not " \
+                                 f"{expected[differ[:4]]}"
+    else:
+        assert_same(got, expected)
+
+
+def test_strided_and_broadcast_layouts(device):
+    """A transposed FLOAT64 input into a gapped INT64 output, and a broadcast INT64 input into
+    a transposed FLOAT32 output: the other words of each output keep what they held."""
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((4, 6)) * 1e10
+    source = dml.BufferTensorDesc(T.FLOAT64, (6, 4), (1, 6))  # x's transpose, read in place
+    target = dml.BufferTensorDesc(T.INT64, (6, 4), (8, 2))
+    compiled = device.compile_operator(device.create_operator(dml.CastOperatorDesc(source, target)))
+    given, result = device.create_buffer(tensor=source), device.create_buffer(tensor=target)
+    given.write(x)
+    result.write(np.full(target.total_tensor_size_in_bytes // 8, -7, np.int64))
+    device.execute(device.create_binding_table(compiled, inputs=[given], outputs=[result]))
+    stored = result.read(T.INT64, count=target.total_tensor_size_in_bytes // 8)
+    written = np.arange(6)[:, None] * 8 + np.arange(4)[None, :] * 2
+    assert np.array_equal(stored[written], np.trunc(x.T).astype(np.int64))
+    assert np.all(np.delete(stored, written.ravel()) == -7)
+    column = np.array([2**40 + 1, -3, 2**62 + 2**38, 7], np.int64)
+    source = dml.BufferTensorDesc(T.INT64, (4, 5), (1, 0))  # each value along a row
+    target = dml.BufferTensorDesc(T.FLOAT32, (4, 5), (1, 4))
+    got = run(device, source, target, column)
+    assert np.array_equal(got, np.repeat(column.astype(np.float32)[:, None], 5, axis=1))
+
+
+def test_the_front_end_takes_numpys_64_bit_defaults(device):
+    """dml.cast(x, ...) of a float64 or int64 array converts on the device, in the front end's
+    terms; other operators still ask for a conversion first."""
+    x = np.array([0.1, -2.5, 1e300, np.nan, 5e-324])
+    with np.errstate(over="ignore"):
+        assert_same(dml.cast(x, np.float32, device=device), x.astype(np.float32))
+    assert_same(dml.cast(np.arange(-3, 3), np.int8, device=device), np.arange(-3, 3).astype(np.int8))
+    widened = dml.cast(np.array([1.5, -0.0], np.float32), np.float64, device=device)
+    assert widened.dtype == np.float64 and np.array_equal(widened.view(np.uint64),
+                                                          np.array([1.5, -0.0]).view(np.uint64))
+    with pytest.raises(dml.UnsupportedError, match=r"convert it first, e\.g\. a\.astype\(np\.int32\)"):
+        dml.add(np.arange(3), np.arange(3), device=device)
+
+
+def test_a_graph_runs_a_64_bit_cast_beside_fused_nodes(device):
+    """FLOAT64 in, cast to FLOAT32, then RELU; the cast is its own kernel, RELU's input the
+    cast's bits."""
+    g = dml.GraphBuilder(device)
+    x = g.input(dml.BufferTensorDesc(T.FLOAT64, (3, 7)))
+    narrowed = dml.graph.cast(x, np.float32)
+    compiled = g.build([dml.graph.relu(narrowed), dml.graph.cast(narrowed, np.int64)])
+    values = np.random.default_rng(5).standard_normal((3, 7)) * 1e3
+    given = device.create_buffer(tensor=dml.BufferTensorDesc(T.FLOAT64, (3, 7)))
+    given.write(values)
+    outputs = [device.create_buffer(tensor=t) for _, t in compiled.output_tensors]
+    size = compiled.binding_properties.temporary_resource_size
+    device.execute(device.create_binding_table(compiled, inputs=[given], outputs=outputs,
+                                               temporary=device.create_buffer(size) if size else None))
+    narrow = values.astype(np.float32)
+    assert_same(outputs[0].read().reshape(-1), np.maximum(narrow, 0))
+    assert np.array_equal(outputs[1].read().reshape(-1), np.trunc(narrow).astype(np.int64).reshape(-1))
