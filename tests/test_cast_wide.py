@@ -244,3 +244,17 @@ def test_a_graph_runs_a_64_bit_cast_beside_fused_nodes(device):
     narrow = values.astype(np.float32)
     assert_same(outputs[0].read().reshape(-1), np.maximum(narrow, 0))
     assert np.array_equal(outputs[1].read().reshape(-1), np.trunc(narrow).astype(np.int64).reshape(-1))
+
+
+def test_device_arrays_convert_to_and_from_64_bit_types(device):
+    """astype on device arrays: a float64 array from NumPy narrowed on the device, and a
+    chain's result widened; the chain's bits are those of the operators run one by one."""
+    host = np.array([0.1, -2**40 - 0.5, 1e-310, np.nan, 3e38 * 2])
+    on_device = dml.asarray(host, device=device)
+    assert on_device.dtype == np.float64
+    with np.errstate(over="ignore"):
+        narrowed = host.astype(np.float32)
+    assert_same(on_device.astype(np.float32).numpy(), narrowed)
+    widened = (on_device.astype(np.float32) * 2).astype(np.int64).numpy()
+    assert widened.dtype == np.int64
+    assert np.array_equal(widened, cast_reference(narrowed * np.float32(2), np.int64))
