@@ -258,3 +258,11 @@ def test_device_arrays_convert_to_and_from_64_bit_types(device):
     widened = (on_device.astype(np.float32) * 2).astype(np.int64).numpy()
     assert widened.dtype == np.int64
     assert np.array_equal(widened, cast_reference(narrowed * np.float32(2), np.int64))
+    # Other operators on 64-bit device arrays say how to convert, as for host arrays.
+    with pytest.raises(dml.InvalidArgumentError, match=r"add: a has dtype float64, which ELEMENT_WISE_ADD does not "
+                                                       r"take .*; convert it first, e\.g\. a\.astype\(np\.float32\)"):
+        on_device + 1
+    with pytest.raises(dml.UnsupportedError, match=r"add: a has dtype int64, which ELEMENT_WISE_ADD takes but "
+                                                   r"dmlpy does not compute yet; convert it first, e\.g\. "
+                                                   r"a\.astype\(np\.int32"):
+        dml.asarray(np.arange(3), device=device) + 1

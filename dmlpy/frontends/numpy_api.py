@@ -256,6 +256,8 @@ def _run_resident(schema: OperatorSchema, values: dict[str, object], out, device
     except ValueError:
         shapes = ", ".join(f"{name} {a.shape}" for name, a in arrays.items())
         raise InvalidArgumentError(f"the shapes do not broadcast: {shapes}", "sizes") from None
+    data_types = [a.data_type for a in arrays.values()]
+    refuse_untaken_data_types(schema, data_types)  # in the front end's terms, as for host arrays
     result_type = output_data_type(schema, {name: a.data_type for name, a in arrays.items()}, requested)
     result_dtype = data_type_info(result_type).numpy_dtype
     if rowwise and any(a.shape != shape for a in arrays.values()):
@@ -319,8 +321,13 @@ def _run_resident(schema: OperatorSchema, values: dict[str, object], out, device
         own = owner.create_operator(desc).desc
         if schema.elementwise(own) is not None:
             return DeviceArray.deferred(owner, shape, result_dtype, own, tuple(arrays.values()))
+    try:
+        compiled = owner.compile_cached(desc)
+    except UnsupportedError as error:
+        refuse_uncomputed_wide_types(schema, data_types, error)
+        raise
     result = out if writes_out else DeviceArray(owner, shape, result_dtype)
-    run_on_arrays(owner.compile_cached(desc), list(arrays.values()), result)
+    run_on_arrays(compiled, list(arrays.values()), result)
     if result is not out and out is not None:
         return _run_resident(OPERATORS["element_wise_identity"], {"x": result}, out, None, {})
     return result
