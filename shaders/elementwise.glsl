@@ -2,11 +2,11 @@
 // element, for 1 to 4 inputs, each of its own data type. The operator's math arrives as the
 // generated header operator_body.glsl (rendered from its expression by dmlpy/ir/expr.py):
 // statements over `bits[]`, the inputs' stored bits, ending in `uint result`, the output's
-// stored bits. Element widths may differ between tensors only on PATH_GATHER and
+// stored bits. Element widths may differ between tensors only on PATH_MIXED, PATH_GATHER and
 // PATH_STRIDED, where each input is read by its own width; words assembled whole are the
 // output's (ELEMENT_BITS).
 //
-// One mechanism, three layouts chosen at compile time from the descs:
+// One mechanism, five layouts chosen at compile time from the descs:
 //   PATH_PACKED   all tensors share one dense layout, so nothing is indexed or shared: each
 //                 invocation maps VECTORS_PER_ITEM units of VECTOR_WORDS whole words of every
 //                 tensor (16-byte vector loads and stores when VECTOR_WORDS is 4), with no
@@ -24,6 +24,11 @@
 //                 merged atomically (see tensor_storage.glsl). Where the output is contiguous
 //                 along a dim the inputs are not (a transpose), COLUMN_RUN: each invocation
 //                 walks a column of the output, neighbouring invocations neighbouring columns.
+//   PATH_MIXED    as PATH_PACKED, but the tensors' elements differ in width (a condition, a
+//                 comparison's output, a cast): each invocation maps MIXED_ELEMENTS elements,
+//                 one 16-byte vector of the narrowest tensor, whole vectors of every other,
+//                 every tensor starting on 16 bytes; the elements past the last whole item
+//                 are a second dispatch (MIXED_TAIL), one element per invocation.
 //   PATH_TILED    a 2-D transpose in whole 16-byte vectors (sizes and pitches multiples of
 //                 TILE, a vector's elements; 16-byte starts): TILE x TILE blocks transposed
 //                 in registers. Defines TILE_LANE_SIZE, TILE_RUN_SIZE (the sizes of the
@@ -67,6 +72,8 @@ layout(local_size_x = WORKGROUP_SIZE) in;
 #endif
 #elif defined(PATH_TILED)
 #define TILE (4u * ELEMENTS_PER_WORD)  // elements in a 16-byte vector
+#elif defined(PATH_MIXED)
+#define ELEMENTS_PER_ITEM MIXED_ELEMENTS
 #else
 #define ELEMENTS_PER_ITEM RUN_LENGTH  // a multiple of ELEMENTS_PER_WORD on PATH_GATHER
 #endif
@@ -133,6 +140,37 @@ void map_unit(uint u) {
     output0[params.base[INPUT_COUNT] / ELEMENTS_PER_WORD + u] = apply_word(words, 0u, ELEMENTS_PER_WORD);
 #endif
 }
+#elif defined(PATH_MIXED)
+// Item `item`: elements [item * MIXED_ELEMENTS, + MIXED_ELEMENTS), one 16-byte vector of the
+// narrowest tensor and whole vectors of every other (MIXED_ELEMENTS * bits / 128 each), each
+// element's bits taken from its tensor's words by that tensor's own width. Vectors alone, no
+// branch on a tensor's width: with a word path beside them lavapipe ran twice as slowly.
+void map_mixed_item(uint item) {
+    uint words[INPUT_COUNT][MIXED_ELEMENTS];  // a 32-bit tensor's item is MIXED_ELEMENTS words
+    [[unroll]] for (uint t = 0u; t < INPUT_COUNT; ++t) {
+        uint vectors = MIXED_ELEMENTS * INPUT_ELEMENT_BITS[t] / 128u;
+        [[unroll]] for (uint v = 0u; v < vectors; ++v) {
+            uvec4 q = input_vector(t, params.base[t] * INPUT_ELEMENT_BITS[t] / 128u + item * vectors + v);
+            [[unroll]] for (uint k = 0u; k < 4u; ++k) words[t][4u * v + k] = q[k];
+        }
+    }
+    uint results[MIXED_ELEMENTS / ELEMENTS_PER_WORD];
+    [[unroll]] for (uint e = 0u; e < MIXED_ELEMENTS; ++e) {
+        uint bits[INPUT_COUNT];
+        [[unroll]] for (uint t = 0u; t < INPUT_COUNT; ++t) {
+            uint per_word = 32u / INPUT_ELEMENT_BITS[t];
+            bits[t] = sized_lane_bits(words[t][e / per_word], e % per_word, INPUT_ELEMENT_BITS[t]);
+        }
+        uint lane = e % ELEMENTS_PER_WORD;
+        results[e / ELEMENTS_PER_WORD] = with_lane_bits(lane == 0u ? 0u : results[e / ELEMENTS_PER_WORD], lane,
+                                                        apply_op(bits));
+    }
+    const uint OUTPUT_VECTORS = MIXED_ELEMENTS / ELEMENTS_PER_WORD / 4u;
+    [[unroll]] for (uint v = 0u; v < OUTPUT_VECTORS; ++v) {
+        output0_vec4[params.base[INPUT_COUNT] * ELEMENT_BITS / 128u + item * OUTPUT_VECTORS + v] =
+            uvec4(results[4u * v], results[4u * v + 1u], results[4u * v + 2u], results[4u * v + 3u]);
+    }
+}
 #elif !defined(PATH_TILED)
 const uint TENSOR_SIZES[RANK] = uint[RANK](SIZES);
 const uint TENSOR_STRIDES[RANK * TENSOR_COUNT] = uint[RANK * TENSOR_COUNT](STRIDES);
@@ -172,6 +210,10 @@ void main() {
     uint item_count = ceil_div(params.element_count - whole_elements, ELEMENTS_PER_WORD);
 #elif defined(PATH_PACKED)
     uint item_count = params.element_count / CHUNK_ELEMENTS * (CHUNK_ELEMENTS / ELEMENTS_PER_ITEM);
+#elif defined(MIXED_TAIL)
+    uint item_count = params.element_count % MIXED_ELEMENTS;
+#elif defined(PATH_MIXED)
+    uint item_count = params.element_count / MIXED_ELEMENTS;
 #elif defined(PATH_TILED)
     uint item_count = TILE_LANE_SIZE / TILE * (TILE_RUN_SIZE / TILE);
 #elif defined(COLUMN_RUN)
@@ -244,6 +286,14 @@ void main() {
     uint words[INPUT_COUNT];
     [[unroll]] for (uint t = 0u; t < INPUT_COUNT; ++t) words[t] = packed_input_word(t, w);
     output0[out_word] = apply_word(words, lanes < ELEMENTS_PER_WORD ? output0[out_word] : 0u, lanes);
+#elif defined(MIXED_TAIL)
+    // An element past the whole items, alone (its word's other elements are the tail's too).
+    uint e = params.element_count - item_count + item;
+    uint bits[INPUT_COUNT];
+    [[unroll]] for (uint t = 0u; t < INPUT_COUNT; ++t) bits[t] = input_load(t, params.base[t] + e);
+    output0_store(params.base[INPUT_COUNT] + e, apply_op(bits));
+#elif defined(PATH_MIXED)
+    map_mixed_item(item);
 #elif defined(PATH_PACKED)
     [[unroll]] for (uint k = 0u; k < VECTORS_PER_ITEM; ++k) {
 #if defined(UNITS_INTERLEAVED)

@@ -90,17 +90,17 @@ def run_less(device, data_type, sizes, a_strides=None, b_strides=None, output_st
 
 
 @pytest.mark.parametrize("data_type", [T.FLOAT32, T.FLOAT16])
-@pytest.mark.parametrize("sizes, a_strides, b_strides, output_strides", [
-    ((7,), None, None, None),
-    ((1000,), None, None, None),
-    ((1000,), (2,), (3,), None),  # strided inputs
-    ((8, 125), None, (0, 1), None),  # b broadcast along rows
-    ((8, 125), None, None, (1, 8)),  # a transposed output
-    ((3, 7), (0, 0), None, (14, 2)),  # a scalar a, an output with holes
+@pytest.mark.parametrize("sizes, a_strides, b_strides, output_strides, path", [
+    ((7,), None, None, None, "mixed"),  # the elements differ in width: fewer than an item, all tail
+    ((1000,), None, None, None, "mixed"),  # 62 items of 16 and a tail of 8
+    ((1000,), (2,), (3,), None, "strided"),  # strided inputs
+    ((8, 125), None, (0, 1), None, "strided"),  # b broadcast along rows
+    ((8, 125), None, None, (1, 8), "strided"),  # a transposed output
+    ((3, 7), (0, 0), None, (14, 2), "strided"),  # a scalar a, an output with holes
 ])
-def test_less_writes_uint8(device, data_type, sizes, a_strides, b_strides, output_strides):
-    path, actual, expected = run_less(device, data_type, sizes, a_strides, b_strides, output_strides)
-    assert path == "strided"  # the elements differ in width
+def test_less_writes_uint8(device, data_type, sizes, a_strides, b_strides, output_strides, path):
+    taken, actual, expected = run_less(device, data_type, sizes, a_strides, b_strides, output_strides)
+    assert taken == path
     assert np.array_equal(actual, expected), np.flatnonzero(actual != expected)[:10]
 
 
@@ -157,9 +157,9 @@ class HalveOperatorDesc(OperatorDesc):
 
 
 @pytest.mark.parametrize("input_type, output_type, count, path", [
-    (T.INT8, T.FLOAT32, 1003, "strided"),  # wider output: each tensor by its own width
-    (T.INT8, T.FLOAT16, 99, "strided"),
-    (T.FLOAT16, T.FLOAT32, 37, "strided"),
+    (T.INT8, T.FLOAT32, 1003, "mixed"),  # wider output: each tensor by its own width
+    (T.INT8, T.FLOAT16, 99, "mixed"),
+    (T.FLOAT16, T.FLOAT32, 37, "mixed"),
     (T.INT16, T.FLOAT16, 1000, "packed"),  # one width, two types: the packed path still
 ])
 def test_input_decoded_by_its_type_output_encoded_by_its_own(device, input_type, output_type, count, path):

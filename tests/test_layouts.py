@@ -350,3 +350,53 @@ def test_transposes_walk_columns(planned_device, data_type, sizes, transposed):
         assert compiled.plan.path == "strided" and "COLUMN_RUN" in compiled.plan.stages[0].defines
     assert_bytes_equal(actual["output_gradient_tensor"], expected["output_gradient_tensor"],
                        data_type_info(data_type).element_size)
+
+
+@pytest.mark.parametrize("source, target", [(T.INT8, T.FLOAT32), (T.FLOAT32, T.UINT8), (T.FLOAT16, T.INT8),
+                                            (T.UINT8, T.FLOAT16), (T.INT16, T.FLOAT32), (T.FLOAT32, T.FLOAT16)],
+                         ids=lambda t: t.name)
+def test_dense_tensors_of_different_widths_map_whole_vectors_and_a_tail(device, source, target):
+    """The mixed path: items of one 16-byte vector of the narrowest tensor, and the elements
+    past the last whole item alone; counts on either side of an item's edge, the bytes after
+    the output kept."""
+    rng = np.random.default_rng(int(source) * 16 + int(target))
+    source_dtype, target_dtype = data_type_info(source).numpy_dtype, data_type_info(target).numpy_dtype
+    for count in (1, 7, 15, 16, 17, 33, 1000):
+        if source_dtype.kind == "f":
+            x = (rng.standard_normal(count) * 60).astype(source_dtype)
+        else:
+            x = rng.integers(np.iinfo(source_dtype).min, np.iinfo(source_dtype).max, count).astype(source_dtype)
+        desc = dml.CastOperatorDesc(dml.BufferTensorDesc(source, (count,)), dml.BufferTensorDesc(target, (count,)))
+        compiled = device.compile_operator(device.create_operator(desc))
+        assert compiled.plan.path == "mixed"
+        given, result = device.create_buffer(tensor=desc.input_tensor), device.create_buffer(count * 4 + 16)
+        given.write(x)
+        result.write(np.full(count * 4 + 16, 0xA5, np.uint8))
+        device.execute(device.create_binding_table(compiled, inputs=[given], outputs=[result]))
+        stored = result.read(np.uint8, count * 4 + 16)
+        size = count * target_dtype.itemsize
+        if target_dtype.kind == "f":
+            with np.errstate(over="ignore"):
+                expected = x.astype(np.float32).astype(target_dtype)
+        else:
+            info = np.iinfo(target_dtype)
+            expected = np.clip(np.trunc(x.astype(np.float64)), info.min, info.max).astype(target_dtype) \
+                if source_dtype.kind == "f" else x.astype(target_dtype)
+        assert np.array_equal(stored[:size], expected.view(np.uint8)), count
+        assert np.all(stored[size:] == 0xA5), count
+
+
+def test_a_select_of_three_widths_takes_the_mixed_path(device):
+    """ELEMENT_WISE_IF with a UINT8 condition over FLOAT16 operands, and over FLOAT32 ones."""
+    rng = np.random.default_rng(9)
+    for dtype in (np.float16, np.float32):
+        for count in (5, 16, 49, 4096 + 3):
+            condition = rng.integers(0, 3, count).astype(np.uint8)
+            a, b = rng.standard_normal((2, count)).astype(dtype)
+            got = dml.where(condition, a, b, device=device)
+            assert_bytes_equal(got.view(np.uint8), np.where(condition != 0, a, b).view(np.uint8),
+                               np.dtype(dtype).itemsize, f"{np.dtype(dtype)} {count}")
+        data_type = T.FLOAT16 if dtype is np.float16 else T.FLOAT32
+        desc = dml.ElementWiseIfOperatorDesc(dml.BufferTensorDesc(T.UINT8, (64,)),
+                                             *[dml.BufferTensorDesc(data_type, (64,))] * 3)
+        assert device.compile_operator(device.create_operator(desc)).plan.path == "mixed"

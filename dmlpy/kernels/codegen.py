@@ -114,7 +114,7 @@ class KernelStage:
 
 @dataclass(frozen=True)
 class KernelPlan:
-    # which specialisation the desc took: "packed", "broadcast", "tiled", "gather", "strided" (element-wise),
+    # which specialisation the desc took: "packed", "broadcast", "mixed", "tiled", "gather", "strided" (element-wise),
     # "reduction", "scan", "selection"
     path: str
     stages: tuple[KernelStage, ...]
@@ -275,9 +275,14 @@ def plan_elementwise(inputs: list[BufferTensorDesc], output: BufferTensorDesc, a
     # element once and repeats it across words and vectors, so it needs no alignment of its own.
     read_by_words = [t for t, p in zip(inputs, periods) if p != 1] + [output]
     aligned = all(starts_on(t, 4) for t in tensors)
-    if not one_width:
+    one_layout = all(s == strides[-1] for s in strides) and is_dense(sizes, strides[-1])
+    if not one_width and one_layout and all(starts_on(t, 16) for t in tensors):
+        path, reason = "mixed", ("every tensor has one dense layout, its elements of its own width: each invocation "
+                                 "maps the elements of one 16-byte vector of the narrowest, whole vectors of every "
+                                 "tensor")
+    elif not one_width:
         path, reason = "strided", "the tensors' elements differ in width: each is read by its own"
-    elif all(s == strides[-1] for s in strides) and is_dense(sizes, strides[-1]) and aligned:
+    elif one_layout and aligned:
         path, reason = "packed", "every tensor has one dense layout"
     elif is_dense(sizes, strides[-1]) and all(starts_on(t, 4) for t in read_by_words) and None not in periods \
             and any(periods) and all(p == 1 or p % elements_per_word == 0 for p in periods):
@@ -308,7 +313,7 @@ def plan_elementwise(inputs: list[BufferTensorDesc], output: BufferTensorDesc, a
     vector_words = 4 if packed and all(starts_on(t, 16) for t in read_by_words) \
         and all(p == 1 or p % (4 * elements_per_word) == 0 for p in periods) else 1
     interface = KernelInterface(input_types, (output.data_type,), scalar_count=len(scalars),
-                                vector_views=path == "tiled" or vector_words == 4)
+                                vector_views=path in ("tiled", "mixed") or vector_words == 4)
     interface.check(adapter)
     generated = (("kernel_interface.glsl", interface.header()),
                  ("operator_body.glsl", tuple(render.render(result, input_types, output.data_type))))
@@ -330,6 +335,16 @@ def plan_elementwise(inputs: list[BufferTensorDesc], output: BufferTensorDesc, a
                               generated=generated, part="tail", chunk=chunk))
         reason += (f"; {PACKED_VECTORS_PER_ITEM} units of {vector_words} word(s) per invocation, "
                    f"{'a workgroup apart (a GPU: coalesced)' if interleaved else 'consecutive (a CPU device)'}")
+        return KernelPlan(path, stages, output.element_count, scalar_bits=scalar_bits, reason=reason,
+                          interface=interface)
+    if path == "mixed":
+        # Whole items in the main dispatch, the elements past them one an invocation in a tail.
+        item = 128 // min(data_type_info(t.data_type).bits for t in tensors)
+        defines["MIXED_ELEMENTS"] = f"{item}u"
+        stages = (KernelStage("main", shader, defines, workgroup_size, item, generated=generated, part="whole",
+                              chunk=item),
+                  KernelStage("tail", shader, {**defines, "MIXED_TAIL": ""}, workgroup_size, 1, generated=generated,
+                              part="tail", chunk=item))
         return KernelPlan(path, stages, output.element_count, scalar_bits=scalar_bits, reason=reason,
                           interface=interface)
     if path == "tiled":
