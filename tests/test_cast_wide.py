@@ -6,6 +6,7 @@ and graphs."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from fractions import Fraction
 
@@ -266,3 +267,24 @@ def test_device_arrays_convert_to_and_from_64_bit_types(device):
                                                    r"dmlpy does not compute yet; convert it first, e\.g\. "
                                                    r"a\.astype\(np\.int32"):
         dml.asarray(np.arange(3), device=device) + 1
+
+
+@pytest.mark.parametrize("data_type", WIDE, ids=lambda t: t.name)
+def test_identity_copies_64_bit_elements_and_device_array_views(device, data_type):
+    """ELEMENT_WISE_IDENTITY of a 64-bit type passes every element's bits (NaN payloads, -0,
+    subnormals, both ends of the range); a copy of a strided device-array view is one."""
+    dtype = NUMPY[data_type]
+    x = sweep_for(data_type, np.random.default_rng(int(data_type)))
+    desc = dml.ElementWiseIdentityOperatorDesc(dml.BufferTensorDesc(data_type, x.shape),
+                                               dml.BufferTensorDesc(data_type, x.shape))
+    run_identity = device.compile_operator(device.create_operator(desc))
+    given, result = device.create_buffer(tensor=desc.input_tensor), device.create_buffer(tensor=desc.output_tensor)
+    given.write(x)
+    device.execute(device.create_binding_table(run_identity, inputs=[given], outputs=[result]))
+    got = result.read()
+    assert np.array_equal(got.view(np.uint64), x.view(np.uint64))
+    view = dml.asarray(x, device=device)[1::3]
+    copied = view.copy()
+    assert copied.dtype == dtype and np.array_equal(copied.numpy().view(np.uint64), x[1::3].view(np.uint64))
+    with pytest.raises(dml.UnsupportedError, match=r"scale_bias on .*64: dmlpy applies a ScaleBias to FLOAT32"):
+        device.compile_operator(device.create_operator(dataclasses.replace(desc, scale_bias=dml.ScaleBias(2, 1))))

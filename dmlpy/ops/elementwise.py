@@ -133,6 +133,14 @@ def _remainder_floored(a, b):
     return e.where(truncated.equals(0.0), zero, moved)
 
 
+def _wide_identity(desc, adapter):
+    """IDENTITY of a 64-bit type: its words copied (a ScaleBias would need 64-bit arithmetic)."""
+    if desc.scale_bias is not None:
+        raise UnsupportedError(f"ELEMENT_WISE_IDENTITY.scale_bias on {desc.input_tensor.data_type.name}: dmlpy "
+                               "applies a ScaleBias to FLOAT32, FLOAT16 and BFLOAT16 only", "scale_bias")
+    return plan_wide_conversion(desc.input_tensor, desc.output_tensor, adapter)
+
+
 def _cast(desc) -> e.Expr:
     """Floats to floats rounded once to nearest even (the same type: the bits as they are);
     floats to integers toward zero, saturated, NaN to 0; integers to floats to nearest even;
@@ -171,8 +179,10 @@ TABLE: tuple[ElementWise, ...] = (
         "IDENTITY", "element_wise_identity", "ScaleBias(InputTensor)",
         ladder((FL.LEVEL_4_1, ELEVEN, "1 to 8"), (FL.LEVEL_3_0, EIGHT, "1 to 8"), (FL.LEVEL_2_1, EIGHT, "4 to 5"),
                (FL.LEVEL_1_0, F2, "4 to 5")),
-        floats=lambda x: x, integers=lambda x: x, scale_bias=True,
-        notes="Without a ScaleBias the bits pass through unchanged (NaN payloads, -0, subnormals)."),
+        floats=lambda x: x, integers=lambda x: x, scale_bias=True, wide=_wide_identity,
+        notes="Without a ScaleBias the bits pass through unchanged (NaN payloads, -0, subnormals), FLOAT64, "
+              "INT64 and UINT64 too (CAST's 64-bit kernel, each element's words copied); a ScaleBias applies to "
+              "the 32-bit and narrower float types."),
     ElementWise(
         "ABS", "abs", "abs(ScaleBias(InputTensor))",
         ladder((FL.LEVEL_4_1, (*SIGNED, T.INT64), "1 to 8"), (FL.LEVEL_3_0, SIGNED, "1 to 8"),
