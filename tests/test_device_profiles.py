@@ -281,6 +281,21 @@ def test_reductions_give_the_same_bits_under_every_profile(device, profiled):
         np.testing.assert_array_equal(_bits(call(profiled)), _bits(call(device)))
 
 
+def test_conversions_give_the_same_bits_under_every_profile(device, profiled):
+    """CAST to and from FLOAT64 (integer arithmetic alone) and the mixed-width path (casts,
+    comparisons, IF over subnormals): no profile's float controls reach them."""
+    x = _special_floats(4096, seed=11)
+    wide = x.astype(np.float64) * np.float64(2.0**-20)  # below FP32's subnormals too
+    condition = (np.arange(x.size) % 3 == 0).astype(np.uint8)
+    with np.errstate(over="ignore"):
+        halves = x.astype(np.float16)
+    for call in (lambda d: dml.cast(wide, np.float32, device=d), lambda d: dml.cast(wide, np.float16, device=d),
+                 lambda d: dml.cast(x, np.float64, device=d), lambda d: dml.cast(wide, np.int64, device=d),
+                 lambda d: dml.cast(x, np.float16, device=d), lambda d: dml.less(x, x[::-1].copy(), device=d),
+                 lambda d: dml.where(condition, halves, halves[::-1].copy(), device=d)):
+        np.testing.assert_array_equal(_bits(call(profiled)), _bits(call(device)))
+
+
 def test_layouts_and_fusion_are_exact_under_every_profile(profiled):
     rng = np.random.default_rng(5)
     x = (rng.standard_normal((64, 48)) * 4).astype(np.float32)
