@@ -1,8 +1,9 @@
-"""CAST to and from the 64-bit types (FLOAT64, INT64, UINT64) against a reference written
-with Python's exact numbers: every FLOAT16 input, and swept FLOAT64, INT64 and
-UINT64 inputs (halfway cases built exactly, subnormals of every width, the edges of every
-integer range, infinities, NaN, signed zeros), through descs, strided layouts, the front end
-and graphs."""
+"""The 64-bit types (FLOAT64, INT64, UINT64) in the operators that take them on any device.
+CAST to and from them against a reference written with Python's exact numbers: every FLOAT16
+input, and swept FLOAT64, INT64 and UINT64 inputs (halfway cases built exactly, subnormals of
+every width, the edges of every integer range, infinities, NaN, signed zeros), through descs,
+strided layouts, the front end and graphs; IDENTITY's copies; the comparisons of INT64 and
+UINT64, exact against NumPy's; IF's selects, bit for bit."""
 
 from __future__ import annotations
 
@@ -288,3 +289,65 @@ def test_identity_copies_64_bit_elements_and_device_array_views(device, data_typ
     assert copied.dtype == dtype and np.array_equal(copied.numpy().view(np.uint64), x[1::3].view(np.uint64))
     with pytest.raises(dml.UnsupportedError, match=r"scale_bias on .*64: dmlpy applies a ScaleBias to FLOAT32"):
         device.compile_operator(device.create_operator(dataclasses.replace(desc, scale_bias=dml.ScaleBias(2, 1))))
+
+
+COMPARISON_NAMES = {"equal": np.equal, "less": np.less, "greater": np.greater, "less_equal": np.less_equal,
+                    "greater_equal": np.greater_equal}
+
+
+@pytest.mark.parametrize("data_type", [T.INT64, T.UINT64], ids=lambda t: t.name)
+@pytest.mark.parametrize("name", COMPARISON_NAMES)
+def test_64_bit_integers_compare_exactly(device, name, data_type):
+    """Values of every bit length and both ends of the range, against shuffled partners, equal
+    ones, and neighbours a unit apart (which an FP64 compare would tie past 2^53); a broadcast
+    row and a Python scalar."""
+    rng = np.random.default_rng(len(name) + int(data_type))
+    a = integer_sweep(NUMPY[data_type], rng)
+    partners = [rng.permutation(a), a.copy(), a + np.array(1, a.dtype), a - np.array(1, a.dtype)]
+    for b in partners:
+        got = getattr(dml, name)(a, b, device=device)
+        assert got.dtype == np.uint8
+        assert np.array_equal(got, COMPARISON_NAMES[name](a, b).astype(np.uint8))
+    square = a[:32 * 32].reshape(32, 32)
+    row = a[-32:]
+    assert np.array_equal(getattr(dml, name)(square, row, device=device),
+                          COMPARISON_NAMES[name](square, row).astype(np.uint8))
+    assert np.array_equal(getattr(dml, name)(a, 7, device=device),
+                          COMPARISON_NAMES[name](a, NUMPY[data_type](7)).astype(np.uint8))
+
+
+@pytest.mark.parametrize("data_type", WIDE, ids=lambda t: t.name)
+def test_if_selects_64_bit_elements_bit_for_bit(device, data_type):
+    """A UINT8 condition (0, 1 and 255) choosing between swept operands, and a broadcast
+    condition row: the chosen words as they are (NaN payloads, -0)."""
+    rng = np.random.default_rng(int(data_type) + 40)
+    a = sweep_for(data_type, rng)
+    b = rng.permutation(a)
+    condition = rng.choice(np.array([0, 1, 255], np.uint8), a.size)
+    got = dml.where(condition, a, b, device=device)
+    assert got.dtype == a.dtype
+    assert np.array_equal(got.view(np.uint64), np.where(condition != 0, a, b).view(np.uint64))
+    square_a, square_b = a[:32 * 32].reshape(32, 32), b[:32 * 32].reshape(32, 32)
+    row = condition[:32]
+    assert np.array_equal(dml.where(row, square_a, square_b, device=device).view(np.uint64),
+                          np.where(row != 0, square_a, square_b).view(np.uint64))
+
+
+def test_an_accuracy_count_from_int64_indices_and_labels(device):
+    """ONNX's accuracy pattern on NumPy's types: ARGMAX into INT64 indices, LOGICAL_EQUALS
+    against int64 labels, CAST to FLOAT32, REDUCE SUM."""
+    rng = np.random.default_rng(12)
+    scores = rng.standard_normal((300, 10)).astype(np.float32)
+    labels = rng.integers(0, 10, 300)
+    desc = dml.ArgMaxOperatorDesc(dml.BufferTensorDesc(T.FLOAT32, (300, 10)), dml.BufferTensorDesc(T.INT64, (300, 1)),
+                                  (1,))
+    compiled = device.compile_operator(device.create_operator(desc))
+    given, indices = device.create_buffer(tensor=desc.input_tensor), device.create_buffer(tensor=desc.output_tensor)
+    given.write(scores)
+    size = compiled.binding_properties.temporary_resource_size
+    device.execute(device.create_binding_table(compiled, inputs=[given], outputs=[indices],
+                                               temporary=device.create_buffer(size)))
+    predicted = indices.read().reshape(-1)
+    assert predicted.dtype == np.int64 and np.array_equal(predicted, scores.argmax(axis=1))
+    hits = dml.cast(dml.equal(predicted, labels, device=device), np.float32, device=device)
+    assert dml.sum(hits, device=device) == np.float32((scores.argmax(axis=1) == labels).sum())

@@ -1,11 +1,16 @@
 #version 450
-// The 64-bit conversion kernel: CAST where the input or the output is FLOAT64, INT64 or
-// UINT64, one element an invocation, in 32-bit integer arithmetic alone (no device needs
-// shaderFloat64 or shaderInt64, and no device's float controls touch the result). A 64-bit
-// tensor is bound as 32-bit words, element k at words 2k (low) and 2k + 1 (high); a narrower
-// one as its own data type.
+// The 64-bit kernel family: element-wise work where a tensor is FLOAT64, INT64 or UINT64, one
+// element an invocation, in 32-bit integer arithmetic alone (no device needs shaderFloat64 or
+// shaderInt64, and no device's float controls touch the result). A 64-bit tensor is bound as
+// 32-bit words, element k at words 2k (low) and 2k + 1 (high); a narrower one as its own data
+// type. One of:
+//   CONVERT   output = input 0 converted to the output's type (CAST, IDENTITY);
+//   COMPARE   output = input 0 <op> input 1 ? 1 : 0, integers of SOURCE_BITS compared exactly
+//             (COMPARE_EQUAL, COMPARE_LESS, COMPARE_GREATER, COMPARE_LESS_EQUAL or
+//             COMPARE_GREATER_EQUAL; signed with SOURCE_SIGNED);
+//   SELECT    output = input 0 != 0 ? input 1 : input 2, the chosen element's words as they are.
 //
-// Every value passes through one exact form: a sign and a magnitude m * 2^q (m up to 64
+// CONVERT passes every value through one exact form: a sign and a magnitude m * 2^q (m up to 64
 // bits, held as a uvec2 of low and high words), or an infinity, or a NaN. A float decodes
 // exactly; an integer is m with q = 0. Then:
 //   to a float type:                 m * 2^q rounded once to nearest even, to a subnormal or
@@ -15,11 +20,13 @@
 //                                    range, a NaN 0;
 //   to an integer type, from one:    the low bits of the target's width (two's complement).
 //
-// Defines: WORKGROUP_SIZE, ELEMENT_COUNT, RANK, SIZES, IN_STRIDES, OUT_STRIDES (in elements of
-// each tensor), ELEMENT_BITS and DTYPE_* (the output's bound type); SOURCE_BITS with
-// SOURCE_FLOAT (and SOURCE_EXPONENT_BITS, SOURCE_MANTISSA_BITS) or SOURCE_SIGNED (else
-// unsigned); TARGET_BITS with TARGET_FLOAT (and TARGET_EXPONENT_BITS, TARGET_MANTISSA_BITS)
-// or TARGET_SIGNED (else unsigned); SAME_TYPE where the two types are one.
+// Defines: WORKGROUP_SIZE, ELEMENT_COUNT, RANK, SIZES, STRIDES (RANK groups of one element
+// stride per tensor: inputs, then the output), WIDE_TENSORS (bit t: tensor t is 64-bit),
+// ELEMENT_BITS and DTYPE_* (the output's bound type); one of CONVERT, COMPARE_*, SELECT;
+// SOURCE_BITS with SOURCE_FLOAT (and SOURCE_EXPONENT_BITS, SOURCE_MANTISSA_BITS) or
+// SOURCE_SIGNED (else unsigned), input 0's type (input 1's for SELECT); for CONVERT,
+// TARGET_BITS with TARGET_FLOAT (and TARGET_EXPONENT_BITS, TARGET_MANTISSA_BITS) or
+// TARGET_SIGNED (else unsigned), and SAME_TYPE where the two types are one.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
 #include "float_controls.glsl"
@@ -32,8 +39,7 @@ layout(local_size_x = WORKGROUP_SIZE) in;
 #include "kernel_interface.glsl"
 
 const uint SIZES_[RANK] = uint[RANK](SIZES);
-const uint IN_STRIDES_[RANK] = uint[RANK](IN_STRIDES);
-const uint OUT_STRIDES_[RANK] = uint[RANK](OUT_STRIDES);
+const uint STRIDES_[RANK * TENSOR_COUNT] = uint[RANK * TENSOR_COUNT](STRIDES);
 
 // --- 64-bit unsigned words (x low, y high) -------------------------------------------------
 
@@ -71,6 +77,7 @@ uvec2 rounded_right(uvec2 m, uint s) {
     return kept;
 }
 
+#if defined(CONVERT)
 // --- The exact form -------------------------------------------------------------------------
 
 #define FINITE 0u
@@ -161,31 +168,56 @@ uvec2 encoded(Exact value) {
 #endif
 }
 
+#endif
+
+// Tensor t's element at `at`: both words of a 64-bit tensor, else its bits zero-extended.
+uvec2 element(uint t, uint at) {
+    if (((WIDE_TENSORS >> t) & 1u) != 0u) return uvec2(input_load(t, 2u * at), input_load(t, 2u * at + 1u));
+    return uvec2(input_load(t, at), 0u);
+}
+
 void main() {
     uint e = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * WORKGROUP_SIZE + gl_LocalInvocationID.x;
     if (e >= ELEMENT_COUNT) return;
-    uint in_at = params.base[0], out_at = params.base[1];
+    uint at[TENSOR_COUNT];
+    [[unroll]] for (uint t = 0u; t < TENSOR_COUNT; ++t) at[t] = params.base[t];
     uint rest = e;
     [[unroll]] for (int d = RANK - 1; d >= 0; --d) {
         uint coordinate = rest % SIZES_[d];
-        in_at += coordinate * IN_STRIDES_[d];
-        out_at += coordinate * OUT_STRIDES_[d];
+        [[unroll]] for (uint t = 0u; t < TENSOR_COUNT; ++t) at[t] += coordinate * STRIDES_[d * TENSOR_COUNT + t];
         rest /= SIZES_[d];
     }
-#if SOURCE_BITS == 64
-    uvec2 bits = uvec2(input_load(0u, 2u * in_at), input_load(0u, 2u * in_at + 1u));
+#if defined(SELECT)
+    uvec2 result = element(0u, at[0]).x != 0u ? element(1u, at[1]) : element(2u, at[2]);
+#elif defined(CONVERT) && defined(SAME_TYPE)
+    uvec2 result = element(0u, at[0]);  // the bits as they are (a NaN's payload too), as every same-type CAST
+#elif defined(CONVERT)
+    uvec2 result = encoded(decoded(element(0u, at[0])));
 #else
-    uvec2 bits = uvec2(input_load(0u, in_at), 0u);
-#endif
-#if defined(SAME_TYPE)
-    uvec2 result = bits;  // the bits as they are (a NaN's payload too), as every same-type CAST
+    uvec2 a = element(0u, at[0]), b = element(1u, at[1]);
+#if defined(SOURCE_SIGNED)
+    bool less = dml_wide_less(a, b), greater = dml_wide_less(b, a);
 #else
-    uvec2 result = encoded(decoded(bits));
+    bool less = below(a, b), greater = below(b, a);
 #endif
-#if TARGET_BITS == 64
-    output_store(0u, 2u * out_at, result.x);
-    output_store(0u, 2u * out_at + 1u, result.y);
+#if defined(COMPARE_EQUAL)
+    bool holds = a == b;
+#elif defined(COMPARE_LESS)
+    bool holds = less;
+#elif defined(COMPARE_GREATER)
+    bool holds = greater;
+#elif defined(COMPARE_LESS_EQUAL)
+    bool holds = !greater;
 #else
-    output_store(0u, out_at, result.x);
+    bool holds = !less;
 #endif
+    uvec2 result = uvec2(holds ? 1u : 0u, 0u);
+#endif
+    uint out_at = at[INPUT_COUNT];
+    if (((WIDE_TENSORS >> INPUT_COUNT) & 1u) != 0u) {
+        output_store(0u, 2u * out_at, result.x);
+        output_store(0u, 2u * out_at + 1u, result.y);
+    } else {
+        output_store(0u, out_at, result.x);
+    }
 }

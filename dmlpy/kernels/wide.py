@@ -1,0 +1,91 @@
+"""The 64-bit kernel planners: element-wise work where a tensor is FLOAT64, INT64 or UINT64
+(shaders/wide.comp), in 32-bit integer arithmetic alone, so that any device runs it, with or
+without shaderFloat64 and shaderInt64: conversions, exact comparisons of 64-bit integers, and
+selects of 64-bit elements."""
+
+from __future__ import annotations
+
+from ..base.adapter import AdapterInfo
+from ..base.errors import UnsupportedError
+from ..base.tensor_desc import BufferTensorDesc
+from ..base.types import TensorDataType, data_type_info
+from .codegen import (
+    KernelPlan,
+    KernelStage,
+    bound_type,
+    float_controls_defines,
+    is_wide,
+    uint_list,
+    workgroup_size_for,
+)
+from .interface import KernelInterface
+
+# Each float type's exponent and mantissa widths (IEEE 754's binary16, binary32 and binary64,
+# and bfloat16's truncated binary32).
+FLOAT_FORMATS = {TensorDataType.FLOAT16: (5, 10), TensorDataType.BFLOAT16: (8, 7), TensorDataType.FLOAT32: (8, 23),
+                 TensorDataType.FLOAT64: (11, 52)}
+COMPARISONS = {"==": "COMPARE_EQUAL", "<": "COMPARE_LESS", ">": "COMPARE_GREATER", "<=": "COMPARE_LESS_EQUAL",
+               ">=": "COMPARE_GREATER_EQUAL"}
+
+
+def _side(prefix: str, data_type: TensorDataType) -> dict[str, object]:
+    info = data_type_info(data_type)
+    if data_type in FLOAT_FORMATS:
+        exponent, mantissa = FLOAT_FORMATS[data_type]
+        form = {f"{prefix}_FLOAT": "", f"{prefix}_EXPONENT_BITS": exponent, f"{prefix}_MANTISSA_BITS": mantissa}
+    elif info.numpy_dtype is not None:
+        form = {f"{prefix}_SIGNED": ""} if info.signed_integer else {}
+    else:
+        raise UnsupportedError(f"{data_type.name} has no 64-bit kernel", "data_type")
+    return {f"{prefix}_BITS": info.bits, **form}
+
+
+def _plan(inputs: list[BufferTensorDesc], output: BufferTensorDesc, defines: dict[str, object], how: str,
+          adapter: AdapterInfo) -> KernelPlan:
+    tensors = [*inputs, output]
+    bound = bound_type(output)
+    defines = {
+        f"DTYPE_{bound.name}": "",
+        "ELEMENT_BITS": data_type_info(bound).bits,
+        "WORKGROUP_SIZE": workgroup_size_for(adapter),
+        **float_controls_defines(adapter),
+        "ELEMENT_COUNT": f"{output.element_count}u",
+        "RANK": output.dimension_count,
+        "SIZES": uint_list(output.sizes),
+        "STRIDES": uint_list(t.element_strides[d] for d in range(output.dimension_count) for t in tensors),
+        "WIDE_TENSORS": sum(1 << k for k, t in enumerate(tensors) if is_wide(t)),
+        **defines,
+    }
+    interface = KernelInterface(tuple(bound_type(t) for t in inputs), (bound,))
+    interface.check(adapter)
+    stage = KernelStage("main", "wide.comp", defines, defines["WORKGROUP_SIZE"],
+                        generated=(("kernel_interface.glsl", interface.header()),))
+    return KernelPlan("wide", (stage,), output.element_count, interface=interface,
+                      reason=f"{output.element_count} elements, one invocation each, {how} in 32-bit integer "
+                             "arithmetic")
+
+
+def plan_wide_conversion(source: BufferTensorDesc, target: BufferTensorDesc, adapter: AdapterInfo) -> KernelPlan:
+    """Each element of `source` converted to `target`'s data type (the same sizes): floats
+    rounded once to nearest even; floats to integers truncated toward zero and saturated, NaN
+    0; integers to integers wrapped to the target's width; a type to itself, the bits as they are."""
+    defines = {"CONVERT": "", **_side("SOURCE", source.data_type), **_side("TARGET", target.data_type),
+               **({"SAME_TYPE": ""} if source.data_type == target.data_type else {})}
+    return _plan([source], target, defines, f"{source.data_type.name} to {target.data_type.name}", adapter)
+
+
+def plan_wide_comparison(a: BufferTensorDesc, b: BufferTensorDesc, output: BufferTensorDesc, symbol: str,
+                         adapter: AdapterInfo) -> KernelPlan:
+    """output = a `symbol` b ? 1 : 0 (one of COMPARISONS' symbols) for 64-bit integers, exactly
+    (signed or unsigned by a's type)."""
+    if a.data_type not in (TensorDataType.INT64, TensorDataType.UINT64):
+        raise UnsupportedError(f"{a.data_type.name} comparisons have no 64-bit kernel: INT64 and UINT64 only",
+                               "data_type")
+    defines = {COMPARISONS[symbol]: "", **_side("SOURCE", a.data_type)}
+    return _plan([a, b], output, defines, f"{a.data_type.name} {symbol} compared", adapter)
+
+
+def plan_wide_select(condition: BufferTensorDesc, a: BufferTensorDesc, b: BufferTensorDesc,
+                     output: BufferTensorDesc, adapter: AdapterInfo) -> KernelPlan:
+    """output = condition != 0 ? a : b, the chosen element's bits as they are."""
+    return _plan([condition, a, b], output, {"SELECT": ""}, f"{a.data_type.name} selected", adapter)
