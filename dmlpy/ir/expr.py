@@ -2,7 +2,7 @@
 
 An operator's forward and gradient are written once as expressions over its inputs and
 scalars (`where(x >= 0, x, alpha * x)`); the element-wise kernel family renders them. An
-expression may also reduce over a row (`reduce_sum`, `reduce_max`, `first_index`...: the
+expression may also reduce over a row (`reduce_sum`, `reduce_max`, `index_of_extreme`...: the
 softmax family, PReLU's slope gradient, REDUCE); the reduction kernel family renders those, one
 stage per reduction (see kernels.reduction.plan_reduction). Every
 value is either *stored* (the raw bits of an element in the data type of the tensor it came
@@ -335,17 +335,6 @@ def first_where(condition: Expr) -> Expr:
     return Expr("first_where", (condition,), kind=BOOL)
 
 
-def first_index(condition: Expr) -> Expr:
-    """The index (in the row's order over the reduced axes) of the first element where
-    `condition` holds, as an integer."""
-    return Expr("first_index", (condition,), kind=INTEGER)
-
-
-def last_index(condition: Expr) -> Expr:
-    """The index of the last element of the row where `condition` holds, as an integer."""
-    return Expr("last_index", (condition,), kind=INTEGER)
-
-
 def index_of_extreme(value, largest: bool, last: bool) -> Expr:
     """The index of the row's largest (or smallest) `value`, the first (or, with `last`, the
     last) where several tie, found in one pass: -0 equals +0, a NaN is the extreme (the first
@@ -357,8 +346,7 @@ def index_of_extreme(value, largest: bool, last: bool) -> Expr:
 
 # Each reduce primitive and the shader's name for it (REDUCE_<name> in shaders/reduce.comp).
 REDUCTIONS = {"reduce_sum": "SUM", "reduce_product": "PRODUCT", "reduce_max": "MAX", "reduce_min": "MIN",
-              "first_where": "FIRST", "first_index": "FIRST", "last_index": "LAST",
-              "index_of_max": "ARG_MAX", "index_of_min": "ARG_MIN",
+              "first_where": "FIRST", "index_of_max": "ARG_MAX", "index_of_min": "ARG_MIN",
               "reduce_wrapping_sum": "WRAPPING_SUM", "reduce_wrapping_product": "WRAPPING_PRODUCT",
               "reduce_integer_max": "INTEGER_MAX", "reduce_integer_min": "INTEGER_MIN"}
 

@@ -123,8 +123,6 @@ RENDER: dict[str, str] = {
     "reduce_max": "float {out} = uintBitsToFloat(totals[{slot}]);",
     "reduce_min": "float {out} = uintBitsToFloat(totals[{slot}]);",
     "first_where": "bool {out} = element == totals[{slot}];",
-    "first_index": "uvec2 {out} = uvec2(totals[{slot}], 0u);",
-    "last_index": "uvec2 {out} = uvec2(totals[{slot}], 0u);",
     "index_of_max": "uvec2 {out} = uvec2(totals[{slot}], 0u);",
     "index_of_min": "uvec2 {out} = uvec2(totals[{slot}], 0u);",
     "reduce_wrapping_sum": "uvec2 {out} = total_as_wide(totals[{slot}]);",
