@@ -19,8 +19,8 @@
 // Sums are pairwise in the balanced binary tree over the row's elements (padded to a power
 // of two); chunks (CHUNK, a power of two) are aligned subtrees of it. So the bits depend on
 // the values alone: not on the layout, CHUNK, the workgroup size or the device. Products
-// take the same tree. Max, min, a first index, the index of an extreme and integer
-// reductions are exact in any order. No float atomics.
+// take the same tree. Max, min, the index of an extreme and integer reductions are exact
+// in any order. No float atomics.
 //
 // Scratch (the temporary resource, FP32 bits or indices): the totals, REDUCTION_COUNT
 // regions of ROW_COUNT words; then, where rows span chunks, each reduction's partials,
@@ -32,9 +32,9 @@
 // REDUCED_RANK, REDUCED_SIZES, REDUCED_STRIDES (per dim, one element stride per tensor:
 // inputs, then outputs), ELEMENT_OUTPUTS and ROW_OUTPUTS (bit o: output o is written by
 // this stage), and for STAGE_PARTIAL and STAGE_TOTAL: REDUCTION, PARTIALS_AT and one of
-// REDUCE_SUM, REDUCE_PRODUCT, REDUCE_MAX, REDUCE_MIN, REDUCE_FIRST (FP32 numbers and
-// indices) or REDUCE_WRAPPING_SUM, REDUCE_WRAPPING_PRODUCT, REDUCE_INTEGER_MAX,
-// REDUCE_INTEGER_MIN (integers of input 0, signed where REDUCED_INPUT_SIGNED is defined),
+// REDUCE_SUM, REDUCE_PRODUCT, REDUCE_MAX, REDUCE_MIN (FP32 numbers) or REDUCE_WRAPPING_SUM,
+// REDUCE_WRAPPING_PRODUCT, REDUCE_INTEGER_MAX, REDUCE_INTEGER_MIN (integers of input 0,
+// signed where REDUCED_INPUT_SIGNED is defined),
 // or REDUCE_ARG_MAX, REDUCE_ARG_MIN (the index of the first extreme, the last with ARG_LAST, of
 // numbers or, with ARG_OF_INTEGERS, of integers of input 0);
 // BLOCKS_OF_EIGHT (terms without transcendental functions, eight an iteration), BLOCK_LOADS
@@ -67,9 +67,7 @@ layout(local_size_x = WORKGROUP_SIZE) in;
 #define REDUCE_ARG
 #endif
 
-#if defined(REDUCE_FIRST)
-#define REDUCE_VALUE bool
-#elif defined(REDUCE_WRAPPING_SUM) || defined(REDUCE_WRAPPING_PRODUCT) || defined(REDUCE_INTEGER_MAX) || \
+#if defined(REDUCE_WRAPPING_SUM) || defined(REDUCE_WRAPPING_PRODUCT) || defined(REDUCE_INTEGER_MAX) || \
       defined(REDUCE_INTEGER_MIN) || defined(ARG_OF_INTEGERS)
 #define REDUCE_VALUE uvec2
 #else
@@ -218,12 +216,6 @@ void take(uint i, float value) {
 void take_partial(uint chunk, uint bits) { take(chunk, uintBitsToFloat(bits)); }
 
 uint taken_bits() { return floatBitsToUint(extreme); }
-#elif defined(REDUCE_FIRST)
-uint first_index = NO_INDEX;
-
-void take_partial(uint chunk, uint index) { first_index = min(first_index, index); }
-
-uint taken_bits() { return first_index; }
 #elif defined(REDUCE_WRAPPING_SUM) || defined(REDUCE_WRAPPING_PRODUCT)
 // Integer sums and products wrap to 32 bits: exact in any order.
 #if defined(REDUCE_WRAPPING_SUM)
@@ -289,9 +281,7 @@ uint taken_bits() { return best_index; }
 
 // Element `element` of the chunk starting at `first` into this stage's reduction.
 void take_element(uint element, uint first, REDUCE_VALUE value) {
-#if defined(REDUCE_FIRST)
-    if (value) first_index = min(first_index, element);
-#elif defined(REDUCE_ARG)
+#if defined(REDUCE_ARG)
     take_ranked(rank_of(value), element);
 #elif defined(STAGE_PARTIAL)
     take(element - first, value);

@@ -329,10 +329,10 @@ def reduce_min(value) -> Expr:
     return Expr("reduce_min", (as_float(value),))
 
 
-def first_where(condition: Expr) -> Expr:
-    """Whether this element is the first of its row (in index order over the reduced axes)
-    where `condition` holds."""
-    return Expr("first_where", (condition,), kind=BOOL)
+def is_element(index: Expr) -> Expr:
+    """Whether this element's index in its row (in index order over the reduced axes) is
+    `index`, an integer such as index_of_extreme's."""
+    return Expr("is_element", (index,), kind=BOOL)
 
 
 def index_of_extreme(value, largest: bool, last: bool) -> Expr:
@@ -346,7 +346,7 @@ def index_of_extreme(value, largest: bool, last: bool) -> Expr:
 
 # Each reduce primitive and the shader's name for it (REDUCE_<name> in shaders/reduce.comp).
 REDUCTIONS = {"reduce_sum": "SUM", "reduce_product": "PRODUCT", "reduce_max": "MAX", "reduce_min": "MIN",
-              "first_where": "FIRST", "index_of_max": "ARG_MAX", "index_of_min": "ARG_MIN",
+              "index_of_max": "ARG_MAX", "index_of_min": "ARG_MIN",
               "reduce_wrapping_sum": "WRAPPING_SUM", "reduce_wrapping_product": "WRAPPING_PRODUCT",
               "reduce_integer_max": "INTEGER_MAX", "reduce_integer_min": "INTEGER_MIN"}
 

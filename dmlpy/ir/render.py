@@ -117,12 +117,12 @@ RENDER: dict[str, str] = {
     "bits_shift_right": "uint {out} = {1} >= {width}u ? 0u : {0} >> {1};",
     "bits_count": "uvec2 {out} = uvec2(uint(bitCount({0})), 0u);",
     "nonzero": "bool {out} = {0} != 0u;",
+    "is_element": "bool {out} = element == {0}.x;",  # the reduction kernel's element index in its row
     # A reduction, once its stage has run: its total for the row (shaders/reduce.comp).
     "reduce_sum": "float {out} = uintBitsToFloat(totals[{slot}]);",
     "reduce_product": "float {out} = uintBitsToFloat(totals[{slot}]);",
     "reduce_max": "float {out} = uintBitsToFloat(totals[{slot}]);",
     "reduce_min": "float {out} = uintBitsToFloat(totals[{slot}]);",
-    "first_where": "bool {out} = element == totals[{slot}];",
     "index_of_max": "uvec2 {out} = uvec2(totals[{slot}], 0u);",
     "index_of_min": "uvec2 {out} = uvec2(totals[{slot}], 0u);",
     "reduce_wrapping_sum": "uvec2 {out} = total_as_wide(totals[{slot}]);",

@@ -102,8 +102,7 @@ def _log_softmax(x: e.Expr) -> e.Expr:
 
 
 def _hardmax(x: e.Expr) -> e.Expr:
-    largest = e.reduce_max(x)
-    return e.where(e.first_where(x.equals(largest) | e.isnan(x)), 1, 0)
+    return e.where(e.is_element(e.index_of_extreme(x, largest=True, last=False)), 1, 0)
 
 
 def _softmax_grad_from_y(y: e.Expr, dy: e.Expr) -> e.Expr:
