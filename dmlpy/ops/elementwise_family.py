@@ -11,8 +11,8 @@ gating, and its kernel (the element-wise kernel family, which fuses in graphs an
 chains); the front ends, graph functions and docs are derived from the desc by the layers
 above.
 
-A data type DirectML accepts for which the row has no form yet (the 64-bit types, but for
-CAST's conversions; POW of an integer by a float exponent) is refused when the operator is
+A data type DirectML accepts for which the row has no form yet (the 64-bit types, but in the
+rows with a `wide` kernel; POW of an integer by a float exponent) is refused when the operator is
 compiled, with UnsupportedError naming it: the desc itself is valid, as it is in DirectML.
 """
 
@@ -32,7 +32,7 @@ from ..base.types import FeatureLevel as FL
 from ..base.types import TensorDataType as T
 from ..base.types import data_type_info
 from ..ir import expr as e
-from ..kernels.codegen import ElementwiseMath, KernelPlan, ScalarBits, plan_elementwise
+from ..kernels.codegen import ElementwiseMath, KernelPlan, ScalarBits, is_wide, plan_elementwise
 from .family import Family, FrontEndShape, KernelKind
 from .fields import (
     ScaleBias,
@@ -116,8 +116,9 @@ class ElementWise:
     # `min_max_data_type` field, and its forms take these after the FP32 scalars, as numbers
     # for float types and exact integers for integer types.
     scalar_union: tuple[Scalar, ...] = ()
-    # The kernel for a desc with a 64-bit tensor (CAST's conversion), which the forms above do
-    # not compute; None: such a desc is refused at compile time.
+    # The kernel for a desc with a 64-bit tensor (kernels/wide.py: CAST, IDENTITY, IF, the
+    # comparisons), which the forms above do not compute; None: such a desc is refused at
+    # compile time.
     wide: Callable[..., KernelPlan] | None = None
 
     @property
@@ -145,6 +146,11 @@ def _form_for(row: ElementWise, data_type: T) -> Callable | None:
     return row.bits or (row.floats if data_type in FLOATS else row.integers)
 
 
+def _has_64_bit_tensor(desc) -> bool:
+    """Whether any tensor the desc binds is FLOAT64, INT64 or UINT64: the forms compute none."""
+    return any(is_wide(getattr(desc, t.name)) for t in desc.schema.present(desc))
+
+
 def _computed_type(row: ElementWise, desc) -> T:
     """The data type that picks the math: the first operand the row's tables decide (IF's
     A, not its UINT8 condition)."""
@@ -156,8 +162,7 @@ def _math(row: ElementWise, desc) -> tuple[e.Expr, tuple[float, ...]]:
     """The desc's output element by element, and its FP32 scalars in order."""
     data_type = _computed_type(row, desc)
     form = row.custom or _form_for(row, data_type)
-    if form is None or any(data_type_info(getattr(desc, t.name).data_type).bits == 64
-                           for t in desc.schema.present(desc)):
+    if form is None or _has_64_bit_tensor(desc):
         raise UnsupportedError(
             f"{desc.schema.dml_name} on {data_type.name}: DirectML accepts it, but dmlpy does not compute "
             f"{data_type.name} for this operator yet (see docs/operators.md)", "data_type")
@@ -212,8 +217,7 @@ def _then_activation(desc, result: e.Expr, scalar_values: list, activation) -> t
 
 def _kernel(row: ElementWise):
     def plan(desc, adapter):
-        if row.wide is not None and any(data_type_info(getattr(desc, t.name).data_type).bits == 64
-                                        for t in desc.schema.present(desc)):
+        if row.wide is not None and _has_64_bit_tensor(desc):
             return row.wide(desc, adapter)
         result, scalars = _math(row, desc)
         inputs = [getattr(desc, o.field) for o in row.operands]
