@@ -33,11 +33,23 @@
 // B_INPUT, EPILOGUE_FIRST, A_STRIDES and B_STRIDES (element strides along the rows and columns
 // of A and B as read, transposes applied), EPILOGUE_TENSORS and EPILOGUE_STRIDES (rows,
 // columns of each), OUTPUT_STRIDES, BATCH_COUNT, BATCH_RANK, BATCH_SIZES, BATCH_STRIDES (per
-// batch dim, one per tensor in binding order), INTEGER_PRODUCT, EXACTNESS_KEYS, VECTOR_VIEWS,
+// batch dim, one per tensor in binding order), INTEGER_PRODUCT, EXACTNESS_KEYS, VECTOR_VIEWS
+// (and VECTOR_LOADS_64: input_vector loads two 64-bit words),
 // A_VECTORS_ALONG_K or _M, B_VECTORS_ALONG_N or _K, one of STAGE_KEYS and STAGE_PRODUCT; for
-// STAGE_PRODUCT: LANES_N, TILE_M, TILE_N, BLOCK_M, BLOCK_N, COLUMN_RUN.
+// STAGE_PRODUCT: LANES_N, TILE_M, TILE_N, BLOCK_M, BLOCK_N, COLUMN_RUN, and SHARED_ROWS with
+// SHARED_LANES where a subgroup's lanes share their rows (below).
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
+#if defined(SHARED_ROWS)
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_ballot : require
+#if defined(EXACTNESS_KEYS)
+#extension GL_KHR_shader_subgroup_vote : require
+#endif
+#endif
+#if defined(VECTOR_LOADS_64)
+#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
+#endif
 #include "float_controls.glsl"
 
 #include "tensor_storage.glsl"
@@ -267,6 +279,87 @@ int wrapping_product_sum(int sum, int a, int b) {
         for (; k < K; ++k) GEMM_STEP(COMBINE, k)                                               \
     }
 
+#if defined(SHARED_ROWS)
+// SHARED_ROWS: a workgroup is one subgroup of SHARED_LANES lanes (a CPU device's SIMD lanes)
+// that share their TILE_M rows, each lane with its own run of TILE_N columns. Each value of A
+// is loaded by one lane and broadcast to the others: A's loads fall SHARED_LANES-fold, and the
+// tile's rows can grow until B's loads are most of the memory traffic. A chunk takes
+// SHARED_LANES values of k:
+//   A_SHARE  the lane's share of A's TILE_M x SHARED_LANES block: share[r][x] is, with
+//            A_VECTORS_ALONG_M, A[row m0 + SHARED_LANES r + x][k + lane] (whole vectors of the
+//            row of A^T at k + lane); otherwise A[row m0 + SHARED_LANES r + lane][k + x].
+//   B_CHUNK  the lane's own SHARED_LANES x TILE_N block of B, b_[kk][j] = B[k + kk][its column j].
+//   then, lane by lane (a broadcast's lane is a constant), each value of the share in turn
+//   meets the lane's columns; every accumulator still sees its products in increasing k.
+#define SHARED_GROUPS (TILE_M / SHARED_LANES)
+
+#if defined(A_VECTORS_ALONG_M)
+#define SHARED_ROW(r, x, L) (SHARED_LANES * (r) + (x))
+#define SHARED_K(x, L) (L)
+#define A_SHARE(KK) [[unroll]] for (int r = 0; r < SHARED_GROUPS; ++r)                          \
+        [[unroll]] for (int q = 0; q < SHARED_LANES / 4; ++q) {                                \
+            uvec4 v = input_vector(A_INPUT, (a_start + ((KK) + lane) * A_STRIDES_[1]          \
+                                   + row_read(m0 + uint(SHARED_LANES * r + 4 * q)) * A_STRIDES_[0]) >> 2); \
+            [[unroll]] for (int c = 0; c < 4; ++c) share[r][4 * q + c] = uintBitsToFloat(v[c]); }
+#else
+#define SHARED_ROW(r, x, L) (SHARED_LANES * (r) + (L))
+#define SHARED_K(x, L) (x)
+#if defined(A_VECTORS_ALONG_K)
+#define A_SHARE(KK) [[unroll]] for (int r = 0; r < SHARED_GROUPS; ++r)                          \
+        [[unroll]] for (int q = 0; q < SHARED_LANES / 4; ++q) {                                \
+            uvec4 v = input_vector(A_INPUT, (a_start + row_read(m0 + uint(SHARED_LANES * r) + lane) * A_STRIDES_[0] \
+                                   + (KK) + uint(4 * q)) >> 2);                                \
+            [[unroll]] for (int c = 0; c < 4; ++c) share[r][4 * q + c] = uintBitsToFloat(v[c]); }
+#else
+#define A_SHARE(KK) [[unroll]] for (int r = 0; r < SHARED_GROUPS; ++r)                          \
+        [[unroll]] for (int x = 0; x < SHARED_LANES; ++x)                                      \
+            share[r][x] = a_value(a_start + row_read(m0 + uint(SHARED_LANES * r) + lane) * A_STRIDES_[0] \
+                                  + ((KK) + uint(x)) * A_STRIDES_[1]);
+#endif
+#endif
+
+#if defined(B_VECTORS_ALONG_N)
+#define B_CHUNK(KK) [[unroll]] for (int kk = 0; kk < SHARED_LANES; ++kk)                         \
+        [[unroll]] for (int q = 0; q < TILE_N / 4; ++q) {                                      \
+            uvec4 v = input_vector(B_INPUT, (b_at[4 * q] + ((KK) + uint(kk)) * B_STRIDES_[0]) >> 2); \
+            [[unroll]] for (int c = 0; c < 4; ++c) b_[kk][4 * q + c] = uintBitsToFloat(v[c]); }
+#elif defined(B_VECTORS_ALONG_K)
+#define B_CHUNK(KK) [[unroll]] for (int j = 0; j < TILE_N; ++j)                                  \
+        [[unroll]] for (int q = 0; q < SHARED_LANES / 4; ++q) {                                \
+            uvec4 v = input_vector(B_INPUT, (b_at[j] + (KK) + uint(4 * q)) >> 2);              \
+            [[unroll]] for (int c = 0; c < 4; ++c) b_[4 * q + c][j] = uintBitsToFloat(v[c]); }
+#else
+#define B_CHUNK(KK) [[unroll]] for (int kk = 0; kk < SHARED_LANES; ++kk)                         \
+        [[unroll]] for (int j = 0; j < TILE_N; ++j)                                            \
+            b_[kk][j] = b_value(b_at[j] + ((KK) + uint(kk)) * B_STRIDES_[0]);
+#endif
+
+// The values lane L shared, each with the columns of every lane.
+#define SHARED_LANE(L)                                                                         \
+    [[unroll]] for (int r = 0; r < SHARED_GROUPS; ++r)                                         \
+        [[unroll]] for (int x = 0; x < SHARED_LANES; ++x) {                                    \
+            VALUE a = subgroupBroadcast(share[r][x], L);                                       \
+            [[unroll]] for (int j = 0; j < TILE_N; ++j)                                        \
+                acc[SHARED_ROW(r, x, L)][j] = PRODUCT_SUM(acc[SHARED_ROW(r, x, L)][j], a, b_[SHARED_K(x, L)][j]); \
+        }
+
+#if SHARED_LANES == 4
+#define SHARED_LANES_ALL SHARED_LANE(0u) SHARED_LANE(1u) SHARED_LANE(2u) SHARED_LANE(3u)
+#else
+#define SHARED_LANES_ALL SHARED_LANE(0u) SHARED_LANE(1u) SHARED_LANE(2u) SHARED_LANE(3u)                 \
+                         SHARED_LANE(4u) SHARED_LANE(5u) SHARED_LANE(6u) SHARED_LANE(7u)
+#endif
+
+#define SHARED_CHUNK(KK)                                                                       \
+    {                                                                                          \
+        VALUE share[SHARED_GROUPS][SHARED_LANES];                                              \
+        VALUE b_[SHARED_LANES][TILE_N];                                                        \
+        A_SHARE(KK)                                                                            \
+        B_CHUNK(KK)                                                                            \
+        SHARED_LANES_ALL                                                                       \
+    }
+#endif
+
 uint column(uint n0, int j) {
     return n0 + uint(j / int(COLUMN_RUN)) * LANES_N * COLUMN_RUN + uint(j % int(COLUMN_RUN));
 }
@@ -296,7 +389,14 @@ void main() {
     if (block >= BATCH_COUNT * blocks_m * blocks_n) return;
     uint batch = block / (blocks_m * blocks_n);
     uint within = block % (blocks_m * blocks_n);
+#if defined(SHARED_ROWS)
+    // The lanes share their rows where the workgroup is one whole subgroup (the size planned
+    // for); elsewhere each lane reads its own, one k at a time, to the same bits.
+    bool sharing = gl_SubgroupSize == SHARED_LANES;
+    uint lane = sharing ? gl_SubgroupInvocationID : gl_LocalInvocationID.x;
+#else
     uint lane = gl_LocalInvocationID.x;
+#endif
     uint m0 = (within / blocks_n) * BLOCK_M + (lane / LANES_N) * uint(TILE_M);
     // A lane's columns: COLUMN_RUN neighbours, runs LANES_N * COLUMN_RUN apart.
     uint n0 = (within % blocks_n) * BLOCK_N + (lane % LANES_N) * COLUMN_RUN;
@@ -322,13 +422,26 @@ void main() {
     [[unroll]] for (int i = 0; i < TILE_M; ++i) key_a = min(key_a, scratch[keys_at + min(m0 + uint(i), M - 1u)]);
     [[unroll]] for (int j = 0; j < TILE_N; ++j)
         key_b = min(key_b, scratch[keys_at + M + min(column(n0, j), N - 1u)]);
-    if (!products_stay_normal(key_a, key_b)) {
+    bool normal = products_stay_normal(key_a, key_b);
+#if defined(SHARED_ROWS)
+    sharing = sharing && subgroupAll(normal);
+#endif
+    if (!normal) {
         // Rare, and many times the hardware's cost whatever its shape: one k at a time, which
         // keeps its code and the driver's compile time small (a sixth of the unrolled loop's).
         for (uint k = 0u; k < K; ++k) GEMM_STEP(exact_product_sum, k)
     } else
 #endif
-    GEMM_LOOP(PRODUCT_SUM)
+    {
+#if defined(SHARED_ROWS)
+        uint k = 0u;
+        if (sharing)
+            for (; k + SHARED_LANES <= K; k += SHARED_LANES) SHARED_CHUNK(k)
+        for (; k < K; ++k) GEMM_STEP(PRODUCT_SUM, k)
+#else
+        GEMM_LOOP(PRODUCT_SUM)
+#endif
+    }
     [[unroll]] for (int i = 0; i < TILE_M; ++i) {
         [[unroll]] for (int j = 0; j < TILE_N; ++j) {
             uint m = m0 + uint(i), n = column(n0, j);

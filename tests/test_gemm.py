@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import json
 import math
+from pathlib import Path
 
 import ml_dtypes
 import numpy as np
@@ -306,6 +308,78 @@ def test_strided_and_broadcast_layouts(device):
     desc = gemm_desc((2, 3, 7, 5), (2, 3, 7, 4), True, trans_a=True, a_strides=(105, 35, 5, 1),
                      b_strides=(0, 28, 4, 1), c_strides=(0, 0, 1, 0), alpha=-1.0, beta=2.0)
     check_desc(device, desc, rng, what="4-D, broadcast B, C a column")
+
+
+# --- Large products on a CPU device: lanes that share their rows ----------------------------------
+
+# (what, A's sizes, B's sizes, trans_a, trans_b, data type, A's strides): products of 2^18 pairs
+# or more, which lavapipe computes with a subgroup's lanes sharing their rows (8, 16 or 32 of
+# them; A in vectors along K or M or by element, B along N or K or by element), edges in M and
+# N, a K that is no whole number of chunks, batches.
+SHARED_CASES = [
+    ("A along K, B along N, edges", (70, 69), (69, 60), False, False, T.FLOAT32, None),
+    ("A along M, B along K", (68, 72), (60, 68), True, True, T.FLOAT32, None),
+    ("A by element, B along N, 16 rows", (100, 105), (105, 104), False, False, T.FLOAT32, (210, 2)),
+    ("FLOAT16 by element", (72, 66), (56, 66), False, True, T.FLOAT16, None),
+    ("a batch, 8 rows", (2, 64, 81), (2, 81, 56), False, False, T.FLOAT32, None),
+    ("32 rows", (256, 256), (256, 256), False, False, T.FLOAT32, None),
+]
+
+
+def shared_operands(rng, desc):
+    """Random storage for A and B with a few specials: subnormal, -0, inf and NaN elements and
+    rows of tiny values whose products are subnormal (which the hardware keeps on lavapipe)."""
+    dtype = NUMPY[desc.a_tensor.data_type]
+    a_storage, a = storage_for(desc.a_tensor, lambda n: random_values(rng, dtype, n))
+    b_storage, b = storage_for(desc.b_tensor, lambda n: random_values(rng, dtype, n))
+    if dtype is np.float32:
+        for storage in (a_storage, b_storage):
+            picks = rng.choice(storage.size, 6, replace=False)
+            storage[picks] = np.array([1e-45, -0.0, np.inf, np.nan, 1e-39, -3e-40], np.float32)
+        a_storage[: desc.a_tensor.sizes[-1]] *= np.float32(1e-30)  # products of 1e-30 and less
+    _, a = storage_for(desc.a_tensor, lambda n: a_storage)
+    _, b = storage_for(desc.b_tensor, lambda n: b_storage)
+    return a_storage, a, b_storage, b
+
+
+@pytest.mark.parametrize("what, a_sizes, b_sizes, trans_a, trans_b, data_type, a_strides", SHARED_CASES,
+                         ids=[case[0] for case in SHARED_CASES])
+def test_large_products_on_lanes_sharing_rows(device, what, a_sizes, b_sizes, trans_a, trans_b, data_type,
+                                              a_strides):
+    desc = gemm_desc(a_sizes, b_sizes, data_type=data_type, trans_a=trans_a, trans_b=trans_b, a_strides=a_strides)
+    compiled = device.compile_operator(device.create_operator(desc))
+    sharing = "SHARED_LANES" in compiled.plan.stages[-1].defines
+    assert sharing == (device.adapter.adapter_type == dml.AdapterType.CPU), compiled.plan.reason
+    rng = np.random.default_rng(sum(a_sizes) * 7 + sum(b_sizes))
+    a_storage, a, b_storage, b = shared_operands(rng, desc)
+    got = run_gemm(device, desc, a_storage, b_storage)
+    assert_same_bits(got, gemm_reference(a, b, trans_a=trans_a, trans_b=trans_b), what)
+
+
+def cpu_profile(tmp_path, name, **changes):
+    """The shipped lavapipe profile with `changes`, as a file of one's own."""
+    text = (Path(dml.__file__).parent / "profiles" / "lavapipe.json").read_text()
+    path = tmp_path / f"{name}.json"
+    path.write_text(json.dumps({**json.loads(text), "name": name, **changes}))
+    return path
+
+
+@pytest.mark.parametrize("changes", [{"denormals": "flush"}, {"subgroupSize": 4}], ids=["flushing", "subgroups-of-4"])
+def test_lanes_sharing_rows_keep_the_bits_on_any_subgroup_and_with_exactness(tmp_path, changes):
+    """A CPU device planned for as one that flushes subnormals (the exactness stage: subgroups
+    with a lane whose products could be subnormal take the exact arithmetic, one lane at a
+    time), or whose subgroups are not the size planned for (lavapipe's are 8 lanes, or 4 with
+    128-bit vectors: where they differ, each lane reads its own rows): the same bits."""
+    rng = np.random.default_rng(77)
+    desc = gemm_desc((70, 69), (69, 60))
+    a_storage, a, b_storage, b = shared_operands(rng, desc)
+    with dml.create_device(profile=cpu_profile(tmp_path, "lavapipe-changed", **changes)) as device:
+        if device.adapter.adapter_type != dml.AdapterType.CPU:
+            pytest.skip("the profile keeps the real device's subgroup operations; a GPU's are not a CPU's")
+        compiled = device.compile_operator(device.create_operator(desc))
+        assert "sharing" in compiled.plan.reason
+        got = run_gemm(device, desc, a_storage, b_storage)
+    assert_same_bits(got, gemm_reference(a, b), str(changes))
 
 
 # --- The null C and the binding table ------------------------------------------------------------

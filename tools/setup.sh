@@ -80,10 +80,11 @@ fi
 # OpComputeBarrier (a compute-to-compute memory barrier, so dependent dispatches share one
 # submission), Sequence.eval_spin (polls the fence before blocking on it) and
 # Manager.algorithm_sharing (an algorithm that runs another's pipeline over its own buffers, so
-# binding a compiled operator to new buffers compiles nothing), and sets kp.dmlpy_patch, which dmlpy checks. The wheel is built once per Python version and kept in
+# binding a compiled operator to new buffers compiles nothing), creates the device with shaderInt64 where
+# it has it (a shader may declare 64-bit integers), and sets kp.dmlpy_patch, which dmlpy checks. The wheel is built once per Python version and kept in
 # build/kp, so another venv takes it without a rebuild or the network.
 KP_VERSION=0.9.0
-KP_PATCH_LEVEL=5
+KP_PATCH_LEVEL=6
 if ! $PY -c "import kp, sys; sys.exit(getattr(kp, 'dmlpy_patch', 0) < $KP_PATCH_LEVEL)" 2>/dev/null; then
     KP_BUILD="$PWD/build/kp"
     TAG=$($PY -c "import sys; print(f'cp{sys.version_info[0]}{sys.version_info[1]}')")

@@ -17,6 +17,12 @@ class AdapterType(enum.IntEnum):
     CPU = 4
 
 
+# VkSubgroupFeatureFlagBits
+SUBGROUP_BASIC = 0x1
+SUBGROUP_VOTE = 0x2
+SUBGROUP_BALLOT = 0x8
+
+
 @dataclass(frozen=True)
 class AdapterInfo:
     """One Vulkan physical device, in the loader's enumeration order (kp's device index)."""
@@ -48,6 +54,16 @@ class AdapterInfo:
     # a device profile states it ("preserve" or "flush").
     denormals: str = "unknown"
     profile: str | None = None  # the device profile planned for (dmlpy.list_device_profiles())
+    # VkPhysicalDeviceSubgroupProperties.supportedOperations where compute shaders have them
+    # (SUBGROUP_* bits), else 0. A device profile keeps the real device's: the shaders it
+    # plans run there.
+    subgroup_operations: int = 0
+    # VkPhysicalDeviceFeatures.shaderInt64, which kp (with dmlpy's patch) enables where the
+    # device has it; a device profile keeps the real device's, as for subgroup_operations.
+    shader_int64: bool = False
+
+    def has_subgroup_operations(self, bits: int) -> bool:
+        return self.subgroup_operations & bits == bits
 
     @property
     def segment_size(self) -> int:

@@ -32,6 +32,9 @@ class KernelInterface:
     scratch: bool = False  # a raw word buffer after the outputs (the temporary resource)
     scalar_count: int = 0
     vector_views: bool = False  # each tensor also seen as 16-byte vectors (`NAME_vec4[]`)
+    # input_vector() loads each vector as two 64-bit words (`NAME_pair[]`; the kernel declares
+    # 64-bit integers): for a device that loads a vector component by component.
+    vector_loads_64: bool = False
 
     @property
     def tensors(self) -> tuple[TensorDataType, ...]:
@@ -77,6 +80,9 @@ class KernelInterface:
             for binding, name in enumerate(names):
                 access = "readonly" if binding < len(self.inputs) else "writeonly"
                 lines.append(f"TENSOR_VECTORS({binding}, {name}, {access})")
+            if self.vector_loads_64:
+                inputs = enumerate(names[:len(self.inputs)])
+                lines += [f"TENSOR_VECTOR_PAIRS({binding}, {name})" for binding, name in inputs]
         if self.scratch:
             lines.append(f"layout(set = 0, binding = {len(names)}) buffer Scratch {{ uint scratch[]; }};")
         lines += ["layout(push_constant) uniform Params {",
@@ -96,7 +102,10 @@ class KernelInterface:
             lines += _dispatcher("uint input_word(uint t, uint w)", "t", [f"return {n}[w];" for n in inputs])
             lines += _dispatcher("uint input_load(uint t, uint e)", "t", [f"return {n}_load(e);" for n in inputs])
         if self.vector_views and inputs:
-            lines += _dispatcher("uvec4 input_vector(uint t, uint v)", "t", [f"return {n}_vec4[v];" for n in inputs])
+            load = "return unpack_pair({}_pair[v]);" if self.vector_loads_64 else "return {}_vec4[v];"
+            if self.vector_loads_64:
+                lines.append("uvec4 unpack_pair(u64vec2 w) { return uvec4(unpackUint2x32(w.x), unpackUint2x32(w.y)); }")
+            lines += _dispatcher("uvec4 input_vector(uint t, uint v)", "t", [load.format(n) for n in inputs])
             lines.append(f"const uint INPUT_ELEMENT_BITS[INPUT_COUNT] = uint[INPUT_COUNT]"
                          f"({', '.join(f'{b}u' for b in bits[:len(inputs)])});")
         lines += _dispatcher("void output_store(uint o, uint e, uint bits)", "o",

@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ..base.adapter import AdapterInfo, AdapterType
+from ..base.adapter import SUBGROUP_BALLOT, SUBGROUP_BASIC, SUBGROUP_VOTE, AdapterInfo, AdapterType
 from ..base.errors import UnsupportedError
 from ..base.tensor_desc import BufferTensorDesc
 from ..base.types import TensorDataType, data_type_info
@@ -112,18 +112,47 @@ class TileShape:
     lanes_m: int  # rows of invocations
     tile_m: int  # rows each invocation computes
     tile_n: int  # columns each invocation computes, lanes_n apart
+    # Where not 0, the workgroup is one subgroup of this many lanes, which share their rows
+    # (gemm.comp's SHARED_ROWS): lanes_m 1, tile_m a multiple of it.
+    shared_lanes: int = 0
 
     @property
     def block(self) -> tuple[int, int]:
         return self.lanes_m * self.tile_m, self.lanes_n * self.tile_n
 
 
-def tile_shape(adapter: AdapterInfo, n: int) -> TileShape:
-    """4 x 4 outputs an invocation (16 accumulators, and whole 16-byte vectors of A and B where
-    their layouts allow). A CPU device (lavapipe) runs a workgroup's invocations as SIMD
-    lanes, 8 along N; a GPU takes 16 or 32 lanes along N for coalesced rows of B."""
+# What the lanes of a subgroup sharing their rows need: broadcasts, and a vote where the
+# exactness stage may send some of them to the exact arithmetic.
+SHARED_ROWS_OPERATIONS = SUBGROUP_BASIC | SUBGROUP_BALLOT | SUBGROUP_VOTE
+# Products smaller than this (64^3) keep 4 x 4 outputs a lane: they take well under a
+# millisecond either way, and the shared kernel's longer unrolled body costs lavapipe about
+# half a second more to compile.
+SHARED_ROWS_MIN_PAIRS = 1 << 18
+
+
+def tile_shape(adapter: AdapterInfo, operands: MatmulOperands) -> TileShape:
+    """The outputs each invocation computes, from the device's kind and limits and the
+    product's size, never from its values.
+
+    A CPU device (lavapipe) runs a subgroup's invocations as the SIMD lanes of one thread and
+    loads storage buffers lane by lane, so a load costs many times an arithmetic operation:
+    where its subgroups can broadcast (4 or 8 lanes), a workgroup is one subgroup whose lanes
+    share TILE_M rows (each row of A loaded once and broadcast), each lane with 8 columns of
+    its own. Large products take 32 rows (lavapipe, FP32 1024^3: 4 x 4 outputs a lane 1,782
+    ms; 32 shared rows x 8 columns 253 ms, and 160-180 ms with each 16-byte vector loaded as
+    two 64-bit components, where the device has shaderInt64); small ones fewer, which compile
+    faster and leave no lane idle. Elsewhere 4 x 4 outputs an invocation (16
+    accumulators, whole 16-byte vectors of A and B where their layouts allow): a CPU device
+    without broadcasts 8 lanes along N; a GPU 16 or 32 lanes along N for coalesced rows of B."""
+    m, n, k = operands.dimensions
     size = workgroup_size_for(adapter)
-    if adapter.adapter_type == AdapterType.CPU:  # measured on lavapipe: 8 x 16 lanes of 4 x 4 (tools/bench.py)
+    if adapter.adapter_type == AdapterType.CPU:
+        lanes = adapter.subgroup_size
+        pairs = m * n * k
+        if lanes in (4, 8) and adapter.has_subgroup_operations(SHARED_ROWS_OPERATIONS) and not operands.integer \
+                and pairs >= SHARED_ROWS_MIN_PAIRS:
+            rows = 32 if pairs >= 1 << 24 else 16 if pairs >= 1 << 20 else lanes
+            return TileShape(lanes, 1, min(rows, max(lanes, -(-m // lanes) * lanes)), 8, shared_lanes=lanes)
         lanes_n = min(size, 8)
         return TileShape(lanes_n, max(1, min(16, size // lanes_n)), 4, 4)
     lanes_n = min(size, 32 if n >= 32 else 16)
@@ -152,10 +181,14 @@ def _vector_dims(operands: MatmulOperands, shape: TileShape) -> tuple[str | None
                 return name
         return None
 
+    # Vectors across rows or columns are a tile's rows (4 of them; whole groups of 4 where the
+    # lanes share their rows) or a lane's run of columns (4, or a multiple where they share).
+    across_m = shape.tile_m == 4 or shape.shared_lanes
+    across_n = shape.tile_n == 4 or (shape.shared_lanes and shape.tile_n % 4 == 0)
     a = along(operands.a, _matrix_strides(operands.a, operands.transpose_a),
-              (("K", 1, k), *((("M", 0, m),) if shape.tile_m == 4 else ())))
+              (("K", 1, k), *((("M", 0, m),) if across_m else ())))
     b = along(operands.b, _matrix_strides(operands.b, operands.transpose_b),
-              (("K", 0, k), *((("N", 1, n),) if shape.tile_n == 4 else ())))
+              (("K", 0, k), *((("N", 1, n),) if across_n else ())))
     return a, b
 
 
@@ -210,10 +243,14 @@ def plan_matmul(operands: MatmulOperands, epilogue: MatmulEpilogue, adapter: Ada
     tensors = [*product_inputs, *epilogue.inputs, output]
     exactness = "DENORMALS_EXACT" in float_controls_defines(adapter) and a.data_type not in NEVER_SUBNORMAL \
         and not operands.integer
-    shape = tile_shape(adapter, n)
+    shape = tile_shape(adapter, operands)
     a_vectors, b_vectors = _vector_dims(operands, shape)
+    # Lanes that share their rows run on a device that loads a vector component by component:
+    # two 64-bit components a vector, where it has them, instead of four 32-bit ones.
+    loads_64 = bool(shape.shared_lanes and adapter.shader_int64 and (a_vectors or b_vectors))
     interface = KernelInterface(tuple(t.data_type for t in tensors[:-1]), (output.data_type,), scratch=exactness,
-                                scalar_count=len(scalars), vector_views=bool(a_vectors or b_vectors))
+                                scalar_count=len(scalars), vector_views=bool(a_vectors or b_vectors),
+                                vector_loads_64=loads_64)
     interface.check(adapter)
     block_m, block_n = shape.block
     workgroup_size = shape.lanes_n * shape.lanes_m
@@ -229,6 +266,7 @@ def plan_matmul(operands: MatmulOperands, epilogue: MatmulEpilogue, adapter: Ada
         "A_INPUT": operands.bound.index('a'), "B_INPUT": operands.bound.index('b'),
         "EPILOGUE_FIRST": len(product_inputs), **({"INTEGER_PRODUCT": ""} if operands.integer else {}),
         **({"VECTOR_VIEWS": ""} if interface.vector_views else {}),
+        **({"VECTOR_LOADS_64": ""} if loads_64 else {}),
         "A_STRIDES": uint_list((a_rows, a_columns)), "B_STRIDES": uint_list((b_rows, b_columns)),
         "EPILOGUE_TENSORS": len(epilogue.inputs), "OUTPUT_STRIDES": uint_list(output.element_strides[-2:]),
         "BATCH_COUNT": f"{batch_count}u", "BATCH_RANK": len(batch_sizes),
@@ -246,13 +284,18 @@ def plan_matmul(operands: MatmulOperands, epilogue: MatmulEpilogue, adapter: Ada
         **defines, "STAGE_PRODUCT": "", "LANES_N": f"{shape.lanes_n}u", "TILE_M": shape.tile_m,
         "TILE_N": shape.tile_n, "BLOCK_M": f"{block_m}u", "BLOCK_N": f"{block_n}u",
         "COLUMN_RUN": f"{shape.tile_n if b_vectors == 'N' else 1}u",
+        **({"SHARED_ROWS": "", "SHARED_LANES": shape.shared_lanes} if shape.shared_lanes else {}),
         **({f"A_VECTORS_ALONG_{a_vectors}": ""} if a_vectors else {}),
         **({f"B_VECTORS_ALONG_{b_vectors}": ""} if b_vectors else {})},
         workgroup_size, invocations=blocks * workgroup_size, generated=generated)
-    reason = (f"{batch_count} product(s) of {m} x {k} by {k} x {n}: workgroups of {shape.lanes_m} x {shape.lanes_n} "
-              f"invocations, each {shape.tile_m} x {shape.tile_n} outputs ({block_m} x {block_n} a workgroup); A read "
+    lanes = (f"one subgroup of {shape.shared_lanes} lanes sharing {shape.tile_m} rows, each with {shape.tile_n} "
+             f"columns" if shape.shared_lanes else f"{shape.lanes_m} x {shape.lanes_n} invocations, each "
+             f"{shape.tile_m} x {shape.tile_n} outputs")
+    reason = (f"{batch_count} product(s) of {m} x {k} by {k} x {n}: workgroups of {lanes} ({block_m} x {block_n} a "
+              "workgroup); A read "
               f"{f'in vectors along {a_vectors}' if a_vectors else 'by element'}, B "
-              f"{f'in vectors along {b_vectors}' if b_vectors else 'by element'}")
+              f"{f'in vectors along {b_vectors}' if b_vectors else 'by element'}"
+              f"{' (each vector two 64-bit loads)' if loads_64 else ''}")
     if not exactness:
         return KernelPlan("matmul", (main,), output.element_count, scalar_bits=fp32_bits(scalars),
                           interface=interface, reason=reason + "; the hardware's arithmetic keeps subnormals here")

@@ -25,7 +25,8 @@ from .vulkan_info import check_drivers_usable_here
 # kp turns it on whenever it is installed, which slows every submission), the GIL released while
 # a submission runs, a truly asynchronous eval_async, Sequence.is_complete, OpComputeBarrier
 # (dependent dispatches in one command buffer), Sequence.eval_spin and
-# Manager.algorithm_sharing (an algorithm running another's pipeline over its own buffers).
+# Manager.algorithm_sharing (an algorithm running another's pipeline over its own buffers), and
+# the device created with shaderInt64 where it has it.
 # kp's module initialisation calls logging.basicConfig(), which would give the application's
 # root logger a handler behind its back (and make the application's own basicConfig a no-op):
 # whatever handlers it adds are taken off again.
@@ -38,7 +39,7 @@ except ImportError as error:
 finally:
     for _handler in set(logging.getLogger().handlers) - set(_ROOT_HANDLERS):
         logging.getLogger().removeHandler(_handler)
-KP_PATCH_LEVEL = 5
+KP_PATCH_LEVEL = 6
 KP_INSTALL_HINT = ("build it with dmlpy's patch into this Python's environment: `make setup` in a dmlpy checkout "
                    "for its .venv, or `tools/setup.sh --venv PATH` for any venv (README, Installing)")
 

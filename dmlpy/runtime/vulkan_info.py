@@ -21,6 +21,7 @@ VK_STRUCTURE_TYPE_APPLICATION_INFO = 0
 VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO = 1
 VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2 = 1000059001
 VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES = 1000094000
+VK_SHADER_STAGE_COMPUTE_BIT = 0x20
 VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES = 1000168000
 VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ID_PROPERTIES = 1000071004
 VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES = 1000196000
@@ -97,6 +98,11 @@ class _Properties(ctypes.Structure):
 class _SubgroupProperties(ctypes.Structure):
     _fields_ = [("sType", u32), ("pNext", ctypes.c_void_p), ("subgroupSize", u32),
                 ("supportedStages", u32), ("supportedOperations", u32), ("quadOperationsInAllStages", u32)]
+
+
+# VkPhysicalDeviceFeatures: 55 VkBool32s, shaderInt64 the 41st.
+VK_PHYSICAL_DEVICE_FEATURE_COUNT = 55
+SHADER_INT64_FEATURE = 40
 
 
 class _Maintenance3Properties(ctypes.Structure):
@@ -235,6 +241,8 @@ def _loaded_drivers() -> LoadedDrivers:
             get_properties2(ctypes.c_void_p(handle), ctypes.byref(properties2))
             memory = _MemoryProperties()
             vk.vkGetPhysicalDeviceMemoryProperties(ctypes.c_void_p(handle), ctypes.byref(memory))
+            features = (u32 * VK_PHYSICAL_DEVICE_FEATURE_COUNT)()
+            vk.vkGetPhysicalDeviceFeatures(ctypes.c_void_p(handle), features)
             heaps = memory.memoryHeaps[: min(memory.memoryHeapCount, 16)]
             device_local = [h.size for h in heaps if h.flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT]
             device_local = device_local or [h.size for h in heaps]
@@ -253,6 +261,9 @@ def _loaded_drivers() -> LoadedDrivers:
                 min_storage_buffer_offset_alignment=limits.minStorageBufferOffsetAlignment,
                 timestamp_period_ns=limits.timestampPeriod,
                 subgroup_size=subgroup.subgroupSize,
+                subgroup_operations=subgroup.supportedOperations
+                if subgroup.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT else 0,
+                shader_int64=bool(features[SHADER_INT64_FEATURE]),
                 max_memory_allocation_size=maintenance3.maxMemoryAllocationSize or 2**31,
                 device_local_heap_size=max(device_local, default=0),
                 max_compute_shared_memory_size=limits.maxComputeSharedMemorySize,
