@@ -141,7 +141,8 @@ def tile_shape(adapter: AdapterInfo, operands: MatmulOperands) -> TileShape:
     its own. Large products take 32 rows (lavapipe, FP32 1024^3: 4 x 4 outputs a lane 1,782
     ms; 32 shared rows x 8 columns 253 ms, and 160-180 ms with each 16-byte vector loaded as
     two 64-bit components, where the device has shaderInt64); small ones fewer, which compile
-    faster and leave no lane idle. Elsewhere 4 x 4 outputs an invocation (16
+    faster and leave no lane idle; 16-bit elements (read one by one) run slower with more rows
+    than the lanes, so take that many. Elsewhere 4 x 4 outputs an invocation (16
     accumulators, whole 16-byte vectors of A and B where their layouts allow): a CPU device
     without broadcasts 8 lanes along N; a GPU 16 or 32 lanes along N for coalesced rows of B."""
     m, n, k = operands.dimensions
@@ -152,6 +153,8 @@ def tile_shape(adapter: AdapterInfo, operands: MatmulOperands) -> TileShape:
         if lanes in (4, 8) and adapter.has_subgroup_operations(SHARED_ROWS_OPERATIONS) and not operands.integer \
                 and pairs >= SHARED_ROWS_MIN_PAIRS:
             rows = 32 if pairs >= 1 << 24 else 16 if pairs >= 1 << 20 else lanes
+            if operands.a.data_type != TensorDataType.FLOAT32:
+                rows = lanes  # 16-bit elements: 1024^3 FP16 took 1.8 s with 8 rows, 3.6 s with 16, 4.4 s with 32
             return TileShape(lanes, 1, min(rows, max(lanes, -(-m // lanes) * lanes)), 8, shared_lanes=lanes)
         lanes_n = min(size, 8)
         return TileShape(lanes_n, max(1, min(16, size // lanes_n)), 4, 4)
