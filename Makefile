@@ -24,7 +24,8 @@ test: setup
 STRICT_PROFILES := qualcomm-adreno-740 arm-mali-g710 nvidia-h100
 GEMM_EXACTNESS_TESTS := $(addprefix tests/test_gemm.py::test_, float32_random_data_matches_the_reference \
 	half_types_convert_exactly_and_round_once adversarial_values_spelled_out alpha_beta_and_c_in_the_subnormal_range \
-	strided_and_broadcast_layouts long_k_and_a_square_128) tests/test_gemm_fusion.py
+	strided_and_broadcast_layouts long_k_and_a_square_128 large_products_on_lanes_sharing_rows \
+	lanes_sharing_rows_keep_the_bits_on_any_subgroup_and_with_exactness) tests/test_gemm_fusion.py
 PROFILE_TESTS := tests/test_relu_grad.py tests/test_layouts.py tests/test_graph.py tests/test_rowwise.py \
 	tests/test_elementwise_math.py $(GEMM_EXACTNESS_TESTS)
 test-profiles: setup

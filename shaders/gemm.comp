@@ -35,7 +35,8 @@
 // columns of each), OUTPUT_STRIDES, BATCH_COUNT, BATCH_RANK, BATCH_SIZES, BATCH_STRIDES (per
 // batch dim, one per tensor in binding order), INTEGER_PRODUCT, EXACTNESS_KEYS, VECTOR_VIEWS
 // (and VECTOR_LOADS_64: input_vector loads two 64-bit words),
-// A_VECTORS_ALONG_K or _M, B_VECTORS_ALONG_N or _K, one of STAGE_KEYS and STAGE_PRODUCT; for
+// A_VECTORS_ALONG_K or _M, B_VECTORS_ALONG_N or _K, A_VECTOR_ELEMENTS and B_VECTOR_ELEMENTS (4,
+// or 8 for 16-bit types where lanes share their rows), one of STAGE_KEYS and STAGE_PRODUCT; for
 // STAGE_PRODUCT: LANES_N, TILE_M, TILE_N, BLOCK_M, BLOCK_N, COLUMN_RUN, and SHARED_ROWS with
 // SHARED_LANES where a subgroup's lanes share their rows (below).
 #extension GL_GOOGLE_include_directive : require
@@ -293,23 +294,32 @@ int wrapping_product_sum(int sum, int a, int b) {
 //   meets the lane's columns; every accumulator still sees its products in increasing k.
 #define SHARED_GROUPS (TILE_M / SHARED_LANES)
 
+// Element c of a 16-byte vector of ELEMENTS elements (4 of 32 bits, or 8 of 16), as bits.
+#define VECTOR_ELEMENT(v, c, ELEMENTS)                                                         \
+    ((ELEMENTS) == 4u ? (v)[c] : ((v)[(c) / 2] >> (16 * ((c) % 2))) & 0xFFFFu)
+
+// SHARED_LANES elements into DEST[x] through VALUE_OF (a_bits_value or b_bits_value), whole
+// vectors: vector q starts at element offset AT_Q (an expression of q).
+#define LOAD_RUN(DEST, INPUT, ELEMENTS, AT_Q, VALUE_OF)                                          \
+    [[unroll]] for (int q = 0; q < SHARED_LANES / int(ELEMENTS); ++q) {                        \
+        uvec4 v = input_vector(INPUT, (AT_Q) / (ELEMENTS));                                   \
+        [[unroll]] for (int c = 0; c < int(ELEMENTS); ++c)                                    \
+            DEST[int(ELEMENTS) * q + c] = VALUE_OF(VECTOR_ELEMENT(v, c, ELEMENTS)); }
+
 #if defined(A_VECTORS_ALONG_M)
 #define SHARED_ROW(r, x, L) (SHARED_LANES * (r) + (x))
 #define SHARED_K(x, L) (L)
 #define A_SHARE(KK) [[unroll]] for (int r = 0; r < SHARED_GROUPS; ++r)                          \
-        [[unroll]] for (int q = 0; q < SHARED_LANES / 4; ++q) {                                \
-            uvec4 v = input_vector(A_INPUT, (a_start + ((KK) + lane) * A_STRIDES_[1]          \
-                                   + row_read(m0 + uint(SHARED_LANES * r + 4 * q)) * A_STRIDES_[0]) >> 2); \
-            [[unroll]] for (int c = 0; c < 4; ++c) share[r][4 * q + c] = uintBitsToFloat(v[c]); }
+        LOAD_RUN(share[r], A_INPUT, A_VECTOR_ELEMENTS, a_start + ((KK) + lane) * A_STRIDES_[1]  \
+                 + row_read(m0 + uint(SHARED_LANES * r) + A_VECTOR_ELEMENTS * uint(q)) * A_STRIDES_[0], a_bits_value)
 #else
 #define SHARED_ROW(r, x, L) (SHARED_LANES * (r) + (L))
 #define SHARED_K(x, L) (x)
 #if defined(A_VECTORS_ALONG_K)
 #define A_SHARE(KK) [[unroll]] for (int r = 0; r < SHARED_GROUPS; ++r)                          \
-        [[unroll]] for (int q = 0; q < SHARED_LANES / 4; ++q) {                                \
-            uvec4 v = input_vector(A_INPUT, (a_start + row_read(m0 + uint(SHARED_LANES * r) + lane) * A_STRIDES_[0] \
-                                   + (KK) + uint(4 * q)) >> 2);                                \
-            [[unroll]] for (int c = 0; c < 4; ++c) share[r][4 * q + c] = uintBitsToFloat(v[c]); }
+        LOAD_RUN(share[r], A_INPUT, A_VECTOR_ELEMENTS,                                         \
+                 a_start + row_read(m0 + uint(SHARED_LANES * r) + lane) * A_STRIDES_[0] + (KK)       \
+                 + A_VECTOR_ELEMENTS * uint(q), a_bits_value)
 #else
 #define A_SHARE(KK) [[unroll]] for (int r = 0; r < SHARED_GROUPS; ++r)                          \
         [[unroll]] for (int x = 0; x < SHARED_LANES; ++x)                                      \
@@ -320,14 +330,16 @@ int wrapping_product_sum(int sum, int a, int b) {
 
 #if defined(B_VECTORS_ALONG_N)
 #define B_CHUNK(KK) [[unroll]] for (int kk = 0; kk < SHARED_LANES; ++kk)                         \
-        [[unroll]] for (int q = 0; q < TILE_N / 4; ++q) {                                      \
-            uvec4 v = input_vector(B_INPUT, (b_at[4 * q] + ((KK) + uint(kk)) * B_STRIDES_[0]) >> 2); \
-            [[unroll]] for (int c = 0; c < 4; ++c) b_[kk][4 * q + c] = uintBitsToFloat(v[c]); }
+        [[unroll]] for (int q = 0; q < TILE_N / int(B_VECTOR_ELEMENTS); ++q) {                 \
+            uvec4 v = input_vector(B_INPUT, (b_at[int(B_VECTOR_ELEMENTS) * q] + ((KK) + uint(kk)) * B_STRIDES_[0]) \
+                                   / B_VECTOR_ELEMENTS);                                       \
+            [[unroll]] for (int c = 0; c < int(B_VECTOR_ELEMENTS); ++c)                        \
+                b_[kk][int(B_VECTOR_ELEMENTS) * q + c] = b_bits_value(VECTOR_ELEMENT(v, c, B_VECTOR_ELEMENTS)); }
 #elif defined(B_VECTORS_ALONG_K)
-#define B_CHUNK(KK) [[unroll]] for (int j = 0; j < TILE_N; ++j)                                  \
-        [[unroll]] for (int q = 0; q < SHARED_LANES / 4; ++q) {                                \
-            uvec4 v = input_vector(B_INPUT, (b_at[j] + (KK) + uint(4 * q)) >> 2);              \
-            [[unroll]] for (int c = 0; c < 4; ++c) b_[4 * q + c][j] = uintBitsToFloat(v[c]); }
+#define B_CHUNK(KK) [[unroll]] for (int j = 0; j < TILE_N; ++j) {                                \
+        VALUE run_[SHARED_LANES];                                                              \
+        LOAD_RUN(run_, B_INPUT, B_VECTOR_ELEMENTS, b_at[j] + (KK) + B_VECTOR_ELEMENTS * uint(q), b_bits_value) \
+        [[unroll]] for (int kk = 0; kk < SHARED_LANES; ++kk) b_[kk][j] = run_[kk]; }
 #else
 #define B_CHUNK(KK) [[unroll]] for (int kk = 0; kk < SHARED_LANES; ++kk)                         \
         [[unroll]] for (int j = 0; j < TILE_N; ++j)                                            \
@@ -369,7 +381,7 @@ uint column(uint n0, int j) {
 // place within the last whole vector.
 uint row_read(uint m) {
 #if defined(A_VECTORS_ALONG_M)
-    return m < M ? m : M - 4u + (m & 3u);
+    return m < M ? m : M - A_VECTOR_ELEMENTS + (m & (A_VECTOR_ELEMENTS - 1u));
 #else
     return min(m, M - 1u);
 #endif
@@ -377,7 +389,7 @@ uint row_read(uint m) {
 
 uint column_read(uint n) {
 #if defined(B_VECTORS_ALONG_N)
-    return n < N ? n : N - 4u + (n & 3u);
+    return n < N ? n : N - B_VECTOR_ELEMENTS + (n & (B_VECTOR_ELEMENTS - 1u));
 #else
     return min(n, N - 1u);
 #endif
@@ -442,12 +454,18 @@ void main() {
         GEMM_LOOP(PRODUCT_SUM)
 #endif
     }
+    // The sums' bits first, in a loop with no loop inside: a driver may leave a loop that holds
+    // another (a 16-bit store's compare-and-swap, an activation's) rolled, and the accumulators
+    // it indexed would then live in memory for the whole kernel (lavapipe: 2.4x slower FP16).
+    uint sums[TILE_M][TILE_N];
+    [[unroll]] for (int i = 0; i < TILE_M; ++i)
+        [[unroll]] for (int j = 0; j < TILE_N; ++j) sums[i][j] = sum_bits(acc[i][j]);
     [[unroll]] for (int i = 0; i < TILE_M; ++i) {
         [[unroll]] for (int j = 0; j < TILE_N; ++j) {
             uint m = m0 + uint(i), n = column(n0, j);
             if (m >= M || n >= N) continue;
             uint bits[EPILOGUE_INPUTS];
-            bits[0] = sum_bits(acc[i][j]);
+            bits[0] = sums[i][j];
 #if EPILOGUE_TENSORS > 0
             [[unroll]] for (int t = 0; t < EPILOGUE_TENSORS; ++t)
                 bits[1 + t] = input_load(uint(EPILOGUE_FIRST + t), params.base[EPILOGUE_FIRST + t]

@@ -314,13 +314,15 @@ def test_strided_and_broadcast_layouts(device):
 
 # (what, A's sizes, B's sizes, trans_a, trans_b, data type, A's strides): products of 2^18 pairs
 # or more, which lavapipe computes with a subgroup's lanes sharing their rows (8, 16 or 32 of
-# them; A in vectors along K or M or by element, B along N or K or by element), edges in M and
-# N, a K that is no whole number of chunks, batches.
+# them; A in vectors along K or M or by element, B along N or K or by element, 16-bit types in
+# vectors of 8), edges in M and N, a K that is no whole number of chunks, batches.
 SHARED_CASES = [
     ("A along K, B along N, edges", (70, 69), (69, 60), False, False, T.FLOAT32, None),
     ("A along M, B along K", (68, 72), (60, 68), True, True, T.FLOAT32, None),
     ("A by element, B along N, 16 rows", (100, 105), (105, 104), False, False, T.FLOAT32, (210, 2)),
     ("FLOAT16 by element", (72, 66), (56, 66), False, True, T.FLOAT16, None),
+    ("FLOAT16 along K and N", (72, 72), (72, 56), False, False, T.FLOAT16, None),
+    ("BFLOAT16 along M and K", (72, 72), (56, 72), True, True, T.BFLOAT16, None),
     ("a batch, 8 rows", (2, 64, 81), (2, 81, 56), False, False, T.FLOAT32, None),
     ("32 rows", (256, 256), (256, 256), False, False, T.FLOAT32, None),
 ]
@@ -371,15 +373,21 @@ def test_lanes_sharing_rows_keep_the_bits_on_any_subgroup_and_with_exactness(tmp
     time), or whose subgroups are not the size planned for (lavapipe's are 8 lanes, or 4 with
     128-bit vectors: where they differ, each lane reads its own rows): the same bits."""
     rng = np.random.default_rng(77)
-    desc = gemm_desc((70, 69), (69, 60))
-    a_storage, a, b_storage, b = shared_operands(rng, desc)
+    descs = [gemm_desc((70, 69), (69, 60))]
+    if "denormals" in changes:  # BFLOAT16 has subnormals of its own: the exactness stage reads its vectors
+        descs.append(gemm_desc((64, 72), (72, 64), data_type=T.BFLOAT16))
     with dml.create_device(profile=cpu_profile(tmp_path, "lavapipe-changed", **changes)) as device:
         if device.adapter.adapter_type != dml.AdapterType.CPU:
             pytest.skip("the profile keeps the real device's subgroup operations; a GPU's are not a CPU's")
-        compiled = device.compile_operator(device.create_operator(desc))
-        assert "sharing" in compiled.plan.reason
-        got = run_gemm(device, desc, a_storage, b_storage)
-    assert_same_bits(got, gemm_reference(a, b), str(changes))
+        for desc in descs:
+            a_storage, a, b_storage, b = shared_operands(rng, desc)
+            if desc.a_tensor.data_type == T.BFLOAT16:  # subnormal products in a few rows
+                a_storage[:72] = (a_storage[:72].astype(np.float32) * np.float32(1e-38)).astype(ml_dtypes.bfloat16)
+                a = a_storage[element_offsets(desc.a_tensor.sizes, desc.a_tensor.element_strides)]
+            compiled = device.compile_operator(device.create_operator(desc))
+            assert "sharing" in compiled.plan.reason
+            got = run_gemm(device, desc, a_storage, b_storage)
+            assert_same_bits(got, gemm_reference(a, b), f"{changes} {desc.a_tensor.data_type.name}")
 
 
 # --- The null C and the binding table ------------------------------------------------------------

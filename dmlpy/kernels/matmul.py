@@ -141,8 +141,7 @@ def tile_shape(adapter: AdapterInfo, operands: MatmulOperands) -> TileShape:
     its own. Large products take 32 rows (lavapipe, FP32 1024^3: 4 x 4 outputs a lane 1,782
     ms; 32 shared rows x 8 columns 253 ms, and 160-180 ms with each 16-byte vector loaded as
     two 64-bit components, where the device has shaderInt64); small ones fewer, which compile
-    faster and leave no lane idle; 16-bit elements (read one by one) run slower with more rows
-    than the lanes, so take that many. Elsewhere 4 x 4 outputs an invocation (16
+    faster and leave no lane idle. Elsewhere 4 x 4 outputs an invocation (16
     accumulators, whole 16-byte vectors of A and B where their layouts allow): a CPU device
     without broadcasts 8 lanes along N; a GPU 16 or 32 lanes along N for coalesced rows of B."""
     m, n, k = operands.dimensions
@@ -153,8 +152,6 @@ def tile_shape(adapter: AdapterInfo, operands: MatmulOperands) -> TileShape:
         if lanes in (4, 8) and adapter.has_subgroup_operations(SHARED_ROWS_OPERATIONS) and not operands.integer \
                 and pairs >= SHARED_ROWS_MIN_PAIRS:
             rows = 32 if pairs >= 1 << 24 else 16 if pairs >= 1 << 20 else lanes
-            if operands.a.data_type != TensorDataType.FLOAT32:
-                rows = lanes  # 16-bit elements: 1024^3 FP16 took 1.8 s with 8 rows, 3.6 s with 16, 4.4 s with 32
             return TileShape(lanes, 1, min(rows, max(lanes, -(-m // lanes) * lanes)), 8, shared_lanes=lanes)
         lanes_n = min(size, 8)
         return TileShape(lanes_n, max(1, min(16, size // lanes_n)), 4, 4)
@@ -168,19 +165,31 @@ def _matrix_strides(tensor: BufferTensorDesc, transposed: bool) -> tuple[int, in
     return (column, row) if transposed else (row, column)
 
 
+def _vector_elements(tensor: BufferTensorDesc, shape: TileShape) -> int:
+    """Elements of `tensor` in a 16-byte vector where the kernel may read it in vectors: 4 for
+    FP32; 8 for FLOAT16 and BFLOAT16 where 8 lanes share their rows (a chunk of 8 k, or a
+    lane's 8 columns, is one vector); else 0."""
+    if tensor.data_type == TensorDataType.FLOAT32:
+        return 4
+    if tensor.data_type in FLOAT_TYPES and shape.shared_lanes == 8 and shape.tile_n == 8:
+        return 8
+    return 0
+
+
 def _vector_dims(operands: MatmulOperands, shape: TileShape) -> tuple[str | None, str | None]:
     """Along which dim A and B are read as 16-byte vectors ("K", "M" / "N", or None: element
-    by element): FP32, contiguous along that dim, a multiple of 4 long, and every other
-    stride and the binding's start whole vectors, so each vector is four of its elements."""
+    by element): contiguous along that dim, a whole number of vectors long, and every other
+    stride and the binding's start whole vectors (_vector_elements: FP32, or 16-bit types
+    where lanes share their rows)."""
     m, n, k = operands.dimensions
 
     def along(tensor: BufferTensorDesc, strides: tuple[int, int], choices: tuple[tuple[str, int, int], ...]):
         batch_strides = tensor.element_strides[:-2]
-        if tensor.data_type != TensorDataType.FLOAT32 or not starts_on(tensor, 16) \
-                or any(s % 4 for s in batch_strides):
+        elements = _vector_elements(tensor, shape)
+        if not elements or not starts_on(tensor, 16) or any(s % elements for s in batch_strides):
             return None
         for name, dim, length in choices:
-            if strides[dim] == 1 and strides[1 - dim] % 4 == 0 and length % 4 == 0:
+            if strides[dim] == 1 and strides[1 - dim] % elements == 0 and length % elements == 0:
                 return name
         return None
 
@@ -222,6 +231,8 @@ def _body(operands: MatmulOperands, epilogue: MatmulEpilogue) -> tuple[str, ...]
             f"uint sum_bits(VALUE s) {{ return {bits}; }}",
             f"VALUE a_value(uint e) {{ return {_value(operands.a, 'input_load(A_INPUT, e)')}; }}",
             f"VALUE b_value(uint e) {{ return {_value(operands.b, 'input_load(B_INPUT, e)')}; }}",
+            f"VALUE a_bits_value(uint bits) {{ return {_value(operands.a, 'bits')}; }}",
+            f"VALUE b_bits_value(uint bits) {{ return {_value(operands.b, 'bits')}; }}",
             *zeros,
             f"#define EPILOGUE_INPUTS {len(inputs)}",
             "uint gemm_epilogue(uint bits[EPILOGUE_INPUTS]) {",
@@ -271,6 +282,8 @@ def plan_matmul(operands: MatmulOperands, epilogue: MatmulEpilogue, adapter: Ada
         **({"VECTOR_VIEWS": ""} if interface.vector_views else {}),
         **({"VECTOR_LOADS_64": ""} if loads_64 else {}),
         "A_STRIDES": uint_list((a_rows, a_columns)), "B_STRIDES": uint_list((b_rows, b_columns)),
+        "A_VECTOR_ELEMENTS": f"{_vector_elements(a, shape) or 4}u",
+        "B_VECTOR_ELEMENTS": f"{_vector_elements(b, shape) or 4}u",
         "EPILOGUE_TENSORS": len(epilogue.inputs), "OUTPUT_STRIDES": uint_list(output.element_strides[-2:]),
         "BATCH_COUNT": f"{batch_count}u", "BATCH_RANK": len(batch_sizes),
         **({"EXACTNESS_KEYS": ""} if exactness else {}),
@@ -303,9 +316,11 @@ def plan_matmul(operands: MatmulOperands, epilogue: MatmulEpilogue, adapter: Ada
         return KernelPlan("matmul", (main,), output.element_count, scalar_bits=fp32_bits(scalars),
                           interface=interface, reason=reason + "; the hardware's arithmetic keeps subnormals here")
     key_size = workgroup_size_for(adapter)
-    vectors = {f"A_VECTORS_ALONG_{a_vectors}": ""} if a_vectors else {}
-    vectors.update({f"B_VECTORS_ALONG_{b_vectors}": ""} if b_vectors else {})
-    items = m // (4 if a_vectors == "M" else 1) + n // (4 if b_vectors == "N" else 1)
+    # (The keys of a vector's words are FP32 magnitudes: a 16-bit type's vectors read by element.)
+    vectors = {f"A_VECTORS_ALONG_{a_vectors}": ""} if a_vectors and a.data_type == TensorDataType.FLOAT32 else {}
+    vectors.update({f"B_VECTORS_ALONG_{b_vectors}": ""} if b_vectors and b.data_type == TensorDataType.FLOAT32
+                   else {})
+    items = m // (4 if "A_VECTORS_ALONG_M" in vectors else 1) + n // (4 if "B_VECTORS_ALONG_N" in vectors else 1)
     keys = KernelStage("keys", "gemm.comp", {**defines, **vectors, "STAGE_KEYS": "", "WORKGROUP_SIZE": key_size},
                        key_size, invocations=batch_count * items, generated=generated)
     return KernelPlan("matmul", (keys, main), output.element_count, temporary_size=4 * batch_count * (m + n),
