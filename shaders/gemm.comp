@@ -298,10 +298,10 @@ int wrapping_product_sum(int sum, int a, int b) {
 #define VECTOR_ELEMENT(v, c, ELEMENTS)                                                         \
     ((ELEMENTS) == 4u ? (v)[c] : ((v)[(c) / 2] >> (16 * ((c) % 2))) & 0xFFFFu)
 
-// SHARED_LANES elements into DEST[x] through VALUE_OF (a_bits_value or b_bits_value), whole
-// vectors: vector q starts at element offset AT_Q (an expression of q).
-#define LOAD_RUN(DEST, INPUT, ELEMENTS, AT_Q, VALUE_OF)                                          \
-    [[unroll]] for (int q = 0; q < SHARED_LANES / int(ELEMENTS); ++q) {                        \
+// COUNT elements into DEST[x] through VALUE_OF (a_bits_value or b_bits_value), whole vectors:
+// vector q starts at element offset AT_Q (an expression of q).
+#define LOAD_RUN(DEST, COUNT, INPUT, ELEMENTS, AT_Q, VALUE_OF)                                   \
+    [[unroll]] for (int q = 0; q < (COUNT) / int(ELEMENTS); ++q) {                             \
         uvec4 v = input_vector(INPUT, (AT_Q) / (ELEMENTS));                                   \
         [[unroll]] for (int c = 0; c < int(ELEMENTS); ++c)                                    \
             DEST[int(ELEMENTS) * q + c] = VALUE_OF(VECTOR_ELEMENT(v, c, ELEMENTS)); }
@@ -310,14 +310,14 @@ int wrapping_product_sum(int sum, int a, int b) {
 #define SHARED_ROW(r, x, L) (SHARED_LANES * (r) + (x))
 #define SHARED_K(x, L) (L)
 #define A_SHARE(KK) [[unroll]] for (int r = 0; r < SHARED_GROUPS; ++r)                          \
-        LOAD_RUN(share[r], A_INPUT, A_VECTOR_ELEMENTS, a_start + ((KK) + lane) * A_STRIDES_[1]  \
+        LOAD_RUN(share[r], SHARED_LANES, A_INPUT, A_VECTOR_ELEMENTS, a_start + ((KK) + lane) * A_STRIDES_[1]  \
                  + row_read(m0 + uint(SHARED_LANES * r) + A_VECTOR_ELEMENTS * uint(q)) * A_STRIDES_[0], a_bits_value)
 #else
 #define SHARED_ROW(r, x, L) (SHARED_LANES * (r) + (L))
 #define SHARED_K(x, L) (x)
 #if defined(A_VECTORS_ALONG_K)
 #define A_SHARE(KK) [[unroll]] for (int r = 0; r < SHARED_GROUPS; ++r)                          \
-        LOAD_RUN(share[r], A_INPUT, A_VECTOR_ELEMENTS,                                         \
+        LOAD_RUN(share[r], SHARED_LANES, A_INPUT, A_VECTOR_ELEMENTS,                                         \
                  a_start + row_read(m0 + uint(SHARED_LANES * r) + lane) * A_STRIDES_[0] + (KK)       \
                  + A_VECTOR_ELEMENTS * uint(q), a_bits_value)
 #else
@@ -330,15 +330,12 @@ int wrapping_product_sum(int sum, int a, int b) {
 
 #if defined(B_VECTORS_ALONG_N)
 #define B_CHUNK(KK) [[unroll]] for (int kk = 0; kk < SHARED_LANES; ++kk)                         \
-        [[unroll]] for (int q = 0; q < TILE_N / int(B_VECTOR_ELEMENTS); ++q) {                 \
-            uvec4 v = input_vector(B_INPUT, (b_at[int(B_VECTOR_ELEMENTS) * q] + ((KK) + uint(kk)) * B_STRIDES_[0]) \
-                                   / B_VECTOR_ELEMENTS);                                       \
-            [[unroll]] for (int c = 0; c < int(B_VECTOR_ELEMENTS); ++c)                        \
-                b_[kk][int(B_VECTOR_ELEMENTS) * q + c] = b_bits_value(VECTOR_ELEMENT(v, c, B_VECTOR_ELEMENTS)); }
+        LOAD_RUN(b_[kk], TILE_N, B_INPUT, B_VECTOR_ELEMENTS,                                   \
+                 b_at[int(B_VECTOR_ELEMENTS) * q] + ((KK) + uint(kk)) * B_STRIDES_[0], b_bits_value)
 #elif defined(B_VECTORS_ALONG_K)
 #define B_CHUNK(KK) [[unroll]] for (int j = 0; j < TILE_N; ++j) {                                \
         VALUE run_[SHARED_LANES];                                                              \
-        LOAD_RUN(run_, B_INPUT, B_VECTOR_ELEMENTS, b_at[j] + (KK) + B_VECTOR_ELEMENTS * uint(q), b_bits_value) \
+        LOAD_RUN(run_, SHARED_LANES, B_INPUT, B_VECTOR_ELEMENTS, b_at[j] + (KK) + B_VECTOR_ELEMENTS * uint(q), b_bits_value) \
         [[unroll]] for (int kk = 0; kk < SHARED_LANES; ++kk) b_[kk][j] = run_[kk]; }
 #else
 #define B_CHUNK(KK) [[unroll]] for (int kk = 0; kk < SHARED_LANES; ++kk)                         \

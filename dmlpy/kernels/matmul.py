@@ -317,9 +317,8 @@ def plan_matmul(operands: MatmulOperands, epilogue: MatmulEpilogue, adapter: Ada
                           interface=interface, reason=reason + "; the hardware's arithmetic keeps subnormals here")
     key_size = workgroup_size_for(adapter)
     # (The keys of a vector's words are FP32 magnitudes: a 16-bit type's vectors read by element.)
-    vectors = {f"A_VECTORS_ALONG_{a_vectors}": ""} if a_vectors and a.data_type == TensorDataType.FLOAT32 else {}
-    vectors.update({f"B_VECTORS_ALONG_{b_vectors}": ""} if b_vectors and b.data_type == TensorDataType.FLOAT32
-                   else {})
+    vectors = {f"A_VECTORS_ALONG_{a_vectors}": ""} if a_vectors and _vector_elements(a, shape) == 4 else {}
+    vectors.update({f"B_VECTORS_ALONG_{b_vectors}": ""} if b_vectors and _vector_elements(b, shape) == 4 else {})
     items = m // (4 if "A_VECTORS_ALONG_M" in vectors else 1) + n // (4 if "B_VECTORS_ALONG_N" in vectors else 1)
     keys = KernelStage("keys", "gemm.comp", {**defines, **vectors, "STAGE_KEYS": "", "WORKGROUP_SIZE": key_size},
                        key_size, invocations=batch_count * items, generated=generated)
