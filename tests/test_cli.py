@@ -63,6 +63,35 @@ def test_python_m_dmlpy_reports_what_a_bug_report_needs(tmp_path):
     assert cache and cache[1] == str(tmp_path / "cache")  # the device's first shader is in it
 
 
+def test_the_cache_line_counts_a_cache_another_process_is_trimming(tmp_path, monkeypatch):
+    """Entries that vanish between the listing and their stat (another process's trim or
+    replacement) are not counted, and the report does not fail."""
+    import threading
+
+    from dmlpy.cli.info import cache_line
+
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    monkeypatch.setenv("DMLPY_CACHE_DIR", str(cache))
+    done = threading.Event()
+
+    def churn():
+        while not done.is_set():
+            for k in range(64):
+                (cache / f"{k}.spv").write_bytes(b"x")
+            for k in range(64):
+                (cache / f"{k}.spv").unlink()
+
+    trimmer = threading.Thread(target=churn)
+    trimmer.start()
+    try:
+        lines = [cache_line() for _ in range(300)]
+    finally:
+        done.set()
+        trimmer.join()
+    assert all(re.fullmatch(r".* \(DMLPY_CACHE_DIR\), \d+ entr(y|ies), [\d.]+ MiB", line) for line in lines)
+
+
 def test_python_m_dmlpy_shows_the_profile_the_environment_chooses():
     env = {**os.environ, "DMLPY_DEVICE_PROFILE": "nvidia-h100"}
     env.pop("DMLPY_ADAPTER", None)

@@ -130,14 +130,21 @@ def device_line(adapters_found: bool) -> str:
 def cache_line() -> str:
     path = cache_dir()
     source = " (DMLPY_CACHE_DIR)" if os.environ.get("DMLPY_CACHE_DIR") else ""
+    sizes = []
     try:
-        entries = [entry for entry in path.iterdir() if entry.is_file()]
+        with os.scandir(path) as scan:
+            for entry in scan:
+                try:
+                    if entry.is_file():
+                        sizes.append(entry.stat().st_size)
+                except FileNotFoundError:  # trimmed or replaced by another process meanwhile
+                    continue
     except FileNotFoundError:
         return f"{path}{source}, not created yet"
     except OSError as error:
         return f"{path}{source}, unreadable: {error.strerror}"
-    size = sum(entry.stat().st_size for entry in entries) / 2**20
-    return f"{path}{source}, {len(entries)} {'entry' if len(entries) == 1 else 'entries'}, {size:.1f} MiB"
+    size = sum(sizes) / 2**20
+    return f"{path}{source}, {len(sizes)} {'entry' if len(sizes) == 1 else 'entries'}, {size:.1f} MiB"
 
 
 def report() -> list[Line]:
