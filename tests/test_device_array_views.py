@@ -38,12 +38,14 @@ def basic_indices(draw, shape):
     """A NumPy basic index of an array of `shape`: integers, positive-step slices, `...`, None."""
     items, dims = [], list(shape)
     ellipsis_at = draw(st.one_of(st.none(), st.integers(0, len(dims))))
+    # The ellipsis stands for the consecutive dims from ellipsis_at (none, some or all of them).
+    covered = range(0) if ellipsis_at is None else \
+        range(ellipsis_at, ellipsis_at + draw(st.integers(0, len(dims) - ellipsis_at)))
     for position, size in enumerate(dims):
         if position == ellipsis_at:
             items.append(Ellipsis)
+        if position in covered:
             continue
-        if ellipsis_at is not None and position > ellipsis_at and draw(st.booleans()):
-            continue  # the ellipsis covers this dim
         kind = draw(st.sampled_from(("int", "slice", "slice", "none_then_slice")))
         if kind == "int":
             items.append(draw(st.integers(-size, size - 1)))
@@ -53,6 +55,8 @@ def basic_indices(draw, shape):
             start = draw(st.one_of(st.none(), st.integers(-size - 1, size + 1)))
             stop = draw(st.one_of(st.none(), st.integers(-size - 1, size + 1)))
             items.append(slice(start, stop, draw(st.one_of(st.none(), st.integers(1, 3)))))
+    if ellipsis_at == len(dims):
+        items.append(Ellipsis)
     return tuple(items)
 
 
