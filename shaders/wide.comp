@@ -8,7 +8,13 @@
 //   COMPARE   output = input 0 <op> input 1 ? 1 : 0, integers of SOURCE_BITS compared exactly
 //             (COMPARE_EQUAL, COMPARE_LESS, COMPARE_GREATER, COMPARE_LESS_EQUAL or
 //             COMPARE_GREATER_EQUAL; signed with SOURCE_SIGNED);
-//   SELECT    output = input 0 != 0 ? input 1 : input 2, the chosen element's words as they are.
+//   SELECT    output = input 0 != 0 ? input 1 : input 2, the chosen element's words as they are;
+//   ARITHMETIC  output = the operator's integer or bit math (the generated operator_body.glsl,
+//             rendered from its expression by dmlpy/ir/render.py's 64-bit table), on inputs of
+//             one 64-bit type: every stored value and integer a uvec2 of (low, high) words.
+//             Integers are INT64 (VALUES_SIGNED) or UINT64 values using all 64 bits: add,
+//             subtract and multiply wrap modulo 2^64; division truncates toward zero (by zero:
+//             0); comparisons with FP32 numbers (scalars, constants) are exact.
 //
 // CONVERT passes every value through one exact form: a sign and a magnitude m * 2^q (m up to 64
 // bits, held as a uvec2 of low and high words), or an infinity, or a NaN. A float decodes
@@ -22,11 +28,13 @@
 //
 // Defines: WORKGROUP_SIZE, ELEMENT_COUNT, RANK, SIZES, STRIDES (RANK groups of one element
 // stride per tensor: inputs, then the output), WIDE_TENSORS (bit t: tensor t is 64-bit),
-// ELEMENT_BITS and DTYPE_* (the output's bound type); one of CONVERT, COMPARE_*, SELECT;
+// ELEMENT_BITS and DTYPE_* (the output's bound type); one of CONVERT, COMPARE_*, SELECT,
+// ARITHMETIC;
 // SOURCE_BITS with SOURCE_FLOAT (and SOURCE_EXPONENT_BITS, SOURCE_MANTISSA_BITS) or
 // SOURCE_SIGNED (else unsigned), input 0's type (input 1's for SELECT); for CONVERT,
 // TARGET_BITS with TARGET_FLOAT (and TARGET_EXPONENT_BITS, TARGET_MANTISSA_BITS) or
-// TARGET_SIGNED (else unsigned), and SAME_TYPE where the two types are one.
+// TARGET_SIGNED (else unsigned), and SAME_TYPE where the two types are one; for ARITHMETIC,
+// VALUES_SIGNED where the integers are INT64.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
 #include "float_controls.glsl"
@@ -76,6 +84,130 @@ uvec2 rounded_right(uvec2 m, uint s) {
     if (below(halfway, dropped) || (dropped == halfway && (kept.x & 1u) != 0u)) kept = dml_wide_add(kept, uvec2(1u, 0u));
     return kept;
 }
+
+#if defined(ARITHMETIC)
+// --- 64-bit integers: one type, INT64 (VALUES_SIGNED) or UINT64 -----------------------------
+
+bool negative64(uvec2 a) {
+#if defined(VALUES_SIGNED)
+    return int(a.y) < 0;
+#else
+    return false;
+#endif
+}
+
+bool less64(uvec2 a, uvec2 b) {
+#if defined(VALUES_SIGNED)
+    return dml_wide_less(a, b);
+#else
+    return below(a, b);
+#endif
+}
+
+uvec2 magnitude64(uvec2 a) {  // |INT64_MIN| = 2^63 fits unsigned
+    return negative64(a) ? dml_wide_negated(a) : a;
+}
+
+// n / d of unsigned values (d != 0), and n % d, by shift and subtract, a bit a step. Before
+// each shift the remainder is at most n's bits above the current one (below 2^63): no bit is lost.
+uvec2 unsigned_divided(uvec2 n, uvec2 d, out uvec2 remainder) {
+    uvec2 quotient = uvec2(0u);
+    remainder = uvec2(0u);
+    for (int bit = top_bit(n); bit >= 0; --bit) {
+        remainder = shifted_left(remainder, 1u) | uvec2(shifted_right(n, uint(bit)).x & 1u, 0u);
+        quotient = shifted_left(quotient, 1u);
+        if (!below(remainder, d)) {
+            remainder = dml_wide_sub(remainder, d);
+            quotient.x |= 1u;
+        }
+    }
+    return quotient;
+}
+
+// The quotient truncated toward zero (INT64_MIN / -1 wraps to itself); by zero, 0.
+uvec2 divided64(uvec2 a, uvec2 b) {
+    if (b == uvec2(0u)) return uvec2(0u);
+    uvec2 remainder;
+    uvec2 quotient = unsigned_divided(magnitude64(a), magnitude64(b), remainder);
+    return negative64(a) != negative64(b) ? dml_wide_negated(quotient) : quotient;
+}
+
+// The remainder with the dividend's sign (C's), or with the divisor's where `floored`
+// (Python's); by zero, 0.
+uvec2 remainder64(uvec2 a, uvec2 b, bool floored) {
+    if (b == uvec2(0u)) return uvec2(0u);
+    uvec2 remainder;
+    unsigned_divided(magnitude64(a), magnitude64(b), remainder);
+    if (negative64(a)) remainder = dml_wide_negated(remainder);
+    if (floored && remainder != uvec2(0u) && negative64(remainder) != negative64(b)) {
+        remainder = dml_wide_add(remainder, b);
+    }
+    return remainder;
+}
+
+// An FP32 number (not NaN) decoded exactly: its sign, its integer part (2^64 - 1 with `huge`
+// where the number is 2^64 or more, infinity included) and whether a fraction remains.
+struct Fp32Parts {
+    bool negative;
+    uvec2 whole;
+    bool fractional;
+    bool huge;
+};
+
+Fp32Parts fp32_parts(uint f) {
+    Fp32Parts parts = Fp32Parts((f >> 31) != 0u, uvec2(0u), false, false);
+    uint biased = (f >> 23) & 0xFFu;
+    if (biased >= 191u) {
+        parts.whole = uvec2(0xFFFFFFFFu);
+        parts.huge = true;
+        return parts;
+    }
+    uint significand = (f & 0x7FFFFFu) | (biased != 0u ? 0x800000u : 0u);
+    int shift = int(max(biased, 1u)) - 150;  // the number is significand * 2^shift, shift <= 40
+    if (shift >= 0) {
+        parts.whole = shifted_left(uvec2(significand, 0u), uint(shift));
+    } else if (shift > -24) {
+        parts.whole = uvec2(significand >> uint(-shift), 0u);
+        parts.fractional = (significand & ((1u << uint(-shift)) - 1u)) != 0u;
+    } else {
+        parts.fractional = significand != 0u;
+    }
+    return parts;
+}
+
+bool fp32_is_nan(uint f) {
+    return (f & 0x7FFFFFFFu) > 0x7F800000u;
+}
+
+// x against the FP32 number with bits f, exactly: -1 below, 0 equal, 1 above, 2 unordered (NaN).
+int order_against_fp32(uvec2 x, uint f) {
+    if (fp32_is_nan(f)) return 2;
+    Fp32Parts parts = fp32_parts(f);
+    bool x_negative = negative64(x);
+    uvec2 x_magnitude = magnitude64(x);
+    if (x_magnitude == uvec2(0u) && parts.whole == uvec2(0u) && !parts.fractional && !parts.huge) return 0;  // +-0
+    if (x_negative != parts.negative) return x_negative ? -1 : 1;
+    int by_magnitude = parts.huge || below(x_magnitude, parts.whole) ? -1
+                     : below(parts.whole, x_magnitude) ? 1 : parts.fractional ? -1 : 0;
+    return x_negative ? -by_magnitude : by_magnitude;
+}
+
+// An FP32 number as the integer type: truncated toward zero, saturated to the range (NaN: 0).
+uvec2 from_fp32(uint f) {
+    if (fp32_is_nan(f)) return uvec2(0u);
+    Fp32Parts parts = fp32_parts(f);
+#if defined(VALUES_SIGNED)
+    uvec2 limit = parts.negative ? uvec2(0u, 0x80000000u) : uvec2(0xFFFFFFFFu, 0x7FFFFFFFu);
+    uvec2 magnitude = below(limit, parts.whole) ? limit : parts.whole;  // a huge whole is 2^64 - 1
+    return parts.negative ? dml_wide_negated(magnitude) : magnitude;
+#else
+    return parts.negative ? uvec2(0u) : parts.whole;
+#endif
+}
+
+// The operator's math: uvec2 wide_math(uvec2 words[INPUT_COUNT]).
+#include "operator_body.glsl"
+#endif
 
 #if defined(CONVERT)
 // --- The exact form -------------------------------------------------------------------------
@@ -193,6 +325,10 @@ void main() {
     uvec2 result = element(0u, at[0]);  // the bits as they are (a NaN's payload too), as every same-type CAST
 #elif defined(CONVERT)
     uvec2 result = encoded(decoded(element(0u, at[0])));
+#elif defined(ARITHMETIC)
+    uvec2 words[INPUT_COUNT];
+    [[unroll]] for (uint t = 0u; t < INPUT_COUNT; ++t) words[t] = element(t, at[t]);
+    uvec2 result = wide_math(words);
 #else
     uvec2 a = element(0u, at[0]), b = element(1u, at[1]);
 #if defined(SOURCE_SIGNED)

@@ -15,7 +15,8 @@ import dmlpy as dml
 T = dml.TensorDataType
 NUMPY = {T.FLOAT32: np.float32, T.FLOAT16: np.float16, T.BFLOAT16: ml_dtypes.bfloat16, T.INT32: np.int32,
          T.INT16: np.int16, T.INT8: np.int8, T.UINT32: np.uint32, T.UINT16: np.uint16, T.UINT8: np.uint8}
-UNSIGNED_OF = {1: np.uint8, 2: np.uint16, 4: np.uint32}
+WIDE_NUMPY = {T.INT64: np.int64, T.UINT64: np.uint64, T.FLOAT64: np.float64}  # the 64-bit kernel's types
+UNSIGNED_OF = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 FLOATS = (T.FLOAT32, T.FLOAT16, T.BFLOAT16)
 
 
@@ -120,7 +121,7 @@ LOGIC = {"LOGICAL_AND": np.logical_and, "LOGICAL_OR": np.logical_or, "LOGICAL_XO
 
 def expected_of(name: str, data_type: T, args: list[np.ndarray], scalars: dict, output_type: T) -> np.ndarray:
     """The reference result, stored as `output_type`."""
-    dtype, out = NUMPY[data_type], NUMPY[output_type]
+    dtype, out = {**NUMPY, **WIDE_NUMPY}[data_type], {**NUMPY, **WIDE_NUMPY}[output_type]
     if name == "CAST":
         return cast_reference(args[0], out)
     if name in COMPARE:
@@ -226,8 +227,11 @@ def assert_within_bound(got, args, name, data_type, scalars=None, bound=None):
 def assert_same(got, expected):
     got, expected = np.ravel(got), np.ravel(expected)  # the elements in order, whatever shape each arrived in
     if got.dtype.kind == "f" or got.dtype == ml_dtypes.bfloat16:
-        nan = np.isnan(f32(expected))
-        assert np.isnan(f32(got))[nan].all(), "a NaN was expected"
+        def isnan(x):
+            return np.isnan(x if x.dtype == np.float64 else f32(x))
+
+        nan = isnan(expected)
+        assert isnan(got)[nan].all(), "a NaN was expected"
         unsigned = UNSIGNED_OF[got.dtype.itemsize]
         differ = np.flatnonzero(got.view(unsigned)[~nan] != expected.view(unsigned)[~nan])
         assert differ.size == 0, f"{differ.size} differ: {got[~nan][differ[:6]]} != {expected[~nan][differ[:6]]}"

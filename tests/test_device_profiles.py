@@ -282,9 +282,11 @@ def test_reductions_give_the_same_bits_under_every_profile(device, profiled):
 
 
 def test_conversions_give_the_same_bits_under_every_profile(device, profiled):
-    """CAST to and from FLOAT64 (integer arithmetic alone) and the mixed-width path (casts,
-    comparisons, IF over subnormals): no profile's float controls reach them."""
+    """CAST to and from FLOAT64 and INT64 arithmetic (integer arithmetic alone) and the
+    mixed-width path (casts, comparisons, IF over subnormals): no profile's float controls
+    reach them."""
     x = _special_floats(4096, seed=11)
+    ints = (x.view(np.uint32).astype(np.int64) << 24) - (1 << 54)
     wide = x.astype(np.float64) * np.float64(2.0**-20)  # below FP32's subnormals too
     condition = (np.arange(x.size) % 3 == 0).astype(np.uint8)
     with np.errstate(over="ignore"):
@@ -292,7 +294,10 @@ def test_conversions_give_the_same_bits_under_every_profile(device, profiled):
     for call in (lambda d: dml.cast(wide, np.float32, device=d), lambda d: dml.cast(wide, np.float16, device=d),
                  lambda d: dml.cast(x, np.float64, device=d), lambda d: dml.cast(wide, np.int64, device=d),
                  lambda d: dml.cast(x, np.float16, device=d), lambda d: dml.less(x, x[::-1].copy(), device=d),
-                 lambda d: dml.where(condition, halves, halves[::-1].copy(), device=d)):
+                 lambda d: dml.where(condition, halves, halves[::-1].copy(), device=d),
+                 lambda d: dml.multiply(ints, ints[::-1].copy(), device=d),
+                 lambda d: dml.divide(ints, ints[::-1] >> 20, device=d),
+                 lambda d: dml.clip(ints, -2.5e-40, 3.0e15, device=d)):
         np.testing.assert_array_equal(_bits(call(profiled)), _bits(call(device)))
 
 

@@ -16,6 +16,7 @@ from reference_elementwise import (
     NUMPY,
     TRANSCENDENTAL,
     UNSIGNED_OF,
+    WIDE_NUMPY,
     assert_same,
     assert_within_bound,
     cast_reference,
@@ -61,9 +62,12 @@ def output_type_of(row, data_type: T) -> T:
 
 def computed_types(row) -> list[T]:
     """The data types dmlpy computes for a row: those its tables list (and BFLOAT16 where it has
-    a float form), but the 64-bit ones, and integers where it has no integer form."""
+    a float form), integers (INT64 and UINT64 included) where it has an integer form, and
+    FLOAT64 where its form is on the bits."""
     listed = {t for s in dml.OPERATORS[row.name].support for t in s.data_types}
-    return [t for t in NUMPY if t in listed and (row.bits is not None or (row.floats if t in FLOATS else row.integers))]
+    form = {t: row.bits or (row.floats if t in FLOATS else row.integers) for t in (*NUMPY, *WIDE_NUMPY)}
+    form[T.FLOAT64] = row.bits
+    return [t for t, f in form.items() if t in listed and f is not None]
 
 
 SCALARS = {"CLIP": {"min": -1.5, "max": 2.25}, "THRESHOLD": {"min": -0.75}, "CLIP_GRAD": {"min": -1.5, "max": 2.25},
@@ -72,26 +76,45 @@ SCALARS = {"CLIP": {"min": -1.5, "max": 2.25}, "THRESHOLD": {"min": -0.75}, "CLI
 INTEGER_SCALARS = {"CLIP": {"min": -100.7, "max": 1e10}, "THRESHOLD": {"min": 3.9},
                    "CLIP_GRAD": {"min": -5.5, "max": 70000.0}, "CLIP1": {"min": 3, "max": 100},
                    "CLIP_GRAD1": {"min": 3, "max": 100}}
+# 64-bit integers: FP32 bounds past 2^32 (and past the range), typed bounds that need both words.
+WIDE_SCALARS = {
+    T.INT64: {"CLIP": {"min": -3.5e12, "max": 1e30}, "CLIP_GRAD": {"min": -1e30, "max": 6.0e15},
+              "CLIP1": {"min": -(1 << 40) - 3, "max": (1 << 62) + 5},
+              "CLIP_GRAD1": {"min": -(1 << 63), "max": (1 << 33) + 1}},
+    T.UINT64: {"CLIP": {"min": -2.5, "max": 1.5e19}, "CLIP_GRAD": {"min": 4.5e9, "max": 3e38},
+               "CLIP1": {"min": (1 << 33) + 1, "max": (1 << 63) + 7},
+               "CLIP_GRAD1": {"min": 5, "max": (1 << 64) - 2}}}
 
 FP32_SPECIALS = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-45, -1e-45, 1.1754942e-38, -1.1754944e-38,
                           3.4028235e38, -3.4028235e38, 1.0, -1.0, 0.5, -0.5, 1.5, -1.5, 2.5, -2.5, 3.0, 2.9999998,
                           8388607.5, -8388608.5, 16777215.0, 1e-30, -1e30], np.float32)
 
 
-def values_for(data_type: T, count: int, rng, operand=None) -> np.ndarray:
-    dtype = NUMPY[data_type]
-    if data_type in FLOATS:
+def specials_for(data_type: T) -> np.ndarray:
+    """The values every operator meets: FP32's specials in the type, or an integer type's
+    range edges and small values (and, for 64-bit ones, the edges of the low word)."""
+    dtype = {**NUMPY, **WIDE_NUMPY}[data_type]
+    if data_type in FLOATS or data_type == T.FLOAT64:
         with np.errstate(over="ignore"):
-            specials = FP32_SPECIALS.astype(dtype)
-        sweep = rng.integers(0, 1 << (8 * np.dtype(dtype).itemsize), count, dtype=np.uint64)
-        values = sweep.astype(UNSIGNED_OF[np.dtype(dtype).itemsize]).view(dtype)
-        values[:specials.size] = specials
-        return values
+            return FP32_SPECIALS.astype(dtype)
     info = np.iinfo(dtype)
-    values = rng.integers(info.min, info.max, count, endpoint=True).astype(dtype)
-    edges = np.array([0, 1, -1 if info.min < 0 else 2, info.min, info.max, info.min + 1, info.max - 1, 7, 8, 31,
-                      32], np.int64)
-    values[:edges.size] = edges.astype(dtype)
+    edges = [0, 1, -1 if info.min < 0 else 2, info.min, info.max, info.min + 1, info.max - 1, 7, 8, 31, 32]
+    if info.bits == 64:
+        edges += [(1 << 32) - 1, 1 << 32, (1 << 32) + 1, 1 << 31, (1 << 53) + 1, info.max - (1 << 32) + 1,
+                  *((-(1 << 32), -(1 << 32) - 1) if info.min < 0 else ())]
+    return np.array(edges, dtype)
+
+
+def values_for(data_type: T, count: int, rng, operand=None) -> np.ndarray:
+    dtype = {**NUMPY, **WIDE_NUMPY}[data_type]
+    specials = specials_for(data_type)
+    if data_type in FLOATS or data_type == T.FLOAT64:
+        sweep = rng.integers(0, np.iinfo(np.uint64).max, count, dtype=np.uint64, endpoint=True)
+        values = sweep.astype(UNSIGNED_OF[np.dtype(dtype).itemsize]).view(dtype)
+    else:
+        info = np.iinfo(dtype)
+        values = rng.integers(info.min, info.max, count, dtype=dtype, endpoint=True)
+    values[:specials.size] = specials
     return values
 
 
@@ -120,13 +143,12 @@ def test_every_operator_matches_its_reference(device, name, data_type):
         if name.startswith("BIT_SHIFT") and k == 1:
             values = rng.integers(0, 8 * values.itemsize + 3, count).astype(values.dtype)
         args.append(values)
-    if len(row.operands) > 1 and data_type in FLOATS:  # every special meets every special, both orders
-        with np.errstate(over="ignore"):
-            specials = FP32_SPECIALS.astype(NUMPY[data_type])
-        pairs = np.array(list(itertools.product(specials, specials)), NUMPY[data_type])
+    if len(row.operands) > 1:  # every special meets every special, both orders
+        specials = specials_for(data_type)
+        pairs = np.array(list(itertools.product(specials, specials)), specials.dtype)
         first = next(k for k, o in enumerate(row.operands) if not o.data_types)
         args[first][:len(pairs)], args[first + 1][:len(pairs)] = pairs[:, 0], pairs[:, 1]
-    scalars = (SCALARS if data_type in FLOATS else INTEGER_SCALARS).get(name, {})
+    scalars = (SCALARS if data_type in FLOATS else WIDE_SCALARS.get(data_type, INTEGER_SCALARS)).get(name, {})
     output_type = output_type_of(row, data_type)
     got = run(device, desc_for(row, data_type, (count,), scalars, output_type), args)
     if name in TRANSCENDENTAL and data_type in FLOATS:
@@ -228,9 +250,6 @@ def test_what_directml_accepts_but_dmlpy_does_not_compute_is_refused_at_compile(
     op = device.create_operator(power)  # DirectML's rules accept it
     with pytest.raises(dml.UnsupportedError, match="integer InputTensor and a float ExponentTensor"):
         device.compile_operator(op)
-    i64 = dml.BufferTensorDesc(T.INT64, (4,))
-    with pytest.raises(dml.UnsupportedError, match="INT64"):
-        device.compile_operator(device.create_operator(dml.OPERATORS["add"].desc_class(i64, i64, i64)))
 
 
 def test_clip1_reads_min_and_max_as_its_data_type(device):
@@ -426,13 +445,18 @@ def test_every_operator_answers_to_its_directml_name():
     assert np.array_equal(chosen, np.array([1, 2], np.float32))
 
 
-@pytest.mark.parametrize("name, arguments", [
-    ("add", lambda: (np.arange(3), np.int64(1))),
-    ("subtract", lambda: (np.arange(3, dtype=np.uint64), np.uint64(1))),
-    ("bitwise_and", lambda: (np.zeros(3), np.ones(3)))])
-def test_a_64_bit_argument_dmlpy_does_not_compute_names_the_conversion(device, name, arguments):
-    """NumPy's default int64 and float64, where DirectML takes them but dmlpy computes them
-    not yet: the argument named, and how to convert it, in the front end's terms."""
-    with pytest.raises(dml.UnsupportedError, match=r"a has dtype (int|uint|float)64, .* does not compute yet; "
-                                                    r"convert it first, e\.g\. a\.astype\(np\."):
-        getattr(dml, name)(*arguments(), device=device)
+def test_numpys_64_bit_defaults_compute_in_the_front_ends(device):
+    """NumPy's default int64 and float64 arrays, where DirectML takes them, compute as they
+    are: integers modulo 2^64, FLOAT64 bits for the bit operators; device arrays alike."""
+    assert_same(dml.add(np.arange(3), np.int64(1), device=device), np.arange(1, 4))
+    assert_same(dml.subtract(np.arange(3, dtype=np.uint64), np.uint64(1), device=device),
+                np.array([(1 << 64) - 1, 0, 1], np.uint64))
+    assert_same(dml.multiply(np.int64(1 << 62), np.arange(4), device=device), np.arange(4) * np.int64(1 << 62))
+    assert_same(dml.bitwise_and(np.zeros(3), np.ones(3), device=device), np.zeros(3))
+    assert_same(dml.bitwise_xor(np.array([1.5, -0.0]), np.array([-1.5, 0.0]), device=device),
+                np.array([0x8000000000000000, 0x8000000000000000], np.uint64).view(np.float64))
+    on_device = dml.asarray(np.array([-(1 << 63), -7, 9], np.int64), device=device)
+    assert_same((on_device % 4).numpy(), np.array([0, 1, 1]))  # Python's %: the divisor's sign
+    assert_same((-on_device).numpy(), np.array([-(1 << 63), 7, -9]))  # the most negative wraps to itself
+    assert_same((on_device + 1).numpy(), np.array([-(1 << 63) + 1, -6, 10]))
+    assert_same(np.maximum(on_device, 0).numpy(), np.array([0, 0, 9]))

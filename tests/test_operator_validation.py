@@ -97,7 +97,10 @@ def test_check_feature_support(device_at):
     device = device_at(L.LEVEL_5_1)
     support = device.check_feature_support(dml.Feature.TENSOR_DATA_TYPE_SUPPORT, T.FLOAT16)
     assert support == dml.FeatureDataTensorDataTypeSupport(True)
-    assert not device.check_feature_support(dml.Feature.TENSOR_DATA_TYPE_SUPPORT, T.FLOAT64).is_supported
+    for wide in (T.FLOAT64, T.INT64, T.UINT64):  # pairs of words on any device, from the level that added them
+        assert device.check_feature_support(dml.Feature.TENSOR_DATA_TYPE_SUPPORT, wide).is_supported
+        assert not device_at(L.LEVEL_4_0).check_feature_support(dml.Feature.TENSOR_DATA_TYPE_SUPPORT, wide).is_supported
+    assert not device.check_feature_support(dml.Feature.TENSOR_DATA_TYPE_SUPPORT, T.INT4).is_supported
     levels = device.check_feature_support(dml.Feature.FEATURE_LEVELS, [L.LEVEL_3_0, L.LEVEL_5_1, L.LEVEL_6_4])
     assert levels.max_supported_feature_level == L.LEVEL_5_1
     none = device.check_feature_support(dml.Feature.FEATURE_LEVELS, [L.LEVEL_6_0])

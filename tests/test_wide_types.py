@@ -217,7 +217,7 @@ def test_strided_and_broadcast_layouts(device):
 
 def test_the_front_end_takes_numpys_64_bit_defaults(device):
     """dml.cast(x, ...) of a float64 or int64 array converts on the device, in the front end's
-    terms; other operators still ask for a conversion first."""
+    terms; the other operators that take int64 compute it as it is."""
     x = np.array([0.1, -2.5, 1e300, np.nan, 5e-324])
     with np.errstate(over="ignore"):
         assert_same(dml.cast(x, np.float32, device=device), x.astype(np.float32))
@@ -225,8 +225,7 @@ def test_the_front_end_takes_numpys_64_bit_defaults(device):
     widened = dml.cast(np.array([1.5, -0.0], np.float32), np.float64, device=device)
     assert widened.dtype == np.float64 and np.array_equal(widened.view(np.uint64),
                                                           np.array([1.5, -0.0]).view(np.uint64))
-    with pytest.raises(dml.UnsupportedError, match=r"convert it first, e\.g\. a\.astype\(np\.int32\)"):
-        dml.add(np.arange(3), np.arange(3), device=device)
+    assert_same(dml.add(np.arange(3), np.arange(3), device=device), np.arange(0, 6, 2))
 
 
 def test_a_graph_runs_a_64_bit_cast_beside_fused_nodes(device):
@@ -248,6 +247,33 @@ def test_a_graph_runs_a_64_bit_cast_beside_fused_nodes(device):
     assert np.array_equal(outputs[1].read().reshape(-1), np.trunc(narrow).astype(np.int64).reshape(-1))
 
 
+def test_a_graph_runs_int64_arithmetic_between_fused_nodes(device):
+    """An int64 chain in a graph (cast, multiply, add, clip): each 64-bit node its own kernel,
+    each reading the one before's words; the FLOAT32 nodes around it fuse as they would."""
+    g = dml.GraphBuilder(device)
+    x = g.input(dml.BufferTensorDesc(T.FLOAT32, (4, 5)))
+    labels = g.input(dml.BufferTensorDesc(T.INT64, (4, 5)))
+    whole = dml.graph.cast(dml.graph.relu(x), np.int64)
+    scaled = dml.graph.add(dml.graph.multiply(whole, labels), labels)
+    compiled = g.build([dml.graph.clip(scaled, min=-1e12, max=4e18), dml.graph.cast(scaled, np.float32)])
+    rng = np.random.default_rng(8)
+    values = (rng.standard_normal((4, 5)) * 1e4).astype(np.float32)
+    label_values = rng.integers(-(1 << 50), 1 << 50, (4, 5))
+    buffers = [device.create_buffer(tensor=dml.BufferTensorDesc(t, (4, 5))) for t in (T.FLOAT32, T.INT64)]
+    buffers[0].write(values)
+    buffers[1].write(label_values)
+    outputs = [device.create_buffer(tensor=t) for _, t in compiled.output_tensors]
+    size = compiled.binding_properties.temporary_resource_size
+    device.execute(device.create_binding_table(compiled, inputs=buffers, outputs=outputs,
+                                               temporary=device.create_buffer(size) if size else None))
+    exact = [int(v) * int(b) + int(b) for v, b in zip(np.trunc(np.maximum(values, 0)).ravel(), label_values.ravel())]
+    wrapped = [(v + (1 << 63)) % (1 << 64) - (1 << 63) for v in exact]
+    low, high = int(np.float32(-1e12)), int(np.float32(4e18))  # the FP32 scalars, exact integers
+    expected = np.array([min(max(v, low), high) for v in wrapped], np.int64)
+    assert np.array_equal(outputs[0].read().reshape(-1), expected)
+    assert_same(outputs[1].read().reshape(-1), cast_reference(np.array(wrapped, np.int64), np.float32))
+
+
 def test_device_arrays_convert_to_and_from_64_bit_types(device):
     """astype on device arrays: a float64 array from NumPy narrowed on the device, and a
     chain's result widened; the chain's bits are those of the operators run one by one."""
@@ -260,14 +286,11 @@ def test_device_arrays_convert_to_and_from_64_bit_types(device):
     widened = (on_device.astype(np.float32) * 2).astype(np.int64).numpy()
     assert widened.dtype == np.int64
     assert np.array_equal(widened, cast_reference(narrowed * np.float32(2), np.int64))
-    # Other operators on 64-bit device arrays say how to convert, as for host arrays.
+    # An operator that does not take FLOAT64 says how to convert, as for host arrays; one that takes INT64 runs.
     with pytest.raises(dml.InvalidArgumentError, match=r"add: a has dtype float64, which ELEMENT_WISE_ADD does not "
                                                        r"take .*; convert it first, e\.g\. a\.astype\(np\.float32\)"):
         on_device + 1
-    with pytest.raises(dml.UnsupportedError, match=r"add: a has dtype int64, which ELEMENT_WISE_ADD takes but "
-                                                   r"dmlpy does not compute yet; convert it first, e\.g\. "
-                                                   r"a\.astype\(np\.int32"):
-        dml.asarray(np.arange(3), device=device) + 1
+    assert_same((dml.asarray(np.arange(3), device=device) + 1).numpy(), np.arange(1, 4))  # INT64: computed
 
 
 @pytest.mark.parametrize("data_type", WIDE, ids=lambda t: t.name)

@@ -103,10 +103,11 @@ DATA_TYPES: dict[TensorDataType, DataTypeInfo] = {
     TensorDataType.INT32: DataTypeInfo(32, np.dtype(np.int32), FeatureLevel.LEVEL_1_0, True),
     TensorDataType.INT16: DataTypeInfo(16, np.dtype(np.int16), FeatureLevel.LEVEL_1_0, True),
     TensorDataType.INT8: DataTypeInfo(8, np.dtype(np.int8), FeatureLevel.LEVEL_1_0, True),
-    # 64-bit storage needs shaderFloat64/shaderInt64, which the Vulkan device is created without.
-    TensorDataType.FLOAT64: DataTypeInfo(64, np.dtype(np.float64), FeatureLevel.LEVEL_4_1, False),
-    TensorDataType.UINT64: DataTypeInfo(64, np.dtype(np.uint64), FeatureLevel.LEVEL_4_1, False),
-    TensorDataType.INT64: DataTypeInfo(64, np.dtype(np.int64), FeatureLevel.LEVEL_4_1, False),
+    # Bound as pairs of 32-bit words and computed in 32-bit integer arithmetic (shaders/wide.comp):
+    # no device feature needed.
+    TensorDataType.FLOAT64: DataTypeInfo(64, np.dtype(np.float64), FeatureLevel.LEVEL_4_1, True),
+    TensorDataType.UINT64: DataTypeInfo(64, np.dtype(np.uint64), FeatureLevel.LEVEL_4_1, True),
+    TensorDataType.INT64: DataTypeInfo(64, np.dtype(np.int64), FeatureLevel.LEVEL_4_1, True),
     TensorDataType.UINT4: DataTypeInfo(4, None, FeatureLevel.LEVEL_6_3, False),
     TensorDataType.INT4: DataTypeInfo(4, None, FeatureLevel.LEVEL_6_3, False),
     TensorDataType.BFLOAT16: DataTypeInfo(16, np.dtype(ml_dtypes.bfloat16), FeatureLevel.LEVEL_1_0, True,

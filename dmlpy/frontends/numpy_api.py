@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..base.errors import InvalidArgumentError, UnsupportedError
+from ..base.errors import InvalidArgumentError
 from ..base.tensor_desc import MAX_DIMENSION_COUNT, BufferTensorDesc, packed_strides
 from ..base.types import TensorDataType as T
 from ..base.types import data_type_for_numpy, data_type_info, numpy_name
@@ -85,21 +85,6 @@ def _refuse_untaken(schema: OperatorSchema, argument: str, taken, data_type: T |
         f"{', '.join(names)}); convert it first, e.g. {argument}.astype({numpy_name(target)})", "data_type")
 
 
-def refuse_uncomputed_wide_types(schema: OperatorSchema, data_types, error: UnsupportedError) -> None:
-    """A 64-bit argument (NumPy's and PyTorch's default types) that the operator takes but
-    dmlpy does not compute yet is refused in the front end's terms: the argument, and how to
-    convert it. Other errors pass as they are."""
-    if error.field != "data_type":
-        return
-    for field, data_type in zip(schema.inputs, data_types):
-        narrower = NARROWER.get(data_type)
-        if narrower is not None:
-            raise UnsupportedError(
-                f"{schema.name}: {field.argument} has dtype {np.dtype(data_type_info(data_type).numpy_dtype)}, which "
-                f"{schema.dml_name} takes but dmlpy does not compute yet; convert it first, e.g. "
-                f"{field.argument}.astype({numpy_name(np.dtype(narrower))})", "data_type") from None
-
-
 def _compiled_for(device: Device, desc_class, data_types, sizes, strides, fields) -> CompiledOperator:
     """The compiled operator for a call's layout (`data_types` and `strides` per tensor); a
     call shaped like an earlier one reuses its validated desc without building or checking
@@ -110,11 +95,7 @@ def _compiled_for(device: Device, desc_class, data_types, sizes, strides, fields
         refuse_untaken_data_types(desc_class.schema, data_types)
         desc_class(*[BufferTensorDesc(t, (1,)) for t in data_types], **fields)  # the scalars' errors first
         descs = [BufferTensorDesc(t, sizes, s) for t, s in zip(data_types, strides)]
-        try:
-            compiled = device.compile_cached(desc_class(*descs, **fields))
-        except UnsupportedError as error:
-            refuse_uncomputed_wide_types(desc_class.schema, data_types, error)
-            raise
+        compiled = device.compile_cached(desc_class(*descs, **fields))
         if key is not None:
             device.compiled_operators.put(key, compiled)
     return compiled
@@ -321,11 +302,7 @@ def _run_resident(schema: OperatorSchema, values: dict[str, object], out, device
         own = owner.create_operator(desc).desc
         if schema.elementwise(own) is not None:
             return DeviceArray.deferred(owner, shape, result_dtype, own, tuple(arrays.values()))
-    try:
-        compiled = owner.compile_cached(desc)
-    except UnsupportedError as error:
-        refuse_uncomputed_wide_types(schema, data_types, error)
-        raise
+    compiled = owner.compile_cached(desc)
     result = out if writes_out else DeviceArray(owner, shape, result_dtype)
     run_on_arrays(compiled, list(arrays.values()), result)
     if result is not out and out is not None:

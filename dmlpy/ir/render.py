@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..base.errors import UnsupportedError
 from ..base.types import TensorDataType as T
 from ..base.types import data_type_info
 from .expr import BOOL, FLOAT, INTEGER, REDUCTIONS, STORED, Expr
@@ -131,6 +132,42 @@ RENDER: dict[str, str] = {
     "reduce_integer_min": "uvec2 {out} = total_as_wide(totals[{slot}]);",
 }
 
+# The 64-bit kernel's table (shaders/wide.comp ARITHMETIC): inputs of one 64-bit type, every
+# stored value and integer a uvec2 of (low, high) words. The integer and bit primitives whose
+# pattern depends on the width or the signedness are its own (wide.comp's functions); the ones
+# on exact integers, conditions and FP32 numbers are RENDER's; nothing else has a 64-bit form.
+_WIDE_SHARED = ("const", "scalar", "and", "or", "not", "select", "wide_zero", "wide_const", "wide_add", "wide_sub",
+                "wide_mul_low", "wide_eq")
+WIDE_RENDER: dict[str, str] = {
+    **{op: RENDER[op] for op in _WIDE_SHARED},
+    "input": "uvec2 {out} = words[{value}];",
+    "zero": "uvec2 {out} = uvec2(0u);",
+    "to_wide": "uvec2 {out} = {0};",
+    "nonzero": "bool {out} = {0} != uvec2(0u);",
+    "wide_scalar": "uvec2 {out} = uvec2(params.scalar_bits[{value}], params.scalar_bits[{value} + 1]);",
+    "wide_scalar_signed": "uvec2 {out} = uvec2(params.scalar_bits[{value}], params.scalar_bits[{value} + 1]);",
+    "wide_from_float": "uvec2 {out} = from_fp32(floatBitsToUint({0}));",
+    "wide_lt": "bool {out} = less64({0}, {1});",
+    "wide_gt": "bool {out} = less64({1}, {0});",
+    "wide_le": "bool {out} = !less64({1}, {0});",
+    "wide_ge": "bool {out} = !less64({0}, {1});",
+    "wide_lt_float": "bool {out} = order_against_fp32({0}, floatBitsToUint({1})) == -1;",
+    "wide_gt_float": "bool {out} = order_against_fp32({0}, floatBitsToUint({1})) == 1;",
+    "wide_le_float": "bool {out} = order_against_fp32({0}, floatBitsToUint({1})) <= 0;",
+    "wide_ge_float": "bool {out} = uint(order_against_fp32({0}, floatBitsToUint({1}))) <= 1u;",
+    "wide_div": "uvec2 {out} = divided64({0}, {1});",
+    "wide_mod_trunc": "uvec2 {out} = remainder64({0}, {1}, false);",
+    "wide_mod_floor": "uvec2 {out} = remainder64({0}, {1}, true);",
+    "bits_and": "uvec2 {out} = {0} & {1};",
+    "bits_or": "uvec2 {out} = {0} | {1};",
+    "bits_xor": "uvec2 {out} = {0} ^ {1};",
+    "bits_not": "uvec2 {out} = ~{0};",
+    "bits_count": "uvec2 {out} = uvec2(uint(bitCount({0}.x) + bitCount({0}.y)), 0u);",
+    "bits_shift_left": "uvec2 {out} = {1}.y != 0u || {1}.x >= 64u ? uvec2(0u) : shifted_left({0}, {1}.x);",
+    "bits_shift_right": "uvec2 {out} = {1}.y != 0u || {1}.x >= 64u ? uvec2(0u) : shifted_right({0}, {1}.x);",
+}
+
+
 @dataclass(frozen=True)
 class StoredForm:
     """How GLSL reads and writes one data type's stored bits (shaders/numeric.glsl); each
@@ -189,14 +226,22 @@ def render(result: Expr, inputs: tuple[T, ...], output: T) -> list[str]:
     return render_assignments([("uint result", result, STORED)], inputs, output)
 
 
+def render_wide(result: Expr, inputs: tuple[T, ...]) -> list[str]:
+    """GLSL statements computing `result` in the 64-bit kernel (WIDE_RENDER) over inputs of
+    the `inputs` data types, the last one assigning it, as it is, to `result`. A primitive
+    without a 64-bit form raises UnsupportedError."""
+    return render_assignments([("result", result, result.kind)], inputs, inputs[0], table=WIDE_RENDER)
+
+
 def render_assignments(assignments: list[tuple[str, Expr, str]], inputs: tuple[T, ...], stored_type: T,
-                       totals: dict[int, int] | None = None) -> list[str]:
+                       totals: dict[int, int] | None = None, table: dict[str, str] = RENDER) -> list[str]:
     """GLSL statements computing each (target, expression, kind) in one SSA namespace and
     assigning it to its target as that kind. Input k's bits are decoded as `inputs[k]`;
     numbers are rounded, and stored targets written, as `stored_type`. `totals` maps the
     reduce nodes whose totals are known to their slot in `totals[]`; a reduce node not
-    among them is an error."""
+    among them is an error. `table` is RENDER, or WIDE_RENDER for the 64-bit kernel."""
     totals = totals or {}
+    glsl_types = {**_GLSL_TYPE, STORED: "uvec2"} if table is WIDE_RENDER else _GLSL_TYPE
     names: dict[int, str] = {}
     types: dict[int, T | None] = {}  # each stored value's data type (None: +0, any type's)
     lines: list[str] = []
@@ -227,18 +272,22 @@ def render_assignments(assignments: list[tuple[str, Expr, str]], inputs: tuple[T
         else:
             operands = [visit(arg) for arg in node.args]
         name = f"v{len(names)}"
+        pattern = table.get(node.op)
+        if pattern is None:
+            raise UnsupportedError(f"{node.op} has no 64-bit form: the 64-bit kernel computes integers and bits",
+                                   "data_type")
         value_bits = int(np.float32(node.value).view(np.uint32)) if node.op == "const" else None
         decoded = _form(types[node.args[0].serial], _DECODED[node.op]).format(*operands) \
-            if node.op in _DECODED else None
+            if "{decoded}" in pattern else None
         encoded = _form(node.value or stored_type, "from_float").format(*operands) if node.op == "round" else None
         # The element width of a bits_* operand, or of what `narrow` stores: what it keeps.
         width = data_type_info(types[node.args[0].serial] or stored_type).bits if node.op in _BITS_WIDE else \
             data_type_info(node.value or stored_type).bits if node.op == "narrow" else None
-        lines.append(RENDER[node.op].format(*operands, out=name, value=node.value, value_bits=value_bits,
-                                            type=_GLSL_TYPE[node.kind], slot=totals.get(node.serial),
-                                            decoded=decoded, encoded=encoded, width=width,
-                                            one=STORED_FORMS[node.value].one_bits if node.op == "one_bits" else None,
-                                            mask=None if width is None else f"{(1 << width) - 1:#x}"))
+        lines.append(pattern.format(*operands, out=name, value=node.value, value_bits=value_bits,
+                                    type=glsl_types[node.kind], slot=totals.get(node.serial),
+                                    decoded=decoded, encoded=encoded, width=width,
+                                    one=STORED_FORMS[node.value].one_bits if node.op == "one_bits" else None,
+                                    mask=None if width is None else f"{(1 << width) - 1:#x}"))
         names[node.serial] = name
         if node.kind == STORED:
             types[node.serial] = stored_type_of(node)

@@ -1,7 +1,7 @@
 """The 64-bit kernel planners: element-wise work where a tensor is FLOAT64, INT64 or UINT64
 (shaders/wide.comp), in 32-bit integer arithmetic alone, so that any device runs it, with or
-without shaderFloat64 and shaderInt64: conversions, exact comparisons of 64-bit integers, and
-selects of 64-bit elements."""
+without shaderFloat64 and shaderInt64: conversions, exact comparisons of 64-bit integers,
+selects of 64-bit elements, and the integer and bit math of operators on 64-bit tensors."""
 
 from __future__ import annotations
 
@@ -9,11 +9,14 @@ from ..base.adapter import AdapterInfo
 from ..base.errors import UnsupportedError
 from ..base.tensor_desc import BufferTensorDesc
 from ..base.types import TensorDataType, data_type_info
+from ..ir import expr as e
+from ..ir import render
 from .codegen import (
     KernelPlan,
     KernelStage,
     bound_type,
     float_controls_defines,
+    fp32_bits,
     is_wide,
     uint_list,
     workgroup_size_for,
@@ -41,7 +44,7 @@ def _side(prefix: str, data_type: TensorDataType) -> dict[str, object]:
 
 
 def _plan(inputs: list[BufferTensorDesc], output: BufferTensorDesc, defines: dict[str, object], how: str,
-          adapter: AdapterInfo) -> KernelPlan:
+          adapter: AdapterInfo, body: tuple[str, ...] = (), scalars: tuple[float, ...] = ()) -> KernelPlan:
     tensors = [*inputs, output]
     bound = bound_type(output)
     defines = {
@@ -56,11 +59,11 @@ def _plan(inputs: list[BufferTensorDesc], output: BufferTensorDesc, defines: dic
         "WIDE_TENSORS": sum(1 << k for k, t in enumerate(tensors) if is_wide(t)),
         **defines,
     }
-    interface = KernelInterface(tuple(bound_type(t) for t in inputs), (bound,))
+    interface = KernelInterface(tuple(bound_type(t) for t in inputs), (bound,), scalar_count=len(scalars))
     interface.check(adapter)
     stage = KernelStage("main", "wide.comp", defines, defines["WORKGROUP_SIZE"],
-                        generated=(("kernel_interface.glsl", interface.header()),))
-    return KernelPlan("wide", (stage,), output.element_count, interface=interface,
+                        generated=(("kernel_interface.glsl", interface.header()), ("operator_body.glsl", body)))
+    return KernelPlan("wide", (stage,), output.element_count, scalar_bits=fp32_bits(scalars), interface=interface,
                       reason=f"{output.element_count} elements, one invocation each, {how} in 32-bit integer "
                              "arithmetic")
 
@@ -89,3 +92,17 @@ def plan_wide_select(condition: BufferTensorDesc, a: BufferTensorDesc, b: Buffer
                      output: BufferTensorDesc, adapter: AdapterInfo) -> KernelPlan:
     """output = condition != 0 ? a : b, the chosen element's bits as they are."""
     return _plan([condition, a, b], output, {"SELECT": ""}, f"{a.data_type.name} selected", adapter)
+
+
+def plan_wide_math(inputs: list[BufferTensorDesc], output: BufferTensorDesc, adapter: AdapterInfo, result: e.Expr,
+                   scalars: tuple[float, ...] = ()) -> KernelPlan:
+    """output = `result`, an operator's integer or bit math over inputs of one 64-bit type
+    (INT64 or UINT64 integers using all 64 bits; the bits of FLOAT64 too), rendered by
+    render.WIDE_RENDER; `scalars` as plan_elementwise's, a 64-bit integer scalar in two words
+    (low, high)."""
+    data_type = inputs[0].data_type
+    body = ("uvec2 wide_math(uvec2 words[INPUT_COUNT]) {", "    uvec2 result;",
+            *(f"    {line}" for line in render.render_wide(result, tuple(t.data_type for t in inputs))),
+            "    return result;", "}")
+    defines = {"ARITHMETIC": "", **({"VALUES_SIGNED": ""} if data_type_info(data_type).signed_integer else {})}
+    return _plan(inputs, output, defines, f"{data_type.name} math", adapter, body, scalars)

@@ -11,9 +11,11 @@ gating, and its kernel (the element-wise kernel family, which fuses in graphs an
 chains); the front ends, graph functions and docs are derived from the desc by the layers
 above.
 
-A data type DirectML accepts for which the row has no form yet (the 64-bit types, but in the
-rows with a `wide` kernel; POW of an integer by a float exponent) is refused when the operator is
-compiled, with UnsupportedError naming it: the desc itself is valid, as it is in DirectML.
+A desc with a 64-bit tensor (FLOAT64, INT64, UINT64) runs in the 64-bit kernel family
+(dmlpy/kernels/wide.py): the row's integer or bit form, or the row's own `wide` kernel (CAST,
+IDENTITY, IF, the comparisons). A data type DirectML accepts for which the row has no form
+(a float form on FLOAT64; POW of an integer by a float exponent) is refused when the operator
+is compiled, with UnsupportedError naming it: the desc itself is valid, as it is in DirectML.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from ..base.types import TensorDataType as T
 from ..base.types import data_type_info
 from ..ir import expr as e
 from ..kernels.codegen import ElementwiseMath, KernelPlan, ScalarBits, is_wide, plan_elementwise
+from ..kernels.wide import plan_wide_math
 from .family import Family, FrontEndShape, KernelKind
 from .fields import (
     ScaleBias,
@@ -116,9 +119,9 @@ class ElementWise:
     # `min_max_data_type` field, and its forms take these after the FP32 scalars, as numbers
     # for float types and exact integers for integer types.
     scalar_union: tuple[Scalar, ...] = ()
-    # The kernel for a desc with a 64-bit tensor (kernels/wide.py: CAST, IDENTITY, IF, the
-    # comparisons), which the forms above do not compute; None: such a desc is refused at
-    # compile time.
+    # The kernel for a desc with a 64-bit tensor where the forms above do not give it
+    # (kernels/wide.py: CAST, IDENTITY, IF, the comparisons); None: the integer or bit form runs
+    # in the 64-bit kernel (plan_wide_math), and a float form is refused at compile time.
     wide: Callable[..., KernelPlan] | None = None
 
     @property
@@ -162,7 +165,8 @@ def _math(row: ElementWise, desc) -> tuple[e.Expr, tuple[float, ...]]:
     """The desc's output element by element, and its FP32 scalars in order."""
     data_type = _computed_type(row, desc)
     form = row.custom or _form_for(row, data_type)
-    if form is None or _has_64_bit_tensor(desc):
+    # The 64-bit kernel computes integer and bit forms (kernels/wide.py), not float ones.
+    if form is None or (_has_64_bit_tensor(desc) and (row.custom is not None or form is row.floats)):
         raise UnsupportedError(
             f"{desc.schema.dml_name} on {data_type.name}: DirectML accepts it, but dmlpy does not compute "
             f"{data_type.name} for this operator yet (see docs/operators.md)", "data_type")
@@ -189,9 +193,11 @@ def _math(row: ElementWise, desc) -> tuple[e.Expr, tuple[float, ...]]:
         if data_type in FLOATS:
             union.append(e.scalar(index))
             scalar_values.append(float(value))
-        else:
+        else:  # an integer's bits, a 64-bit type's in two words (low, high)
             union.append(e.integer_scalar(index, data_type_info(data_type).signed_integer))
-            scalar_values.append(ScalarBits(int(value) & 0xFFFFFFFF))
+            words = int(value) & 0xFFFFFFFFFFFFFFFF
+            scalar_values += [ScalarBits(words & 0xFFFFFFFF)] + \
+                ([ScalarBits(words >> 32)] if data_type_info(data_type).bits == 64 else [])
     if scale_bias is not None:  # Scale * X + Bias first, each operation rounded to FP32 on its own
         scale, bias = e.scalar(len(scalar_values)), e.scalar(len(scalar_values) + 1)
         inputs[0] = scale * inputs[0] + bias
@@ -217,16 +223,20 @@ def _then_activation(desc, result: e.Expr, scalar_values: list, activation) -> t
 
 def _kernel(row: ElementWise):
     def plan(desc, adapter):
-        if row.wide is not None and _has_64_bit_tensor(desc):
+        wide = _has_64_bit_tensor(desc)
+        if row.wide is not None and wide:
             return row.wide(desc, adapter)
         result, scalars = _math(row, desc)
         inputs = [getattr(desc, o.field) for o in row.operands]
-        return plan_elementwise(inputs, getattr(desc, row.output_field[0]), adapter, result, scalars)
+        planner = plan_wide_math if wide else plan_elementwise
+        return planner(inputs, getattr(desc, row.output_field[0]), adapter, result, scalars)
     return plan
 
 
 def _elementwise(row: ElementWise):
     def math(desc) -> ElementwiseMath | None:
+        if _has_64_bit_tensor(desc):
+            return None  # the 64-bit kernel's alone: not fused
         try:
             result, scalars = _math(row, desc)
         except UnsupportedError:
