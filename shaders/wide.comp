@@ -4,17 +4,16 @@
 // shaderInt64, and no device's float controls touch the result). A 64-bit tensor is bound as
 // 32-bit words, element k at words 2k (low) and 2k + 1 (high); a narrower one as its own data
 // type. One of:
-//   CONVERT   output = input 0 converted to the output's type (CAST, IDENTITY);
-//   COMPARE   output = input 0 <op> input 1 ? 1 : 0, integers of SOURCE_BITS compared exactly
-//             (COMPARE_EQUAL, COMPARE_LESS, COMPARE_GREATER, COMPARE_LESS_EQUAL or
-//             COMPARE_GREATER_EQUAL; signed with SOURCE_SIGNED);
-//   SELECT    output = input 0 != 0 ? input 1 : input 2, the chosen element's words as they are;
+//   CONVERT     output = input 0 converted to the output's type (CAST, IDENTITY);
 //   ARITHMETIC  output = the operator's integer or bit math (the generated operator_body.glsl,
-//             rendered from its expression by dmlpy/ir/render.py's 64-bit table), on inputs of
-//             one 64-bit type: every stored value and integer a uvec2 of (low, high) words.
-//             Integers are INT64 (VALUES_SIGNED) or UINT64 values using all 64 bits: add,
-//             subtract and multiply wrap modulo 2^64; division truncates toward zero (by zero:
-//             0); comparisons with FP32 numbers (scalars, constants) are exact.
+//               rendered from its expression by dmlpy/ir/render.py's 64-bit table), on inputs
+//               of one 64-bit type (a narrower input, IF's condition, zero-extended): every
+//               stored value and integer a uvec2 of (low, high) words. Integers are INT64
+//               (VALUES_SIGNED) or UINT64 values using all 64 bits: add, subtract and multiply
+//               wrap modulo 2^64; comparisons are exact, two's complement or unsigned, word by
+//               word (no FP64 compare to tie 2^53 + 1 with 2^53), and so are those with FP32
+//               numbers (scalars, constants); division truncates toward zero (by zero: 0); a
+//               condition stores as 1 or 0; a select passes the chosen element's words as they are.
 //
 // CONVERT passes every value through one exact form: a sign and a magnitude m * 2^q (m up to 64
 // bits, held as a uvec2 of low and high words), or an infinity, or a NaN. A float decodes
@@ -28,13 +27,11 @@
 //
 // Defines: WORKGROUP_SIZE, ELEMENT_COUNT, RANK, SIZES, STRIDES (RANK groups of one element
 // stride per tensor: inputs, then the output), WIDE_TENSORS (bit t: tensor t is 64-bit),
-// ELEMENT_BITS and DTYPE_* (the output's bound type); one of CONVERT, COMPARE_*, SELECT,
-// ARITHMETIC;
+// ELEMENT_BITS and DTYPE_* (the output's bound type); one of CONVERT, ARITHMETIC; for CONVERT,
 // SOURCE_BITS with SOURCE_FLOAT (and SOURCE_EXPONENT_BITS, SOURCE_MANTISSA_BITS) or
-// SOURCE_SIGNED (else unsigned), input 0's type (input 1's for SELECT); for CONVERT,
-// TARGET_BITS with TARGET_FLOAT (and TARGET_EXPONENT_BITS, TARGET_MANTISSA_BITS) or
-// TARGET_SIGNED (else unsigned), and SAME_TYPE where the two types are one; for ARITHMETIC,
-// VALUES_SIGNED where the integers are INT64.
+// SOURCE_SIGNED (else unsigned), input 0's type, TARGET_BITS with TARGET_FLOAT (and
+// TARGET_EXPONENT_BITS, TARGET_MANTISSA_BITS) or TARGET_SIGNED (else unsigned), and SAME_TYPE
+// where the two types are one; for ARITHMETIC, VALUES_SIGNED where the integers are INT64.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
 #include "float_controls.glsl"
@@ -319,35 +316,14 @@ void main() {
         [[unroll]] for (uint t = 0u; t < TENSOR_COUNT; ++t) at[t] += coordinate * STRIDES_[d * TENSOR_COUNT + t];
         rest /= SIZES_[d];
     }
-#if defined(SELECT)
-    uvec2 result = element(0u, at[0]).x != 0u ? element(1u, at[1]) : element(2u, at[2]);
-#elif defined(CONVERT) && defined(SAME_TYPE)
+#if defined(CONVERT) && defined(SAME_TYPE)
     uvec2 result = element(0u, at[0]);  // the bits as they are (a NaN's payload too), as every same-type CAST
 #elif defined(CONVERT)
     uvec2 result = encoded(decoded(element(0u, at[0])));
-#elif defined(ARITHMETIC)
+#else
     uvec2 words[INPUT_COUNT];
     [[unroll]] for (uint t = 0u; t < INPUT_COUNT; ++t) words[t] = element(t, at[t]);
     uvec2 result = wide_math(words);
-#else
-    uvec2 a = element(0u, at[0]), b = element(1u, at[1]);
-#if defined(SOURCE_SIGNED)
-    bool less = dml_wide_less(a, b), greater = dml_wide_less(b, a);
-#else
-    bool less = below(a, b), greater = below(b, a);
-#endif
-#if defined(COMPARE_EQUAL)
-    bool holds = a == b;
-#elif defined(COMPARE_LESS)
-    bool holds = less;
-#elif defined(COMPARE_GREATER)
-    bool holds = greater;
-#elif defined(COMPARE_LESS_EQUAL)
-    bool holds = !greater;
-#else
-    bool holds = !less;
-#endif
-    uvec2 result = uvec2(holds ? 1u : 0u, 0u);
 #endif
     uint out_at = at[INPUT_COUNT];
     if (((WIDE_TENSORS >> INPUT_COUNT) & 1u) != 0u) {

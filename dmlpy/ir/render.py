@@ -10,7 +10,7 @@ import numpy as np
 from ..base.errors import UnsupportedError
 from ..base.types import TensorDataType as T
 from ..base.types import data_type_info
-from .expr import BOOL, FLOAT, INTEGER, REDUCTIONS, STORED, Expr
+from .expr import BOOL, FLOAT, INTEGER, INTEGER_ZERO, REDUCTIONS, STORED, Expr, integer_constant, where
 
 # How each primitive becomes one GLSL statement: `{out}` is the new value's name, `{0}`...
 # its operands'. Values are SSA: one statement per node. FP32 arithmetic and order go
@@ -226,11 +226,14 @@ def render(result: Expr, inputs: tuple[T, ...], output: T) -> list[str]:
     return render_assignments([("uint result", result, STORED)], inputs, output)
 
 
-def render_wide(result: Expr, inputs: tuple[T, ...]) -> list[str]:
+def render_wide(result: Expr, inputs: tuple[T, ...], wide_type: T) -> list[str]:
     """GLSL statements computing `result` in the 64-bit kernel (WIDE_RENDER) over inputs of
-    the `inputs` data types, the last one assigning it, as it is, to `result`. A primitive
-    without a 64-bit form raises UnsupportedError."""
-    return render_assignments([("result", result, result.kind)], inputs, inputs[0], table=WIDE_RENDER)
+    the `inputs` data types, the values of one 64-bit `wide_type`, the last one assigning it
+    to `result`: as it is, or a condition as the integer 1 or 0. A primitive without a 64-bit
+    form raises UnsupportedError."""
+    if result.kind == BOOL:
+        result = where(result, integer_constant(1), INTEGER_ZERO)
+    return render_assignments([("result", result, result.kind)], inputs, wide_type, table=WIDE_RENDER)
 
 
 def render_assignments(assignments: list[tuple[str, Expr, str]], inputs: tuple[T, ...], stored_type: T,

@@ -1,7 +1,7 @@
 """The 64-bit kernel planners: element-wise work where a tensor is FLOAT64, INT64 or UINT64
 (shaders/wide.comp), in 32-bit integer arithmetic alone, so that any device runs it, with or
-without shaderFloat64 and shaderInt64: conversions, exact comparisons of 64-bit integers,
-selects of 64-bit elements, and the integer and bit math of operators on 64-bit tensors."""
+without shaderFloat64 and shaderInt64: conversions (CAST, IDENTITY), and the integer and bit
+math of every other operator on 64-bit tensors (its comparisons and selects included)."""
 
 from __future__ import annotations
 
@@ -27,8 +27,6 @@ from .interface import KernelInterface
 # and bfloat16's truncated binary32).
 FLOAT_FORMATS = {TensorDataType.FLOAT16: (5, 10), TensorDataType.BFLOAT16: (8, 7), TensorDataType.FLOAT32: (8, 23),
                  TensorDataType.FLOAT64: (11, 52)}
-COMPARISONS = {"==": "COMPARE_EQUAL", "<": "COMPARE_LESS", ">": "COMPARE_GREATER", "<=": "COMPARE_LESS_EQUAL",
-               ">=": "COMPARE_GREATER_EQUAL"}
 
 
 def _side(prefix: str, data_type: TensorDataType) -> dict[str, object]:
@@ -77,32 +75,15 @@ def plan_wide_conversion(source: BufferTensorDesc, target: BufferTensorDesc, ada
     return _plan([source], target, defines, f"{source.data_type.name} to {target.data_type.name}", adapter)
 
 
-def plan_wide_comparison(a: BufferTensorDesc, b: BufferTensorDesc, output: BufferTensorDesc, symbol: str,
-                         adapter: AdapterInfo) -> KernelPlan:
-    """output = a `symbol` b ? 1 : 0 (one of COMPARISONS' symbols) for 64-bit integers, exactly
-    (signed or unsigned by a's type)."""
-    if a.data_type not in (TensorDataType.INT64, TensorDataType.UINT64):
-        raise UnsupportedError(f"{a.data_type.name} comparisons have no 64-bit kernel: INT64 and UINT64 only",
-                               "data_type")
-    defines = {COMPARISONS[symbol]: "", **_side("SOURCE", a.data_type)}
-    return _plan([a, b], output, defines, f"{a.data_type.name} {symbol} compared", adapter)
-
-
-def plan_wide_select(condition: BufferTensorDesc, a: BufferTensorDesc, b: BufferTensorDesc,
-                     output: BufferTensorDesc, adapter: AdapterInfo) -> KernelPlan:
-    """output = condition != 0 ? a : b, the chosen element's bits as they are."""
-    return _plan([condition, a, b], output, {"SELECT": ""}, f"{a.data_type.name} selected", adapter)
-
-
 def plan_wide_math(inputs: list[BufferTensorDesc], output: BufferTensorDesc, adapter: AdapterInfo, result: e.Expr,
                    scalars: tuple[float, ...] = ()) -> KernelPlan:
     """output = `result`, an operator's integer or bit math over inputs of one 64-bit type
     (INT64 or UINT64 integers using all 64 bits; the bits of FLOAT64 too), rendered by
     render.WIDE_RENDER; `scalars` as plan_elementwise's, a 64-bit integer scalar in two words
     (low, high)."""
-    data_type = inputs[0].data_type
+    data_type = next(t.data_type for t in (*inputs, output) if is_wide(t))  # not IF's UINT8 condition
     body = ("uvec2 wide_math(uvec2 words[INPUT_COUNT]) {", "    uvec2 result;",
-            *(f"    {line}" for line in render.render_wide(result, tuple(t.data_type for t in inputs))),
+            *(f"    {line}" for line in render.render_wide(result, tuple(t.data_type for t in inputs), data_type)),
             "    return result;", "}")
     defines = {"ARITHMETIC": "", **({"VALUES_SIGNED": ""} if data_type_info(data_type).signed_integer else {})}
     return _plan(inputs, output, defines, f"{data_type.name} math", adapter, body, scalars)

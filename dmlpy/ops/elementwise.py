@@ -20,7 +20,7 @@ from ..base.errors import UnsupportedError
 from ..base.types import FeatureLevel as FL
 from ..base.types import TensorDataType as T
 from ..ir import expr as e
-from ..kernels.wide import plan_wide_comparison, plan_wide_conversion, plan_wide_select
+from ..kernels.wide import plan_wide_conversion
 from .elementwise_family import (
     AB,
     CONDITION_AB,
@@ -108,8 +108,6 @@ def _comparison(dml_name: str, name: str, symbol: str, build, support=COMPARISON
     return ElementWise(
         dml_name, name, f"ATensor {symbol} BTensor ? 1 : 0", support, floats=build, integers=build, operands=AB,
         output_types=ONE_OR_ZERO, in_place=False, level_check=_comparison_output_before_2_0,
-        wide=lambda desc, adapter: plan_wide_comparison(desc.a_tensor, desc.b_tensor, desc.output_tensor, symbol,
-                                                        adapter),
         notes=notes or "A comparison of the values (exact for integers, INT64 and UINT64 included; NaN compares "
                        "false, -0 equals +0).")
 
@@ -354,8 +352,6 @@ TABLE: tuple[ElementWise, ...] = (
         "IF", "where", "ConditionTensor != 0 ? ATensor : BTensor",
         ladder((FL.LEVEL_5_0, ELEVEN, "1 to 8"), (FL.LEVEL_3_0, EIGHT, "1 to 8"), (FL.LEVEL_2_0, (T.FLOAT16,), "4")),
         bits=lambda condition, a, b: e.where(e.nonzero(condition), a, b), operands=CONDITION_AB, in_place=False,
-        wide=lambda desc, adapter: plan_wide_select(desc.condition_tensor, desc.a_tensor, desc.b_tensor,
-                                                    desc.output_tensor, adapter),
         notes="A select: the chosen element's bits pass through unchanged (FLOAT64, INT64 and UINT64 too). "
               "DirectML's 2_0 table lists FLOAT16 only; from 3_0 every type of its table."),
     ElementWise(

@@ -12,8 +12,8 @@ chains); the front ends, graph functions and docs are derived from the desc by t
 above.
 
 A desc with a 64-bit tensor (FLOAT64, INT64, UINT64) runs in the 64-bit kernel family
-(dmlpy/kernels/wide.py): the row's integer or bit form, or the row's own `wide` kernel (CAST,
-IDENTITY, IF, the comparisons). A data type DirectML accepts for which the row has no form
+(dmlpy/kernels/wide.py): the row's integer or bit form, or the row's own `wide` kernel (CAST's
+and IDENTITY's conversions). A data type DirectML accepts for which the row has no form
 (a float form on FLOAT64; POW of an integer by a float exponent) is refused when the operator
 is compiled, with UnsupportedError naming it: the desc itself is valid, as it is in DirectML.
 """
@@ -120,7 +120,7 @@ class ElementWise:
     # for float types and exact integers for integer types.
     scalar_union: tuple[Scalar, ...] = ()
     # The kernel for a desc with a 64-bit tensor where the forms above do not give it
-    # (kernels/wide.py: CAST, IDENTITY, IF, the comparisons); None: the integer or bit form runs
+    # (kernels/wide.py: CAST's and IDENTITY's conversions); None: the integer or bit form runs
     # in the 64-bit kernel (plan_wide_math), and a float form is refused at compile time.
     wide: Callable[..., KernelPlan] | None = None
 
@@ -146,6 +146,9 @@ def _with_bfloat16(row: ElementWise) -> tuple[Support, ...]:
 
 
 def _form_for(row: ElementWise, data_type: T) -> Callable | None:
+    """The row's math for `data_type`: its bit form (FLOAT64's only one), else its float or integer form."""
+    if data_type == T.FLOAT64:
+        return row.bits
     return row.bits or (row.floats if data_type in FLOATS else row.integers)
 
 
@@ -166,7 +169,7 @@ def _math(row: ElementWise, desc) -> tuple[e.Expr, tuple[float, ...]]:
     data_type = _computed_type(row, desc)
     form = row.custom or _form_for(row, data_type)
     # The 64-bit kernel computes integer and bit forms (kernels/wide.py), not float ones.
-    if form is None or (_has_64_bit_tensor(desc) and (row.custom is not None or form is row.floats)):
+    if form is None or (_has_64_bit_tensor(desc) and (row.custom is not None or data_type in FLOATS)):
         raise UnsupportedError(
             f"{desc.schema.dml_name} on {data_type.name}: DirectML accepts it, but dmlpy does not compute "
             f"{data_type.name} for this operator yet (see docs/operators.md)", "data_type")
