@@ -102,14 +102,14 @@ TARGET_CASES = [
     Case("relu_grad", T.FLOAT32, "broadcast"), Case("relu_grad", T.FLOAT16, "broadcast"),
     Case("prelu_grad", T.FLOAT32, "ncx"), Case("prelu_grad", T.FLOAT32, "nxc"), Case("prelu_grad", T.FLOAT16, "nxc")]
 # The element-wise family's memory-bound binary operators (three streams, as RELU_GRAD's),
-# the transcendental ones (compute-bound on lavapipe), and ADD with one operand broadcast or
+# DIVIDE and the transcendental ones (compute-bound on lavapipe), and ADD with one operand broadcast or
 # a scalar.
 ELEMENT_WISE_CASES = [
     *[Case(op, t, "packed") for op in ("add", "multiply", "maximum", "less", "where") for t in (T.FLOAT32, T.FLOAT16)],
     Case("logical_and", T.UINT8, "packed"), Case("add", T.FLOAT32, "broadcast"),
     Case("add", T.FLOAT32, "scalar"), Case("add", T.FLOAT16, "scalar"),
-    *[Case(op, T.FLOAT32, "packed") for op in ("exp", "log", "element_wise_tanh", "sqrt", "sin", "arctan", "power",
-                                               "arctan2", "remainder")]]
+    *[Case(op, T.FLOAT32, "packed") for op in ("divide", "exp", "log", "element_wise_tanh", "sqrt", "sin", "arctan",
+                                               "power", "arctan2", "remainder")]]
 # The reductions family on a square tensor: over its last axis ("rows", "rows:FUNCTION" for
 # REDUCE), its first ("columns:FUNCTION": strided rows) and every axis ("all:FUNCTION").
 REDUCTION_CASES = [
@@ -382,7 +382,7 @@ def numpy_run(case: Case, count: int):
 
 
 # NumPy's functions for the element-wise family's benchmark cases.
-NUMPY_ELEMENT_WISE = {"add": np.add, "multiply": np.multiply, "maximum": np.maximum, "less": np.less,
+NUMPY_ELEMENT_WISE = {"add": np.add, "multiply": np.multiply, "divide": np.divide, "maximum": np.maximum, "less": np.less,
                       "logical_and": np.logical_and, "where": lambda c, a, b: np.where(c != 0, a, b), "exp": np.exp,
                       "log": np.log, "element_wise_tanh": np.tanh, "sqrt": np.sqrt, "sin": np.sin,
                       "arctan": np.arctan, "power": np.power, "arctan2": np.arctan2, "remainder": np.remainder}
