@@ -382,9 +382,9 @@ def numpy_run(case: Case, count: int):
 
 
 # NumPy's functions for the element-wise family's benchmark cases.
-NUMPY_ELEMENT_WISE = {"add": np.add, "multiply": np.multiply, "divide": np.divide, "maximum": np.maximum, "less": np.less,
-                      "logical_and": np.logical_and, "where": lambda c, a, b: np.where(c != 0, a, b), "exp": np.exp,
-                      "log": np.log, "element_wise_tanh": np.tanh, "sqrt": np.sqrt, "sin": np.sin,
+NUMPY_ELEMENT_WISE = {"add": np.add, "multiply": np.multiply, "divide": np.divide, "maximum": np.maximum,
+                      "less": np.less, "logical_and": np.logical_and, "where": lambda c, a, b: np.where(c != 0, a, b),
+                      "exp": np.exp, "log": np.log, "element_wise_tanh": np.tanh, "sqrt": np.sqrt, "sin": np.sin,
                       "arctan": np.arctan, "power": np.power, "arctan2": np.arctan2, "remainder": np.remainder}
 
 
