@@ -374,3 +374,15 @@ def test_an_accuracy_count_from_int64_indices_and_labels(device):
     assert predicted.dtype == np.int64 and np.array_equal(predicted, scores.argmax(axis=1))
     hits = dml.cast(dml.equal(predicted, labels, device=device), np.float32, device=device)
     assert dml.sum(hits, device=device) == np.float32((scores.argmax(axis=1) == labels).sum())
+
+
+def test_an_accuracy_on_device_arrays_against_int64_labels(device):
+    """The same pattern on device arrays, as NumPy code writes it: argmax gives NumPy's int64
+    indices, compared on the device with int64 labels, then cast and averaged."""
+    rng = np.random.default_rng(13)
+    scores = rng.standard_normal((257, 10)).astype(np.float32)
+    labels = rng.integers(0, 10, 257)
+    predicted = dml.asarray(scores, device=device).argmax(axis=1)
+    assert predicted.dtype == np.int64
+    accuracy = (predicted == dml.asarray(labels, device=device)).astype(np.float32).mean()
+    assert accuracy.numpy() == np.float32(np.sum(scores.argmax(axis=1) == labels)) / np.float32(257)

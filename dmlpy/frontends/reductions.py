@@ -204,9 +204,9 @@ def _arg_form(function: ReduceFunction, x, axis, keepdims: bool, device) -> np.n
         kept = reduced_sizes(x.shape or (1,), (axis,))
         axes, shape = (axis,), kept if keepdims else tuple(n for d, n in enumerate(kept) if d != axis)
     if x.size == 0:
-        values = np.zeros(shape, np.int32 if on_device else np.int64)
+        values = np.zeros(shape, np.int64)
         return asarray(values, x.device) if on_device else values
-    result = _run(x, function, axes, shape, device, T.INT32)
+    result = _run(x, function, axes, shape, device, T.INT64)  # NumPy's int64, on a device array too
     return result if on_device else result.astype(np.int64)
 
 
