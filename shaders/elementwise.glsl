@@ -28,7 +28,9 @@
 //                 comparison's output, a cast): each invocation maps MIXED_ELEMENTS elements,
 //                 one 16-byte vector of the narrowest tensor, whole vectors of every other,
 //                 every tensor starting on 16 bytes; the elements past the last whole item
-//                 are a second dispatch (MIXED_TAIL), one element per invocation.
+//                 are a second dispatch (MIXED_TAIL), one element per invocation. An input in
+//                 MIXED_SCALARS (bit t) is one value for every element (a scalar's zero
+//                 strides): its element at its base, read once.
 //   PATH_TILED    a 2-D transpose in whole 16-byte vectors (sizes and pitches multiples of
 //                 TILE, a vector's elements; 16-byte starts): TILE x TILE blocks transposed
 //                 in registers. Defines TILE_LANE_SIZE, TILE_RUN_SIZE (the sizes of the
@@ -39,7 +41,8 @@
 // PACKED_TAIL in the tail's dispatch; for PATH_GATHER and PATH_STRIDED: RUN_LENGTH,
 // RANK, SIZES and STRIDES (RANK groups of TENSOR_COUNT element strides: inputs, then the
 // output), the descs' dims after merging contiguous ones (and reordering, on PATH_STRIDED),
-// and COLUMN_RUN or not; INPUT_PERIODS on the broadcast form of PATH_PACKED. The element count is a push
+// and COLUMN_RUN or not; INPUT_PERIODS on the broadcast form of PATH_PACKED; for PATH_MIXED:
+// MIXED_ELEMENTS, MIXED_SCALARS, and MIXED_TAIL in the tail's dispatch. The element count is a push
 // constant: a packed tensor in a buffer larger than one binding can cover is run as
 // several windows of the same shader.
 #extension GL_GOOGLE_include_directive : require
@@ -147,7 +150,12 @@ void map_unit(uint u) {
 // branch on a tensor's width: with a word path beside them lavapipe ran twice as slowly.
 void map_mixed_item(uint item) {
     uint words[INPUT_COUNT][MIXED_ELEMENTS];  // a 32-bit tensor's item is MIXED_ELEMENTS words
+    uint scalar_bits[INPUT_COUNT];
     [[unroll]] for (uint t = 0u; t < INPUT_COUNT; ++t) {
+        if (((MIXED_SCALARS >> t) & 1u) != 0u) {
+            scalar_bits[t] = input_load(t, params.base[t]);
+            continue;
+        }
         uint vectors = MIXED_ELEMENTS * INPUT_ELEMENT_BITS[t] / 128u;
         [[unroll]] for (uint v = 0u; v < vectors; ++v) {
             uvec4 q = input_vector(t, params.base[t] * INPUT_ELEMENT_BITS[t] / 128u + item * vectors + v);
@@ -159,7 +167,8 @@ void map_mixed_item(uint item) {
         uint bits[INPUT_COUNT];
         [[unroll]] for (uint t = 0u; t < INPUT_COUNT; ++t) {
             uint per_word = 32u / INPUT_ELEMENT_BITS[t];
-            bits[t] = sized_lane_bits(words[t][e / per_word], e % per_word, INPUT_ELEMENT_BITS[t]);
+            bits[t] = ((MIXED_SCALARS >> t) & 1u) != 0u
+                ? scalar_bits[t] : sized_lane_bits(words[t][e / per_word], e % per_word, INPUT_ELEMENT_BITS[t]);
         }
         uint lane = e % ELEMENTS_PER_WORD;
         results[e / ELEMENTS_PER_WORD] = with_lane_bits(lane == 0u ? 0u : results[e / ELEMENTS_PER_WORD], lane,
@@ -290,7 +299,9 @@ void main() {
     // An element past the whole items, alone (its word's other elements are the tail's too).
     uint e = params.element_count - item_count + item;
     uint bits[INPUT_COUNT];
-    [[unroll]] for (uint t = 0u; t < INPUT_COUNT; ++t) bits[t] = input_load(t, params.base[t] + e);
+    [[unroll]] for (uint t = 0u; t < INPUT_COUNT; ++t) {
+        bits[t] = input_load(t, params.base[t] + (((MIXED_SCALARS >> t) & 1u) != 0u ? 0u : e));
+    }
     output0_store(params.base[INPUT_COUNT] + e, apply_op(bits));
 #elif defined(PATH_MIXED)
     map_mixed_item(item);

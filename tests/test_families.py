@@ -97,6 +97,9 @@ def run_less(device, data_type, sizes, a_strides=None, b_strides=None, output_st
     ((8, 125), None, (0, 1), None, "strided"),  # b broadcast along rows
     ((8, 125), None, None, (1, 8), "strided"),  # a transposed output
     ((3, 7), (0, 0), None, (14, 2), "strided"),  # a scalar a, an output with holes
+    ((1000,), (0,), None, None, "mixed"),  # a scalar a (x < 0's), read once: items and a tail
+    ((7,), None, (0,), None, "mixed"),  # a scalar b, fewer than an item
+    ((8, 125), None, (0, 0), None, "mixed"),  # a scalar b over 2-D
 ])
 def test_less_writes_uint8(device, data_type, sizes, a_strides, b_strides, output_strides, path):
     taken, actual, expected = run_less(device, data_type, sizes, a_strides, b_strides, output_strides)

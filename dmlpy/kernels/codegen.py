@@ -276,10 +276,14 @@ def plan_elementwise(inputs: list[BufferTensorDesc], output: BufferTensorDesc, a
     read_by_words = [t for t, p in zip(inputs, periods) if p != 1] + [output]
     aligned = all(starts_on(t, 4) for t in tensors)
     one_layout = all(s == strides[-1] for s in strides) and is_dense(sizes, strides[-1])
-    if not one_width and one_layout and all(starts_on(t, 16) for t in tensors):
-        path, reason = "mixed", ("every tensor has one dense layout, its elements of its own width: each invocation "
-                                 "maps the elements of one 16-byte vector of the narrowest, whole vectors of every "
-                                 "tensor")
+    # Inputs that are one value (a Python scalar's zero strides) in otherwise one dense layout.
+    scalar_inputs = [p == 1 and s != strides[-1] for s, p in zip(strides[:-1], periods)]
+    layout_or_scalar = is_dense(sizes, strides[-1]) and \
+        all(s == strides[-1] or scalar for s, scalar in zip(strides[:-1], scalar_inputs))
+    if not one_width and layout_or_scalar and all(starts_on(t, 16) for t in read_by_words):
+        path, reason = "mixed", ("every tensor has one dense layout (or is one value, read once), its elements of its "
+                                 "own width: each invocation maps the elements of one 16-byte vector of the "
+                                 "narrowest, whole vectors of every tensor")
     elif not one_width:
         path, reason = "strided", "the tensors' elements differ in width: each is read by its own"
     elif one_layout and aligned:
@@ -339,8 +343,9 @@ def plan_elementwise(inputs: list[BufferTensorDesc], output: BufferTensorDesc, a
                           interface=interface)
     if path == "mixed":
         # Whole items in the main dispatch, the elements past them one an invocation in a tail.
-        item = 128 // min(data_type_info(t.data_type).bits for t in tensors)
-        defines["MIXED_ELEMENTS"] = f"{item}u"
+        item = 128 // min(data_type_info(t.data_type).bits for t in read_by_words)
+        defines.update({"MIXED_ELEMENTS": f"{item}u", "MIXED_SCALARS": sum(1 << t for t, scalar in
+                                                                           enumerate(scalar_inputs) if scalar)})
         stages = (KernelStage("main", shader, defines, workgroup_size, item, generated=generated, part="whole",
                               chunk=item),
                   KernelStage("tail", shader, {**defines, "MIXED_TAIL": ""}, workgroup_size, 1, generated=generated,
