@@ -1,6 +1,8 @@
 """Every layout a desc can express: interleaved sub-word outputs, alignment, segments and
 windows beyond maxStorageBufferRange, BFLOAT16, and NumPy views mapped without copies."""
 
+import dataclasses
+
 import ml_dtypes
 import numpy as np
 import pytest
@@ -387,7 +389,8 @@ def test_dense_tensors_of_different_widths_map_whole_vectors_and_a_tail(device, 
 
 
 def test_a_select_of_three_widths_takes_the_mixed_path(device):
-    """ELEMENT_WISE_IF with a UINT8 condition over FLOAT16 operands, and over FLOAT32 ones."""
+    """ELEMENT_WISE_IF with a UINT8 condition over FLOAT16 operands, and over FLOAT32 ones; B an
+    array or a scalar."""
     rng = np.random.default_rng(9)
     for dtype in (np.float16, np.float32):
         for count in (5, 16, 49, 4096 + 3):
@@ -396,7 +399,12 @@ def test_a_select_of_three_widths_takes_the_mixed_path(device):
             got = dml.where(condition, a, b, device=device)
             assert_bytes_equal(got.view(np.uint8), np.where(condition != 0, a, b).view(np.uint8),
                                np.dtype(dtype).itemsize, f"{np.dtype(dtype)} {count}")
+            masked = dml.where(condition, a, dtype(-0.0), device=device)  # a scalar B: read once
+            assert_bytes_equal(masked.view(np.uint8), np.where(condition != 0, a, dtype(-0.0)).view(np.uint8),
+                               np.dtype(dtype).itemsize, f"{np.dtype(dtype)} {count} scalar")
         data_type = T.FLOAT16 if dtype is np.float16 else T.FLOAT32
         desc = dml.ElementWiseIfOperatorDesc(dml.BufferTensorDesc(T.UINT8, (64,)),
                                              *[dml.BufferTensorDesc(data_type, (64,))] * 3)
         assert device.compile_operator(device.create_operator(desc)).plan.path == "mixed"
+        scalar_b = dataclasses.replace(desc, b_tensor=dml.BufferTensorDesc(data_type, (64,), (0,)))
+        assert device.compile_operator(device.create_operator(scalar_b)).plan.path == "mixed"
