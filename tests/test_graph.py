@@ -205,6 +205,25 @@ def test_builder_fuses_a_chain_into_one_kernel_with_the_same_bits(device):
     assert np.array_equal(bits(got), bits(expected.reshape(-1)))
 
 
+def test_a_node_reading_several_producers_takes_them_all_once_their_inputs_fit(device):
+    """where(a < z, cast(a * b + c), cast(c)): taken one at a time in input order, the product's
+    group would bring five outside tensors (a, z, b, c and the second cast's output); with the
+    second cast absorbed too, four: one kernel, the bits of the nodes run one by one."""
+    g = dml.GraphBuilder(device)
+    a, z, b, c = (g.input(F32) for _ in range(4))
+    half = np.float16
+    y = dml.graph.where(dml.graph.less(a, z), dml.graph.cast(dml.graph.add(dml.graph.multiply(a, b), c), half),
+                        dml.graph.cast(c, half))
+    compiled = g.build([y])
+    assert len(compiled.kernels) == 1 and compiled.binding_properties.temporary_resource_size == 0
+    rng = np.random.default_rng(6)
+    arrays = [(rng.standard_normal(8) * 300).astype(np.float32) for _ in range(4)]
+    arrays[1][:3] = [np.nan, -0.0, 0.0]
+    va, vz, vb, vc = arrays
+    expected = dml.where(dml.less(va, vz), dml.cast(dml.add(dml.multiply(va, vb), vc), half), dml.cast(vc, half))
+    assert np.array_equal(bits(run_graph(device, compiled, [va, vz, vb, vc])[0]), bits(expected))
+
+
 def test_builder_prelu_grad_gives_two_outputs_and_uses_scratch(device):
     g = dml.GraphBuilder(device)
     x = g.input(dml.BufferTensorDesc(T.FLOAT32, (2, 3, 4)))

@@ -9,8 +9,10 @@ stored bits the unfused operator would have written (expr.stored: a number round
 data type once, an integer saturated), so the fused kernel gives the same bits as the nodes
 run one by one. A kernel takes at most MAX_FUSED_NODES nodes, interface.MAX_ELEMENTWISE_INPUTS
 distinct tensors from outside, and the scalars its push constants hold; past that, a new
-kernel starts. A reduction whose schema gives its math (REDUCE, ARGMIN, ARGMAX, the softmax
-family: kernels.reduction.ReductionMath) takes the element-wise nodes it reads the same way,
+kernel starts. A producer that does not fit is tried again once another producer of the same
+node has been absorbed, since that can replace an outside tensor by ones already counted. A
+reduction whose schema gives its math (REDUCE, ARGMIN, ARGMAX, the softmax family:
+kernels.reduction.ReductionMath) takes the element-wise nodes it reads the same way,
 as a prologue computed in its passes: SUM_SQUARE of a - b is one kernel, with the bits of
 the two nodes run one by one. A matrix product (GEMM: its schema's kernels.matmul.MatmulMath)
 is absorbed the other way: the element-wise chain that alone reads its output becomes its
@@ -144,25 +146,37 @@ def plan_graph(graph: GraphDesc, adapter: AdapterInfo, segment_size: int | None 
     position = {node: k for k, node in enumerate(order)}
     group_of: dict[int, _Group] = {}
     groups: list[_Group] = []
+    def absorbable(node: int, k: int) -> bool:
+        """Whether input k of `node` is a producer's output read only here, whose kernel (its
+        group's root) this node's kernel may absorb."""
+        source = graph.source(node, k)
+        producer = source.node if source is not None else None
+        if producer is None or (math[producer] is None and products[producer] is None) \
+                or readers.get((producer, source.index)) != 1 or (producer, source.index) in graph_outputs \
+                or (products[producer] is not None and math[node] is None):
+            return False
+        # A reduction that reads the producer's output through other strides keeps it apart.
+        return reductions[node] is None or \
+            graph.node_output_desc(producer, source.index) == getattr(descs[node], descs[node].schema.inputs[k].name)
+
     for node in order:
         group = _Group([node])
         if math[node] is not None or reductions[node] is not None:  # a reduction takes an element-wise prologue
-            for k in range(len(descs[node].schema.inputs)):
-                source = graph.source(node, k)
-                producer = source.node if source is not None else None
-                # A producer's output read only here is its group's root, whose kernel this one absorbs.
-                if producer is None or (math[producer] is None and products[producer] is None) \
-                        or readers.get((producer, source.index)) != 1 or (producer, source.index) in graph_outputs \
-                        or (products[producer] is not None and math[node] is None):
-                    continue
-                # Both groups hold at most MAX_FUSED_NODES nodes: sorting them costs a bounded time.
-                merged = sorted({*group_of[producer].nodes, *group.nodes}, key=position.__getitem__)
-                if reductions[node] is not None and graph.node_output_desc(producer, source.index) != \
-                        getattr(descs[node], descs[node].schema.inputs[k].name):
-                    continue  # the reduction reads the producer's output through other strides: kept apart
-                if fits(merged):
-                    group_of[producer].absorbed = True
-                    group = _Group(merged)
+            pending = [k for k in range(len(descs[node].schema.inputs)) if absorbable(node, k)]
+            # A producer that does not fit is tried again once another is absorbed: absorbing one
+            # can replace its output by inputs already counted (where(a < 0, f(a, c), g(c))).
+            absorbed_one = True
+            while pending and absorbed_one:
+                absorbed_one = False
+                for k in list(pending):
+                    producer = graph.source(node, k).node
+                    # Both groups hold at most MAX_FUSED_NODES nodes: sorting them costs a bounded time.
+                    merged = sorted({*group_of[producer].nodes, *group.nodes}, key=position.__getitem__)
+                    if fits(merged):
+                        group_of[producer].absorbed = True
+                        group = _Group(merged)
+                        pending.remove(k)
+                        absorbed_one = True
         groups.append(group)
         for member in group.nodes:
             group_of[member] = group
