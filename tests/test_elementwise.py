@@ -327,6 +327,13 @@ def test_where_takes_its_condition_as_uint8_and_gives_scalars_the_operands_dtype
         dml.where(x, x, x, device=device)
     with pytest.raises(dml.InvalidArgumentError, match="b.dtype float32 != a.dtype float16"):
         dml.where(condition, x, x.astype(np.float32), device=device)
+    # No promotion, as in DirectML: the message says which argument to convert, and to what.
+    hint = r"b.dtype int64 != a.dtype int32: .*no promotion.*convert one first, e\.g\. b\.astype\(np\.int32\)"
+    with pytest.raises(dml.InvalidArgumentError, match=hint) as host:
+        dml.add(np.arange(3, dtype=np.int32), np.arange(3), device=device)
+    with pytest.raises(dml.InvalidArgumentError, match=hint) as resident:
+        dml.asarray(np.arange(3, dtype=np.int32), device=device) + dml.asarray(np.arange(3), device=device)
+    assert host.value.field == resident.value.field == "data_type"
 
 
 def test_device_array_chains_of_element_wise_operators_fuse_with_the_bits_of_the_calls(device):

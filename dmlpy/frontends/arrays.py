@@ -16,7 +16,7 @@ from numpy.typing import ArrayLike, DTypeLike
 
 from ..base.errors import InvalidArgumentError, UnsupportedError, shown
 from ..base.tensor_desc import MAX_DIMENSION_COUNT
-from ..base.types import data_type_for_numpy
+from ..base.types import data_type_for_numpy, numpy_name
 from ..kernels.codegen import merge_dims
 from ..runtime.device import Device, create_device
 from .device_array import DeviceArray
@@ -111,16 +111,25 @@ def span(array: np.ndarray, sizes, strides) -> np.ndarray:
     return as_strided(array, shape=(count,), strides=(array.itemsize,))
 
 
+def check_same_dtype(arrays: dict, group: tuple[str, ...]) -> None:
+    """The arrays (NumPy's or device arrays) named in `group` share a dtype, as DirectML's
+    operators take their tensors' data types: no promotion, and the message says how to convert."""
+    first = arrays[group[0]]
+    for name in group[1:]:
+        if arrays[name].dtype != first.dtype:
+            raise InvalidArgumentError(
+                f"{name}.dtype {arrays[name].dtype} != {group[0]}.dtype {first.dtype}: these arguments share one "
+                f"dtype (DirectML's rule; no promotion); convert one first, e.g. "
+                f"{name}.astype({numpy_name(first.dtype)})", "data_type")
+
+
 def check_same(arrays: dict[str, np.ndarray], shape_too: bool = True,
                groups: list[tuple[str, ...]] | None = None) -> None:
     """The arrays of each group (default: all of them) share a dtype, and all a shape where
     `shape_too`."""
     names = list(arrays)
     for group in groups or [tuple(names)]:
-        first = arrays[group[0]]
-        for name in group[1:]:
-            if arrays[name].dtype != first.dtype:
-                raise InvalidArgumentError(f"{name}.dtype {arrays[name].dtype} != {group[0]}.dtype {first.dtype}")
+        check_same_dtype(arrays, group)
     for name in names[1:]:
         if shape_too and arrays[name].shape != arrays[names[0]].shape:
             raise InvalidArgumentError(f"{name}.shape {arrays[name].shape} != {names[0]}.shape "

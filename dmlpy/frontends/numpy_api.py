@@ -31,6 +31,7 @@ from .arrays import (
     bindable_views,
     broadcast,
     check_out,
+    check_same_dtype,
     element_strides,
     elements,
     normalized_axes,
@@ -228,10 +229,7 @@ def _run_resident(schema: OperatorSchema, values: dict[str, object], out, device
     arrays = {name: arrays[name] for name in values}
     first = next(iter(arrays.values()))
     for group in groups:
-        for name in group[1:]:
-            if arrays[name].dtype != arrays[group[0]].dtype:
-                raise InvalidArgumentError(f"{name}.dtype {arrays[name].dtype} != {group[0]}.dtype "
-                                           f"{arrays[group[0]].dtype}", "data_type")
+        check_same_dtype(arrays, group)
     try:
         shape = np.broadcast_shapes(*(a.shape for a in arrays.values()))
     except ValueError:
