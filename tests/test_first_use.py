@@ -109,6 +109,24 @@ def test_lists_and_scalars_are_arrays_as_numpy_makes_them(device):
         dml.relu([[1], [2, 3]], device=device)
 
 
+def test_a_number_past_the_arrays_type_is_refused_not_made_infinite_or_wrapped(device):
+    """A finite Python float past the largest finite value of the dtype it takes would round to
+    an infinity (NumPy warns and goes on); an int past the range would wrap on the device
+    arrays' path. Both are refused by name, on host and device arrays alike; an infinity
+    given as such stays one."""
+    half = np.array([1.0, 2.0], np.float16)
+    for given in (half, dml.asarray(half, device=device)):
+        with pytest.raises(dml.InvalidArgumentError, match=r"b 100000\.0 does not fit the arrays' dtype float16: "
+                                                           r"100000\.0 is beyond float16's largest finite value"):
+            dml.add(given, 1e5, device=device)
+        got = dml.add(given, [float("inf"), 6e4], device=device)
+        assert np.array_equal(np.asarray(got), np.array([np.inf, 6e4], np.float16))
+    with pytest.raises(dml.InvalidArgumentError, match=r"x \[1e\+300\] does not fit .* beyond float32's largest"):
+        dml.relu([1e300], device=device)
+    with pytest.raises(dml.InvalidArgumentError, match=r"b 300 does not fit the arrays' dtype int8"):
+        dml.add(dml.asarray(np.array([1], np.int8), device=device), 300)
+
+
 def test_prelu_grad_writes_numpys_multi_output_form(device):
     x = np.array([[-2.0, 1.0, -1.0], [3.0, -4.0, 0.5]], np.float32)
     slope, dy = np.array([0.5, 0.25, 2.0], np.float32), np.ones((2, 3), np.float32)

@@ -188,6 +188,28 @@ def as_arrays(values: dict[str, object], groups: list[tuple[str, ...]] | None = 
     return {name: arrays[name] for name in values}
 
 
+def _as_dtype(value, dtype: np.dtype) -> np.ndarray:
+    """A Python number or list as `dtype`, refused (OverflowError) where a finite number
+    would become an infinity or an integer would not fit, rather than NumPy's silent
+    infinity and warning."""
+    with np.errstate(over="ignore"):
+        typed = np.asarray(value, dtype)
+    if typed.dtype.kind not in "iub" and \
+            np.any(np.isinf(typed.astype(np.float64)) & np.isfinite(np.asarray(value, np.float64))):
+        raise OverflowError(f"{value!r} is beyond {typed.dtype}'s largest finite value")
+    return typed
+
+
+def typed_like(value, dtype: np.dtype, name: str) -> np.ndarray:
+    """A typeless `value` (a Python number or list) as the dtype of the array it goes with,
+    in the front ends' terms: an InvalidArgumentError naming `name` where it does not fit."""
+    try:
+        return as_array(_as_dtype(value, dtype), name)
+    except (OverflowError, ValueError, TypeError) as error:
+        raise InvalidArgumentError(f"{name} {value!r} does not fit the arrays' dtype {np.dtype(dtype)}: {error}",
+                                   "data_type") from None
+
+
 def _typed(values: dict[str, object], arrays: dict[str, np.ndarray]) -> None:
     """Arrays for the typeless `values` of one group, added to `arrays`."""
     like = next((arrays[name] for name in values if name in arrays), None)
@@ -196,14 +218,17 @@ def _typed(values: dict[str, object], arrays: dict[str, np.ndarray]) -> None:
             continue
         try:
             if like is not None:
-                arrays[name] = as_array(np.asarray(value, like.dtype), name)
+                arrays[name] = as_array(_as_dtype(value, like.dtype), name)
                 continue
             natural = as_array(value, name) if isinstance(value, (list, tuple)) else np.asarray(value)
             default = DEFAULT_DTYPES.get(natural.dtype.kind)
             if default is not None and natural.dtype.itemsize > np.dtype(default).itemsize:
-                converted = natural.astype(default)
+                with np.errstate(over="ignore"):
+                    converted = natural.astype(default)
                 if default is np.int32 and not np.array_equal(converted, natural):
                     raise OverflowError(f"{value!r} is beyond int32")
+                if default is np.float32 and np.any(np.isinf(converted) & np.isfinite(natural)):
+                    raise OverflowError(f"{value!r} is beyond float32's largest finite value")
                 natural = converted
             arrays[name] = like = as_array(natural, name)  # the others follow it
         except InvalidArgumentError:

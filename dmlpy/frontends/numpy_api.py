@@ -36,6 +36,7 @@ from .arrays import (
     elements,
     normalized_axes,
     span,
+    typed_like,
     typeless,
     whole_row_pieces,
 )
@@ -225,7 +226,7 @@ def _run_resident(schema: OperatorSchema, values: dict[str, object], out, device
                 arrays[name] = value
             else:
                 typed = like if like is not None else resident[0]
-                arrays[name] = asarray(value, owner, typed.dtype if typeless(value) else None)
+                arrays[name] = asarray(typed_like(value, typed.dtype, name) if typeless(value) else value, owner)
     arrays = {name: arrays[name] for name in values}
     first = next(iter(arrays.values()))
     for group in groups:
