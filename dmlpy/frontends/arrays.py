@@ -223,12 +223,9 @@ def _typed(values: dict[str, object], arrays: dict[str, np.ndarray]) -> None:
             natural = as_array(value, name) if isinstance(value, (list, tuple)) else np.asarray(value)
             default = DEFAULT_DTYPES.get(natural.dtype.kind)
             if default is not None and natural.dtype.itemsize > np.dtype(default).itemsize:
-                with np.errstate(over="ignore"):
-                    converted = natural.astype(default)
+                converted = _as_dtype(natural, default)
                 if default is np.int32 and not np.array_equal(converted, natural):
                     raise OverflowError(f"{value!r} is beyond int32")
-                if default is np.float32 and np.any(np.isinf(converted) & np.isfinite(natural)):
-                    raise OverflowError(f"{value!r} is beyond float32's largest finite value")
                 natural = converted
             arrays[name] = like = as_array(natural, name)  # the others follow it
         except InvalidArgumentError:
