@@ -1,12 +1,20 @@
 #version 450
 // The benchmark's yardstick: copy `word_count` words (a multiple of 4) from binding 0 to
 // binding 1 as 16-byte vectors, VECTORS_PER_INVOCATION per invocation: consecutive, or a
-// workgroup apart (INTERLEAVED). tools/bench.py runs several shapes and takes the fastest,
-// so an operator's bandwidth reads as a fraction of the best a plain shader moves here.
+// workgroup apart (INTERLEAVED); with WORDS_64, each vector as two 64-bit components (a
+// device that moves a vector component by component, lavapipe, moves half as many).
+// tools/bench.py runs several shapes and takes the fastest, so an operator's bandwidth
+// reads as a fraction of the best a plain shader moves here.
+#if defined(WORDS_64)
+#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
+#define VECTOR u64vec2
+#else
+#define VECTOR uvec4
+#endif
 
 layout(local_size_x = WORKGROUP_SIZE) in;
-layout(set = 0, binding = 0) readonly buffer Source { uvec4 source[]; };
-layout(set = 0, binding = 1) writeonly buffer Destination { uvec4 destination[]; };
+layout(set = 0, binding = 0) readonly buffer Source { VECTOR source[]; };
+layout(set = 0, binding = 1) writeonly buffer Destination { VECTOR destination[]; };
 layout(push_constant) uniform Params { uint word_count; } params;
 
 void main() {

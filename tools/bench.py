@@ -5,10 +5,10 @@ For each operator, data type and layout, at sizes from 256 elements up: the time
 operator's one recorded submission (GPU timestamps where the device has them, else host
 time), the bytes the operation must move over that time, and the ratio to the device's
 copy limit. The limit is the fastest of several copy-shader shapes (workgroup size, vectors
-per invocation, consecutive or interleaved) moving the same bytes; vkCmdCopyBuffer is shown
-beside it. Every measurement is interleaved: each round runs the operator, every copy shape,
-vkCmdCopyBuffer, NumPy and PyTorch (CPU, or CUDA where present) once each, in that order, so
-a machine that slows down mid-run slows all of them alike. Ratios are per round; the table
+per invocation, consecutive or interleaved, 32- or 64-bit components) moving the same bytes;
+vkCmdCopyBuffer is shown beside it. Every measurement is interleaved: each round runs the
+operator, every copy shape, vkCmdCopyBuffer, NumPy and PyTorch (CPU, or CUDA where present)
+once each, in that order, so a machine that slows down mid-run slows all of them alike. Ratios are per round; the table
 gives their median and their spread (lowest and highest round). A second table gives the
 host's cost of one small dispatch through each path, interleaved with a bare kp evaluation.
 A GEMM table gives the multiply-add pairs per second of GEMMs (M x N x K pairs each) against
@@ -130,8 +130,11 @@ QUICK_CASES = [Case("relu_grad", T.FLOAT32, "packed"), Case("relu_grad", T.FLOAT
 CASES = {case.name: case for case in FULL_CASES}
 
 # The copy-shader shapes the yardstick tries: (workgroup size, 16-byte vectors per
-# invocation, vectors a workgroup apart rather than consecutive).
-COPY_SHAPES = [(256, 1, False), (64, 4, False), (256, 4, False), (256, 4, True), (256, 16, False)]
+# invocation, vectors a workgroup apart rather than consecutive, each vector as two 64-bit
+# components: tried where the device has shaderInt64; lavapipe moves a vector component by
+# component, and twice as fast in 64-bit ones).
+COPY_SHAPES = [(256, 1, False, False), (64, 4, False, False), (256, 4, False, False), (256, 4, True, False),
+               (256, 16, False, False), (256, 4, False, True), (256, 16, False, True)]
 
 
 @dataclass(frozen=True)
@@ -299,13 +302,15 @@ class Device:
         words = max(4, byte_count // 8 // 4 * 4)
         source, destination = (self.device.create_buffer(words * 4) for _ in range(2))
         shaders = {}
-        for workgroup_size, vectors, interleaved in COPY_SHAPES:
-            plan = plan_copy(words, self.device.adapter, workgroup_size, vectors, interleaved)
+        for workgroup_size, vectors, interleaved, words_64 in COPY_SHAPES:
+            if words_64 and not self.device.adapter.shader_int64:
+                continue
+            plan = plan_copy(words, self.device.adapter, workgroup_size, vectors, interleaved, words_64)
             (stage,) = plan.stages
             algorithms = self.context.create_algorithms(compile_glsl(stage.source()).spirv, [Launch(
                 [source.segments[0], destination.segments[0]], stage.workgroups(self.device.adapter, words),
                 np.array([words], np.uint32))])
-            name = f"{workgroup_size}x{vectors}{'i' if interleaved else ''}"
+            name = f"{workgroup_size}x{vectors}{'i' if interleaved else ''}{'w' if words_64 else ''}"
             shaders[name] = self.timed(self.context.record([algorithms], timestamped=self.gpu_timer))
         buffer_copy = self.timed(self.context.record_buffer_copy(source.segments[0], destination.segments[0],
                                                                  self.gpu_timer))
@@ -805,8 +810,8 @@ def print_tables(header: str, rows: list[Row], overhead: list[dict]) -> None:
               f"{r.copy_buffer_ratio:>7.2f} {ratio_cell(r.numpy_ratio)} {ratio_cell(r.torch_ratio)}")
     print("\n/copy: our bandwidth over the fastest copy shader's moving the same bytes, median over rounds;")
     print("spread: the lowest and highest round; shape: that copy shader (workgroup x vectors per invocation,")
-    print("i: interleaved); /vkcopy: over vkCmdCopyBuffer; NumPy, torch: their time over ours (above 1: dmlpy")
-    print("faster).\n")
+    print("i: interleaved, w: in 64-bit components); /vkcopy: over vkCmdCopyBuffer; NumPy, torch: their time")
+    print("over ours (above 1: dmlpy faster).\n")
     print(f"{'host cost of one 256-element dispatch':52} {'us':>8} {'vs bare kp':>11} {'spread':>12}")
     for row in overhead:
         if row["path"].startswith("command list batch_count"):

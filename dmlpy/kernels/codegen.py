@@ -432,13 +432,15 @@ def column_run_length(adapter: AdapterInfo) -> int:
 
 
 def plan_copy(word_count: int, adapter: AdapterInfo, workgroup_size: int | None = None, vectors_per_invocation: int = 1,
-              interleaved: bool = False) -> KernelPlan:
+              interleaved: bool = False, words_64: bool = False) -> KernelPlan:
     """A copy of word_count words (a multiple of 4) as 16-byte vectors, in one of several
-    dispatch shapes (the benchmark's yardstick takes the fastest)."""
+    dispatch shapes (the benchmark's yardstick takes the fastest); `words_64` moves each
+    vector as two 64-bit components (the device must have shaderInt64)."""
+    if words_64 and not adapter.shader_int64:
+        raise UnsupportedError("a copy in 64-bit components needs shaderInt64, which the device lacks")
     workgroup_size = workgroup_size or workgroup_size_for(adapter)
-    defines = {"WORKGROUP_SIZE": workgroup_size, "VECTORS_PER_INVOCATION": f"{vectors_per_invocation}u"}
-    if interleaved:
-        defines["INTERLEAVED"] = ""
+    defines = {"WORKGROUP_SIZE": workgroup_size, "VECTORS_PER_INVOCATION": f"{vectors_per_invocation}u",
+               **({"INTERLEAVED": ""} if interleaved else {}), **({"WORDS_64": ""} if words_64 else {})}
     stage = KernelStage("main", "copy.comp", defines, workgroup_size, elements_per_item=4 * vectors_per_invocation)
     return KernelPlan("copy", (stage,), word_count)
 
