@@ -42,11 +42,15 @@
 // RANK, SIZES and STRIDES (RANK groups of TENSOR_COUNT element strides: inputs, then the
 // output), the descs' dims after merging contiguous ones (and reordering, on PATH_STRIDED),
 // and COLUMN_RUN or not; INPUT_PERIODS on the broadcast form of PATH_PACKED; for PATH_MIXED:
-// MIXED_ELEMENTS, MIXED_SCALARS, and MIXED_TAIL in the tail's dispatch. The element count is a push
+// MIXED_ELEMENTS, MIXED_SCALARS, and MIXED_TAIL in the tail's dispatch; VECTOR_WORDS_64 where
+// vectors move as two 64-bit words (kernel_interface.glsl). The element count is a push
 // constant: a packed tensor in a buffer larger than one binding can cover is run as
 // several windows of the same shader.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
+#if defined(VECTOR_WORDS_64)
+#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
+#endif
 #include "float_controls.glsl"
 
 #include "tensor_storage.glsl"
@@ -137,7 +141,7 @@ void map_unit(uint u) {
         [[unroll]] for (uint t = 0u; t < INPUT_COUNT; ++t) words[t] = vectors[t][k];
         result[k] = apply_word(words, 0u, ELEMENTS_PER_WORD);
     }
-    output0_vec4[params.base[INPUT_COUNT] / UNIT_ELEMENTS + u] = result;
+    output_vector_store(0u, params.base[INPUT_COUNT] / UNIT_ELEMENTS + u, result);
 #else
     [[unroll]] for (uint t = 0u; t < INPUT_COUNT; ++t) words[t] = packed_input_word(t, u);
     output0[params.base[INPUT_COUNT] / ELEMENTS_PER_WORD + u] = apply_word(words, 0u, ELEMENTS_PER_WORD);
@@ -176,8 +180,8 @@ void map_mixed_item(uint item) {
     }
     const uint OUTPUT_VECTORS = MIXED_ELEMENTS / ELEMENTS_PER_WORD / 4u;
     [[unroll]] for (uint v = 0u; v < OUTPUT_VECTORS; ++v) {
-        output0_vec4[params.base[INPUT_COUNT] * ELEMENT_BITS / 128u + item * OUTPUT_VECTORS + v] =
-            uvec4(results[4u * v], results[4u * v + 1u], results[4u * v + 2u], results[4u * v + 3u]);
+        output_vector_store(0u, params.base[INPUT_COUNT] * ELEMENT_BITS / 128u + item * OUTPUT_VECTORS + v,
+                            uvec4(results[4u * v], results[4u * v + 1u], results[4u * v + 2u], results[4u * v + 3u]));
     }
 }
 #elif !defined(PATH_TILED)
@@ -261,7 +265,7 @@ void main() {
             }
             result[w] = word;
         }
-        output0_vec4[(params.base[INPUT_COUNT] + (lane_first + k) * OUTPUT_PITCH + run_first) / TILE] = result;
+        output_vector_store(0u, (params.base[INPUT_COUNT] + (lane_first + k) * OUTPUT_PITCH + run_first) / TILE, result);
     }
 #elif defined(COLUMN_RUN)
     // Neighbouring invocations step along the second-to-last dim (where the inputs are

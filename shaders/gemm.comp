@@ -34,7 +34,7 @@
 // of A and B as read, transposes applied), EPILOGUE_TENSORS and EPILOGUE_STRIDES (rows,
 // columns of each), OUTPUT_STRIDES, BATCH_COUNT, BATCH_RANK, BATCH_SIZES, BATCH_STRIDES (per
 // batch dim, one per tensor in binding order), INTEGER_PRODUCT, EXACTNESS_KEYS, VECTOR_VIEWS
-// (and VECTOR_LOADS_64: input_vector loads two 64-bit words),
+// (and VECTOR_WORDS_64: vectors move as two 64-bit words),
 // A_VECTORS_ALONG_K or _M, B_VECTORS_ALONG_N or _K, A_VECTOR_ELEMENTS and B_VECTOR_ELEMENTS (4,
 // or 8 for 16-bit types where lanes share their rows), one of STAGE_KEYS and STAGE_PRODUCT; for
 // STAGE_PRODUCT: LANES_N, TILE_M, TILE_N, BLOCK_M, BLOCK_N, COLUMN_RUN, and SHARED_ROWS with
@@ -48,7 +48,7 @@
 #extension GL_KHR_shader_subgroup_vote : require
 #endif
 #endif
-#if defined(VECTOR_LOADS_64)
+#if defined(VECTOR_WORDS_64)
 #extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
 #endif
 #include "float_controls.glsl"

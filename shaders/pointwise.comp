@@ -21,6 +21,9 @@
 // strides: inputs, then outputs; 0 where an input broadcasts).
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
+#if defined(VECTOR_WORDS_64)
+#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
+#endif
 #include "float_controls.glsl"
 
 #include "tensor_storage.glsl"

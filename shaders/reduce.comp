@@ -43,6 +43,9 @@
 // words 2k and 2k + 1, written as its value zero-extended: an index).
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
+#if defined(VECTOR_WORDS_64)
+#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
+#endif
 #include "float_controls.glsl"
 
 #include "tensor_storage.glsl"

@@ -51,11 +51,11 @@ uint with_lane_bits(uint word, uint lane, uint bits) {
 #define TENSOR_VECTORS(BINDING, NAME, QUALIFIER)                                           \
     layout(set = 0, binding = BINDING) QUALIFIER buffer NAME##_vectors { uvec4 NAME##_vec4[]; };
 
-// An input's 16-byte vectors as two 64-bit words (GL_EXT_shader_explicit_arithmetic_types_int64
-// declared by the kernel): where a device loads a vector component by component (lavapipe),
-// half the components.
-#define TENSOR_VECTOR_PAIRS(BINDING, NAME)                                                 \
-    layout(set = 0, binding = BINDING) readonly buffer NAME##_pairs { u64vec2 NAME##_pair[]; };
+// The same vectors as two 64-bit words (GL_EXT_shader_explicit_arithmetic_types_int64
+// declared by the kernel): where a device loads and stores a vector component by component
+// (lavapipe), half the components.
+#define TENSOR_VECTOR_PAIRS(BINDING, NAME, QUALIFIER)                                      \
+    layout(set = 0, binding = BINDING) QUALIFIER buffer NAME##_pairs { u64vec2 NAME##_pair[]; };
 
 // NAME_store(e, bits) writes element e alone. A sub-word element shares its word with
 // elements other invocations may write at the same time, so it is merged with a

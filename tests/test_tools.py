@@ -174,6 +174,20 @@ def test_dump_reports_the_path_taken(tmp_path):
     assert "#define COLUMN_RUN" in (tmp_path / "relu_grad_float16_strided.comp").read_text()
 
 
+def test_a_cpu_device_moves_vectors_in_64_bit_words_and_a_gpu_in_one_access(tmp_path):
+    # lavapipe loads and stores a vector component by component: half the components is
+    # nearly half the time. A GPU profile plans the plain 16-byte vectors.
+    cpu = run_tool("tools/dump_shaders.py", "relu_grad", "--dtype", "float32", "--sizes", "64", "--out", tmp_path)
+    assert cpu.returncode == 0, cpu.stderr
+    assert "each vector moved as two 64-bit words" in cpu.stdout
+    assert "#define VECTOR_WORDS_64" in (tmp_path / "relu_grad_float32_packed_main.comp").read_text()
+    gpu = run_tool("tools/dump_shaders.py", "relu_grad", "--dtype", "float32", "--sizes", "64",
+                   "--profile", "nvidia-h100", "--out", tmp_path)
+    assert gpu.returncode == 0, gpu.stderr
+    assert "64-bit words" not in gpu.stdout
+    assert "#define VECTOR_WORDS_64" not in (tmp_path / "relu_grad_float32_packed_main.comp").read_text()
+
+
 @pytest.mark.parametrize("args, message", [
     (["--dtype", "uint8", "--sizes", "2,3"], "input_tensor.data_type UINT8 is not supported"),
     (["--dtype", "float32", "--sizes", "2,0"], "BufferTensorDesc.sizes[1] is 0"),

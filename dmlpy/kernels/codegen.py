@@ -19,7 +19,7 @@ from ..base.tensor_desc import BufferTensorDesc
 from ..base.types import TensorDataType, data_type_info
 from ..ir import expr as e
 from ..ir import render
-from .interface import MAX_ELEMENTWISE_INPUTS, KernelInterface
+from .interface import MAX_ELEMENTWISE_INPUTS, KernelInterface, moves_vectors_in_64bit_words
 
 PREFERRED_WORKGROUP_SIZE = 256
 
@@ -316,9 +316,11 @@ def plan_elementwise(inputs: list[BufferTensorDesc], output: BufferTensorDesc, a
     # are cut on 16 too) and every repeated block is whole vectors, else words.
     vector_words = 4 if packed and all(starts_on(t, 16) for t in read_by_words) \
         and all(p == 1 or p % (4 * elements_per_word) == 0 for p in periods) else 1
-    interface = KernelInterface(input_types, (output.data_type,), scalar_count=len(scalars),
-                                vector_views=path in ("tiled", "mixed") or vector_words == 4)
+    vector_views = path in ("tiled", "mixed") or vector_words == 4
+    interface = KernelInterface(input_types, (output.data_type,), scalar_count=len(scalars), vector_views=vector_views,
+                                vector_words_64=vector_views and moves_vectors_in_64bit_words(adapter))
     interface.check(adapter)
+    defines.update(interface.defines)
     generated = (("kernel_interface.glsl", interface.header()),
                  ("operator_body.glsl", tuple(render.render(result, input_types, output.data_type))))
     scalar_bits = fp32_bits(scalars)
@@ -338,7 +340,8 @@ def plan_elementwise(inputs: list[BufferTensorDesc], output: BufferTensorDesc, a
                   KernelStage("tail", shader, {**defines, "PACKED_TAIL": ""}, workgroup_size, elements_per_word,
                               generated=generated, part="tail", chunk=chunk))
         reason += (f"; {PACKED_VECTORS_PER_ITEM} units of {vector_words} word(s) per invocation, "
-                   f"{'a workgroup apart (a GPU: coalesced)' if interleaved else 'consecutive (a CPU device)'}")
+                   f"{'a workgroup apart (a GPU: coalesced)' if interleaved else 'consecutive (a CPU device)'}"
+                   f"{', each vector moved as two 64-bit words' if interface.vector_words_64 else ''}")
         return KernelPlan(path, stages, output.element_count, scalar_bits=scalar_bits, reason=reason,
                           interface=interface)
     if path == "mixed":

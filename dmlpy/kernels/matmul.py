@@ -40,7 +40,7 @@ from .codegen import (
     uint_list,
     workgroup_size_for,
 )
-from .interface import KernelInterface
+from .interface import KernelInterface, moves_vectors_in_64bit_words
 
 # lavapipe ends an invocation's loops after 65,535 iterations in all: the exact path takes one
 # k an iteration (the others K_STEP), and a 16-bit store's compare-and-swap a few more.
@@ -261,10 +261,10 @@ def plan_matmul(operands: MatmulOperands, epilogue: MatmulEpilogue, adapter: Ada
     a_vectors, b_vectors = _vector_dims(operands, shape)
     # Lanes that share their rows run on a device that loads a vector component by component:
     # two 64-bit components a vector, where it has them, instead of four 32-bit ones.
-    loads_64 = bool(shape.shared_lanes and adapter.shader_int64 and (a_vectors or b_vectors))
+    loads_64 = bool(shape.shared_lanes and moves_vectors_in_64bit_words(adapter) and (a_vectors or b_vectors))
     interface = KernelInterface(tuple(t.data_type for t in tensors[:-1]), (output.data_type,), scratch=exactness,
                                 scalar_count=len(scalars), vector_views=bool(a_vectors or b_vectors),
-                                vector_loads_64=loads_64)
+                                vector_words_64=loads_64)
     interface.check(adapter)
     block_m, block_n = shape.block
     workgroup_size = shape.lanes_n * shape.lanes_m
@@ -280,7 +280,7 @@ def plan_matmul(operands: MatmulOperands, epilogue: MatmulEpilogue, adapter: Ada
         "A_INPUT": operands.bound.index('a'), "B_INPUT": operands.bound.index('b'),
         "EPILOGUE_FIRST": len(product_inputs), **({"INTEGER_PRODUCT": ""} if operands.integer else {}),
         **({"VECTOR_VIEWS": ""} if interface.vector_views else {}),
-        **({"VECTOR_LOADS_64": ""} if loads_64 else {}),
+        **interface.defines,
         "A_STRIDES": uint_list((a_rows, a_columns)), "B_STRIDES": uint_list((b_rows, b_columns)),
         "A_VECTOR_ELEMENTS": f"{_vector_elements(a, shape) or 4}u",
         "B_VECTOR_ELEMENTS": f"{_vector_elements(b, shape) or 4}u",

@@ -35,7 +35,7 @@ from .codegen import (
     uint_list,
     workgroup_size_for,
 )
-from .interface import KernelInterface
+from .interface import KernelInterface, moves_vectors_in_64bit_words
 
 
 def plan_pointwise(inputs: list[BufferTensorDesc], outputs: list[BufferTensorDesc], results: list[e.Expr],
@@ -61,7 +61,7 @@ def plan_pointwise(inputs: list[BufferTensorDesc], outputs: list[BufferTensorDes
     run_length = PACKED_VECTORS_PER_ITEM * vector_elements if packed else strided_run_length(adapter)
     input_types = tuple(t.data_type for t in inputs)
     interface = KernelInterface(input_types, tuple(t.data_type for t in outputs), scalar_count=len(scalars),
-                                vector_views=packed)
+                                vector_views=packed, vector_words_64=packed and moves_vectors_in_64bit_words(adapter))
     interface.check(adapter)
     targets = [(f"results[{o}]", result, e.STORED) for o, result in enumerate(results)]
     body = ("void pointwise_outputs(uint bits[INPUT_COUNT], out uint results[OUTPUT_COUNT]) {",
@@ -72,6 +72,7 @@ def plan_pointwise(inputs: list[BufferTensorDesc], outputs: list[BufferTensorDes
         "WORKGROUP_SIZE": workgroup_size,
         **float_controls_defines(adapter),
         **render.transcendental_defines(*results),
+        **interface.defines,
     }
     if packed:
         defines.update({"PACKED": "", "VECTORS_PER_ITEM": f"{PACKED_VECTORS_PER_ITEM}u",

@@ -24,7 +24,12 @@ from .codegen import (
     uint_list,
     workgroup_size_for,
 )
-from .interface import MAX_REDUCTION_INPUTS, MAX_REDUCTION_OUTPUTS, KernelInterface
+from .interface import (
+    MAX_REDUCTION_INPUTS,
+    MAX_REDUCTION_OUTPUTS,
+    KernelInterface,
+    moves_vectors_in_64bit_words,
+)
 
 # Elements one invocation of a reduction stage takes: a power of two, so that chunks are
 # subtrees of the row's pairwise tree and the bits do not depend on it. Large enough that
@@ -137,8 +142,9 @@ def plan_reduction(inputs: list[BufferTensorDesc], outputs: list[ReducedOutput],
         raise UnsupportedError("the reduction kernel writes its outputs in one data type")
     block_loads = sum(1 << t for t, tensor in enumerate(inputs)
                       if reads_in_blocks(tensor, kept_strides[t], reduced_sizes, reduced_strides[t]))
-    interface = KernelInterface(input_types, output_types, scratch=True,
-                                scalar_count=len(scalars), vector_views=block_loads != 0)
+    interface = KernelInterface(input_types, output_types, scratch=True, scalar_count=len(scalars),
+                                vector_views=block_loads != 0,
+                                vector_words_64=block_loads != 0 and moves_vectors_in_64bit_words(adapter))
     interface.check(adapter)
     info = data_type_info(output_type)
     common = {
@@ -160,6 +166,7 @@ def plan_reduction(inputs: list[BufferTensorDesc], outputs: list[ReducedOutput],
         "REDUCED_STRIDES": uint_list(s[d] for d in range(len(reduced_sizes)) for s in reduced_strides),
         "BLOCK_LOADS": 0,
         "WIDE_OUTPUTS": sum(1 << o for o, out in enumerate(outputs) if is_wide(out.desc)),
+        **interface.defines,
     }
     common.update(render.transcendental_defines(*(o.value for o in outputs)))
 
