@@ -221,16 +221,25 @@ float dml_div(float a, float b) {
         remainder <<= 1;
         exponent -= 1;
     }
-    uint quotient = 0u;  // 25 bits: 24 of the significand and one to round with
-    [[unroll]] for (int i = 0; i < 25; ++i) {
-        quotient <<= 1;
-        if (remainder >= sb) {
-            remainder -= sb;
-            quotient |= 1u;
-        }
-        remainder <<= 1;
+    // The quotient's 25 bits (24 of the significand and one to round with) are
+    // floor(remainder 2^24 / sb). The device's division estimates them to within 6 (Vulkan
+    // allows it 2.5 ULP); the exact rest remainder 2^24 - estimate sb is below 2^31 in
+    // magnitude, so 32-bit arithmetic that wraps gives it exactly. A second division of the
+    // rest by sb moves the estimate to within one, and two compares finish it.
+    uint quotient = uint(float(remainder) / float(sb) * 16777216.0);
+    int rest = int((remainder << 24) - quotient * sb);
+    int steps = int(floor(float(rest) / float(sb)));
+    quotient += uint(steps);
+    rest -= steps * int(sb);
+    if (rest < 0) {
+        quotient -= 1u;
+        rest += int(sb);
     }
-    return dml_rounded(sign, exponent, quotient, remainder != 0u);
+    if (rest >= int(sb)) {
+        quotient += 1u;
+        rest -= int(sb);
+    }
+    return dml_rounded(sign, exponent, quotient, rest != 0);
 }
 
 // sqrt(x), correctly rounded on every device. Vulkan lets a driver's sqrt be off by as much
