@@ -37,8 +37,9 @@
 // signed where REDUCED_INPUT_SIGNED is defined),
 // or REDUCE_ARG_MAX, REDUCE_ARG_MIN (the index of the first extreme, the last with ARG_LAST, of
 // numbers or, with ARG_OF_INTEGERS, of integers of input 0);
-// BLOCKS_OF_EIGHT (terms without transcendental functions, eight an iteration), BLOCK_LOADS
-// (bit t: input t's rows lie in whole aligned blocks of eight, read one or two loads a block);
+// BLOCKS_OF_EIGHT (elements eight an iteration), BLOCK_LOADS (bit t: input t's rows lie in
+// whole aligned blocks of eight, read one or two loads a block), BLOCK_STORES (bit o: element
+// output o's rows lie in such blocks, 16- or 32-bit, written a block at a time);
 // WIDE_OUTPUTS (bit o: output o is 64-bit, a row output bound as UINT32 words, element k at
 // words 2k and 2k + 1, written as its value zero-extended: an index).
 #extension GL_GOOGLE_include_directive : require
@@ -291,22 +292,42 @@ void take_element(uint element, uint first, REDUCE_VALUE value) {
 #endif
 }
 
-#if BLOCK_LOADS != 0
-// Elements one load of input t takes: a 16-byte vector's, or a word's of 8-bit elements. A
-// block of eight starting on a multiple of it is one vector (16-bit), two (32-bit) or two
-// words (8-bit), every word within the block: nothing outside the tensor is read.
-uint block_load_elements(uint t) {
-    return INPUT_ELEMENT_BITS[t] == 8u ? 4u : 128u / INPUT_ELEMENT_BITS[t];
+#if BLOCK_LOADS != 0 || BLOCK_STORES != 0
+// Elements one load of a tensor of `bits`-bit elements takes: a 16-byte vector's, or a
+// word's of 8-bit elements. A block of eight starting on a multiple of it is one vector
+// (16-bit), two (32-bit) or two words (8-bit), every word within the block: nothing outside
+// the tensor is read or written.
+uint block_load_elements(uint bits) {
+    return bits == 8u ? 4u : 128u / bits;
 }
 
-// Whether this dispatch's inputs marked in BLOCK_LOADS start on a multiple of their loads (the
-// planner checked the strides and the bindings' alignment; the base is the dispatch's).
+// Whether this dispatch's inputs marked in BLOCK_LOADS and outputs in BLOCK_STORES start on a
+// multiple of their loads (the planner checked the strides and the bindings' alignment; the
+// base is the dispatch's).
 bool blocks_aligned() {
     bool aligned = true;
     [[unroll]] for (uint t = 0u; t < INPUT_COUNT; ++t) {
-        if (((BLOCK_LOADS >> t) & 1u) != 0u) aligned = aligned && params.base[t] % block_load_elements(t) == 0u;
+        if (((BLOCK_LOADS >> t) & 1u) != 0u)
+            aligned = aligned && params.base[t] % block_load_elements(INPUT_ELEMENT_BITS[t]) == 0u;
+    }
+    [[unroll]] for (uint o = 0u; o < OUTPUT_COUNT; ++o) {
+        if (((BLOCK_STORES >> o) & 1u) != 0u)
+            aligned = aligned && params.base[INPUT_COUNT + o] % block_load_elements(ELEMENT_BITS) == 0u;
     }
     return aligned;
+}
+
+// Output o's block of eight elements starting at element `at`: two vectors (32-bit) or one
+// (16-bit), the whole block this invocation's.
+void store_block(uint o, uint at, uint elements[8]) {
+    if (ELEMENT_BITS == 32u) {
+        output_vector_store(o, at / 4u, uvec4(elements[0], elements[1], elements[2], elements[3]));
+        output_vector_store(o, at / 4u + 1u, uvec4(elements[4], elements[5], elements[6], elements[7]));
+    } else {
+        uvec4 words;
+        [[unroll]] for (uint w = 0u; w < 4u; ++w) words[w] = (elements[2u * w] & 0xFFFFu) | (elements[2u * w + 1u] << 16);
+        output_vector_store(o, at / 8u, words);
+    }
 }
 
 // The words of input t's block of eight elements starting at element `at`.
@@ -341,16 +362,21 @@ uint block_element(uint t, uint words[8], uint j) {
 // writes, and its reduction of their terms. With `hardware` (CHECKED_SUMS), a sum's adds are
 // the hardware's, and the result is nonzero where a term was not plain.
 uint walk_chunk(uint first, uint end, uint row_at[TENSOR_COUNT], uint totals[TOTAL_SLOTS], bool hardware,
-                bool block_loads) {
+                bool blocks) {
     uint offsets[TENSOR_COUNT];
     uint output_bits[OUTPUT_COUNT];
     uint unplain = 0u;
     uint element = first;
 #if defined(BLOCKS_OF_EIGHT)
-    // Cheap terms, eight elements an iteration (the chunk's last incomplete block goes
-    // element by element, below); with `block_loads`, inputs in BLOCK_LOADS read a block at a time.
+    // Eight elements an iteration (the chunk's last incomplete block goes element by
+    // element, below); with `blocks`, inputs in BLOCK_LOADS read a block at a time and outputs
+    // in BLOCK_STORES are written a block at a time.
 #if BLOCK_LOADS != 0
     uint block_words[INPUT_COUNT][8];
+#endif
+#if BLOCK_STORES != 0
+    uint block_outputs[OUTPUT_COUNT][8];
+    uint block_at[TENSOR_COUNT];
 #endif
     for (; element + 8u <= end; element += 8u) {
 #if defined(REDUCE_SUM) || defined(REDUCE_PRODUCT)
@@ -358,10 +384,13 @@ uint walk_chunk(uint first, uint end, uint row_at[TENSOR_COUNT], uint totals[TOT
 #endif
         [[unroll]] for (uint j = 0u; j < 8u; ++j) {
             element_offsets(row_at, element + j, element + j == first, offsets);
+#if BLOCK_STORES != 0
+            if (j == 0u) block_at = offsets;
+#endif
             uint bits[INPUT_COUNT];
             [[unroll]] for (uint t = 0u; t < INPUT_COUNT; ++t) {
 #if BLOCK_LOADS != 0
-                if (((BLOCK_LOADS >> t) & 1u) != 0u && block_loads) {
+                if (((BLOCK_LOADS >> t) & 1u) != 0u && blocks) {
                     if (j == 0u) load_block(t, offsets[t], block_words[t]);
                     bits[t] = block_element(t, block_words[t], j);
                     continue;
@@ -372,7 +401,14 @@ uint walk_chunk(uint first, uint end, uint row_at[TENSOR_COUNT], uint totals[TOT
             REDUCE_VALUE value;
             element_math(bits, totals, element + j, value, output_bits);
             [[unroll]] for (uint o = 0u; o < OUTPUT_COUNT; ++o) {
-                if (((ELEMENT_OUTPUTS >> o) & 1u) != 0u) output_store(o, offsets[INPUT_COUNT + o], output_bits[o]);
+                if (((ELEMENT_OUTPUTS >> o) & 1u) == 0u) continue;
+#if BLOCK_STORES != 0
+                if (((BLOCK_STORES >> o) & 1u) != 0u && blocks) {
+                    block_outputs[o][j] = output_bits[o];
+                    continue;
+                }
+#endif
+                output_store(o, offsets[INPUT_COUNT + o], output_bits[o]);
             }
 #if defined(REDUCE_SUM) || defined(REDUCE_PRODUCT)
             eight[j] = value;
@@ -385,6 +421,11 @@ uint walk_chunk(uint first, uint end, uint row_at[TENSOR_COUNT], uint totals[TOT
         }
 #if defined(REDUCE_SUM) || defined(REDUCE_PRODUCT)
         take_eight(element - first, eight, hardware);
+#endif
+#if BLOCK_STORES != 0
+        [[unroll]] for (uint o = 0u; o < OUTPUT_COUNT; ++o) {
+            if (((BLOCK_STORES >> o) & 1u) != 0u && blocks) store_block(o, block_at[INPUT_COUNT + o], block_outputs[o]);
+        }
 #endif
     }
 #endif
@@ -409,10 +450,11 @@ uint walk_chunk(uint first, uint end, uint row_at[TENSOR_COUNT], uint totals[TOT
     return unplain;
 }
 
-// walk_chunk with the block loads this dispatch's alignment allows. Decided once, out here:
-// tested inside the loop, the condition made lavapipe keep both kinds of load (half the speed).
+// walk_chunk with the block loads and stores this dispatch's alignment allows. Decided once,
+// out here: tested inside the loop, the condition made lavapipe keep both kinds of load (half
+// the speed).
 uint walk(uint first, uint end, uint row_at[TENSOR_COUNT], uint totals[TOTAL_SLOTS], bool hardware) {
-#if BLOCK_LOADS != 0
+#if BLOCK_LOADS != 0 || BLOCK_STORES != 0
     if (blocks_aligned()) return walk_chunk(first, end, row_at, totals, hardware, true);
 #endif
     return walk_chunk(first, end, row_at, totals, hardware, false);

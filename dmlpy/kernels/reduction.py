@@ -49,12 +49,12 @@ def reduction_chunk(reduced_count: int, loops_per_element: int = 0) -> int:
     return min(MAX_REDUCTION_CHUNK, within_budget, 1 << max(0, reduced_count - 1).bit_length())
 
 
-def reads_in_blocks(tensor: BufferTensorDesc, kept_strides: tuple[int, ...], reduced_sizes: tuple[int, ...],
-                    reduced_strides: tuple[int, ...]) -> bool:
-    """Whether an input's rows lie in whole blocks of eight elements that one or two loads
-    read: contiguous along the innermost reduced dim, which is whole blocks, and every other
-    step (and the binding's start) a multiple of the elements one load takes (a 16-byte vector,
-    or a word of 8-bit elements)."""
+def lies_in_blocks(tensor: BufferTensorDesc, kept_strides: tuple[int, ...], reduced_sizes: tuple[int, ...],
+                   reduced_strides: tuple[int, ...]) -> bool:
+    """Whether a tensor's rows lie in whole blocks of eight elements that one or two loads
+    read (or stores write): contiguous along the innermost reduced dim, which is whole blocks,
+    and every other step (and the binding's start) a multiple of the elements one load takes
+    (a 16-byte vector, or a word of 8-bit elements)."""
     bits = data_type_info(tensor.data_type).bits
     load_elements = 4 if bits == 8 else 128 // bits
     return (reduced_strides[-1] == 1 and reduced_sizes[-1] % 8 == 0 and starts_on(tensor, 16)
@@ -141,10 +141,16 @@ def plan_reduction(inputs: list[BufferTensorDesc], outputs: list[ReducedOutput],
     if any(t != output_type for t in output_types):
         raise UnsupportedError("the reduction kernel writes its outputs in one data type")
     block_loads = sum(1 << t for t, tensor in enumerate(inputs)
-                      if reads_in_blocks(tensor, kept_strides[t], reduced_sizes, reduced_strides[t]))
+                      if lies_in_blocks(tensor, kept_strides[t], reduced_sizes, reduced_strides[t]))
+    # Element outputs of 16 or 32 bits whose rows lie in blocks are stored a block at a time
+    # (8-bit ones share their words with neighbours another invocation may write).
+    block_stores = sum(1 << o for o, out in enumerate(outputs)
+                       if not out.per_row and data_type_info(out.desc.data_type).bits >= 16
+                       and lies_in_blocks(out.desc, kept_strides[len(inputs) + o], reduced_sizes,
+                                          reduced_strides[len(inputs) + o]))
+    blocks = block_loads != 0 or block_stores != 0
     interface = KernelInterface(input_types, output_types, scratch=True, scalar_count=len(scalars),
-                                vector_views=block_loads != 0,
-                                vector_words_64=block_loads != 0 and moves_vectors_in_64bit_words(adapter))
+                                vector_views=blocks, vector_words_64=blocks and moves_vectors_in_64bit_words(adapter))
     interface.check(adapter)
     info = data_type_info(output_type)
     common = {
@@ -165,6 +171,7 @@ def plan_reduction(inputs: list[BufferTensorDesc], outputs: list[ReducedOutput],
         "REDUCED_SIZES": uint_list(reduced_sizes),
         "REDUCED_STRIDES": uint_list(s[d] for d in range(len(reduced_sizes)) for s in reduced_strides),
         "BLOCK_LOADS": 0,
+        "BLOCK_STORES": 0,
         "WIDE_OUTPUTS": sum(1 << o for o, out in enumerate(outputs) if is_wide(out.desc)),
         **interface.defines,
     }
@@ -193,13 +200,16 @@ def plan_reduction(inputs: list[BufferTensorDesc], outputs: list[ReducedOutput],
                                 **({"ARG_OF_INTEGERS": ""} if reduction.args[0].kind == e.INTEGER else {})})
             if kind == "partial":
                 assignments.append(("reduce_value", reduction.args[0], reduction.args[0].kind))
-                # Cheap terms go eight an iteration (eight copies of the body): sums and products
-                # for their tree's sake, the other reductions where a block is one or two loads.
-                if (reduction.op in ("reduce_sum", "reduce_product") or block_loads) and \
-                        not render.transcendental_defines(*(a[1] for a in assignments)):
-                    defines.update({"BLOCKS_OF_EIGHT": "", "BLOCK_LOADS": block_loads})
         if kind == "final" and element_outputs:
             defines["FINAL_ELEMENTS"] = ""
+        if kind == "partial" or element_outputs and kind == "final":
+            # Elements go eight an iteration (eight copies of the body) where a block is one or
+            # two loads or stores, and for cheap sums and products for their tree's sake.
+            stores = sum(1 << o for o in element_outputs if (block_stores >> o) & 1)
+            cheap_tree = reduction is not None and reduction.op in ("reduce_sum", "reduce_product") and \
+                not render.transcendental_defines(*(a[1] for a in assignments))
+            if block_loads or stores or cheap_tree:
+                defines.update({"BLOCKS_OF_EIGHT": "", "BLOCK_LOADS": block_loads, "BLOCK_STORES": stores})
         completed = known + (1 if row_outputs and reduction is not None else 0)  # this stage's own total too
         row_totals = {node.serial: k for k, node in enumerate(nodes[:completed])}
         body = _reduction_body(
