@@ -17,11 +17,20 @@
 // each, the running value carried between them in the scratch (CARRY_IN, CARRY_OUT: one word
 // a row at params.base[2]).
 //
+// Where both rows lie in whole aligned blocks of eight 16- or 32-bit elements (BLOCKS: the
+// axis contiguous, LENGTH and every other step multiples of a block) and this dispatch's bases
+// are aligned, a block is read and written as one or two 16-byte vectors, its eight
+// elements walked in registers in the same order.
+//
 // Defines: DTYPE_* and ELEMENT_BITS (the output's), WORKGROUP_SIZE, ROW_COUNT, LENGTH,
 // AXIS_STRIDES (input's, output's), KEPT_RANK, KEPT_SIZES, KEPT_STRIDES (per dim: input's,
-// output's), REVERSE, EXCLUSIVE, WALK_FIRST, WALK_END, CARRY_IN, CARRY_OUT.
+// output's), REVERSE, EXCLUSIVE, WALK_FIRST, WALK_END, CARRY_IN, CARRY_OUT, BLOCKS,
+// VECTOR_WORDS_64 (kernel_interface.glsl).
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
+#if defined(VECTOR_WORDS_64)
+#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
+#endif
 #include "float_controls.glsl"
 
 #include "tensor_storage.glsl"
@@ -35,6 +44,67 @@ layout(local_size_x = WORKGROUP_SIZE) in;
 const uint AXIS_STRIDES_[2] = uint[2](AXIS_STRIDES);
 const uint KEPT_SIZES_[KEPT_RANK] = uint[KEPT_RANK](KEPT_SIZES);
 const uint KEPT_STRIDES_[KEPT_RANK * 2] = uint[KEPT_RANK * 2](KEPT_STRIDES);
+
+// Element i of the walk joins the running value; its result is what the output stores there.
+uint walk_element(uint k, uint bits, inout SCAN_VALUE running) {
+    SCAN_VALUE value = scan_value(bits);
+#if defined(EXCLUSIVE)
+    uint stored = scan_stored(running);
+#endif
+    // The first element starts the running value (no identity added: -0 stays -0).
+    running = k == 0u ? value : scan_combine(running, value);
+#if !defined(EXCLUSIVE)
+    uint stored = scan_stored(running);
+#endif
+    return stored;
+}
+
+// Position k of the walk: its element's index along the axis.
+uint walked_index(uint k) {
+#if defined(REVERSE)
+    return LENGTH - 1u - k;
+#else
+    return k;
+#endif
+}
+
+void walk_elements(uint source_at, uint target_at, inout SCAN_VALUE running) {
+    for (uint k = WALK_FIRST; k < WALK_END; ++k) {
+        uint i = walked_index(k);
+        output_store(0u, target_at + i * AXIS_STRIDES_[1],
+                     walk_element(k, input_load(0u, source_at + i * AXIS_STRIDES_[0]), running));
+    }
+}
+
+#if defined(BLOCKS)
+#define BLOCK_VECTOR_ELEMENTS (128u / ELEMENT_BITS)
+
+void walk_blocks(uint source_at, uint target_at, inout SCAN_VALUE running) {
+    for (uint k = WALK_FIRST; k < WALK_END; k += 8u) {
+        uint first = min(walked_index(k), walked_index(k + 7u));  // the block's lowest index
+        uint elements[8];
+        if (ELEMENT_BITS == 32u) {
+            uvec4 low = input_vector(0u, (source_at + first) / 4u), high = input_vector(0u, (source_at + first) / 4u + 1u);
+            elements = uint[8](low.x, low.y, low.z, low.w, high.x, high.y, high.z, high.w);
+        } else {
+            uvec4 v = input_vector(0u, (source_at + first) / 8u);
+            [[unroll]] for (uint j = 0u; j < 8u; ++j) elements[j] = (v[j / 2u] >> (16u * (j % 2u))) & 0xFFFFu;
+        }
+        [[unroll]] for (uint j = 0u; j < 8u; ++j) {
+            uint at = walked_index(k + j) - first;
+            elements[at] = walk_element(k + j, elements[at], running);
+        }
+        if (ELEMENT_BITS == 32u) {
+            output_vector_store(0u, (target_at + first) / 4u, uvec4(elements[0], elements[1], elements[2], elements[3]));
+            output_vector_store(0u, (target_at + first) / 4u + 1u, uvec4(elements[4], elements[5], elements[6], elements[7]));
+        } else {
+            uvec4 words;
+            [[unroll]] for (uint w = 0u; w < 4u; ++w) words[w] = elements[2u * w] | (elements[2u * w + 1u] << 16);
+            output_vector_store(0u, (target_at + first) / 8u, words);
+        }
+    }
+}
+#endif
 
 void main() {
     uint row = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * WORKGROUP_SIZE + gl_LocalInvocationID.x;
@@ -52,22 +122,15 @@ void main() {
 #else
     SCAN_VALUE running = SCAN_IDENTITY;
 #endif
-    for (uint k = WALK_FIRST; k < WALK_END; ++k) {
-#if defined(REVERSE)
-        uint i = LENGTH - 1u - k;
+#if defined(BLOCKS)
+    // Decided once, out here: the bases are this dispatch's (the planner checked the strides).
+    if (params.base[0] % BLOCK_VECTOR_ELEMENTS == 0u && params.base[1] % BLOCK_VECTOR_ELEMENTS == 0u)
+        walk_blocks(source_at, target_at, running);
+    else
+        walk_elements(source_at, target_at, running);
 #else
-        uint i = k;
+    walk_elements(source_at, target_at, running);
 #endif
-        SCAN_VALUE value = scan_value(input_load(0u, source_at + i * AXIS_STRIDES_[0]));
-#if defined(EXCLUSIVE)
-        output_store(0u, target_at + i * AXIS_STRIDES_[1], scan_stored(running));
-#endif
-        // The first element starts the running value (no identity added: -0 stays -0).
-        running = k == 0u ? value : scan_combine(running, value);
-#if !defined(EXCLUSIVE)
-        output_store(0u, target_at + i * AXIS_STRIDES_[1], scan_stored(running));
-#endif
-    }
 #if defined(CARRY_OUT)
     scratch[params.base[2] + row] = scan_carry(running);
 #endif

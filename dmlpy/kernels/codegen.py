@@ -204,6 +204,18 @@ def starts_on(tensor: BufferTensorDesc, boundary: int) -> bool:
     return alignment == 0 or alignment >= boundary
 
 
+def lies_in_blocks(tensor: BufferTensorDesc, kept_strides: tuple[int, ...], reduced_sizes: tuple[int, ...],
+                   reduced_strides: tuple[int, ...]) -> bool:
+    """Whether a tensor's rows lie in whole blocks of eight elements that one or two loads
+    read (or stores write): contiguous along the innermost reduced dim, which is whole blocks,
+    and every other step (and the binding's start) a multiple of the elements one load takes
+    (a 16-byte vector, or a word of 8-bit elements)."""
+    bits = data_type_info(tensor.data_type).bits
+    load_elements = 4 if bits == 8 else 128 // bits
+    return (reduced_strides[-1] == 1 and reduced_sizes[-1] % 8 == 0 and starts_on(tensor, 16)
+            and all(s % load_elements == 0 for s in (*kept_strides, *reduced_strides[:-1])))
+
+
 def is_wide(tensor: BufferTensorDesc) -> bool:
     """A 64-bit tensor: bound as 32-bit words, element k at words 2k (low) and 2k + 1 (high)."""
     return data_type_info(tensor.data_type).bits == 64

@@ -19,8 +19,8 @@ from .codegen import (
     float_controls_defines,
     fp32_bits,
     is_wide,
+    lies_in_blocks,
     merge_dims,
-    starts_on,
     uint_list,
     workgroup_size_for,
 )
@@ -47,18 +47,6 @@ def reduction_chunk(reduced_count: int, loops_per_element: int = 0) -> int:
     times an element: at most MAX_REDUCTION_CHUNK, and within LOOP_BUDGET."""
     within_budget = 1 << (LOOP_BUDGET // (4 + loops_per_element)).bit_length() - 1
     return min(MAX_REDUCTION_CHUNK, within_budget, 1 << max(0, reduced_count - 1).bit_length())
-
-
-def lies_in_blocks(tensor: BufferTensorDesc, kept_strides: tuple[int, ...], reduced_sizes: tuple[int, ...],
-                   reduced_strides: tuple[int, ...]) -> bool:
-    """Whether a tensor's rows lie in whole blocks of eight elements that one or two loads
-    read (or stores write): contiguous along the innermost reduced dim, which is whole blocks,
-    and every other step (and the binding's start) a multiple of the elements one load takes
-    (a 16-byte vector, or a word of 8-bit elements)."""
-    bits = data_type_info(tensor.data_type).bits
-    load_elements = 4 if bits == 8 else 128 // bits
-    return (reduced_strides[-1] == 1 and reduced_sizes[-1] % 8 == 0 and starts_on(tensor, 16)
-            and all(s % load_elements == 0 for s in (*kept_strides, *reduced_strides[:-1])))
 
 
 @dataclass(frozen=True)

@@ -8,8 +8,16 @@ from ..base.adapter import AdapterInfo
 from ..base.tensor_desc import BufferTensorDesc
 from ..base.types import data_type_info
 from ..ir import render
-from .codegen import KernelPlan, KernelStage, float_controls_defines, merge_dims, uint_list, workgroup_size_for
-from .interface import KernelInterface
+from .codegen import (
+    KernelPlan,
+    KernelStage,
+    float_controls_defines,
+    lies_in_blocks,
+    merge_dims,
+    uint_list,
+    workgroup_size_for,
+)
+from .interface import KernelInterface, moves_vectors_in_64bit_words
 
 # How each scan combines, FP32 (numeric.glsl's exact operations) and wrapping integers, and
 # what an exclusive scan writes first (+0 and 1, as DirectML's examples show).
@@ -55,7 +63,13 @@ def plan_scan(source: BufferTensorDesc, target: BufferTensorDesc, axis: int, com
                                           [tuple(t.element_strides[d] for d in kept) for t in (source, target)])
     length = sizes[axis]
     stage_count = math.ceil(length / SCAN_STAGE_LENGTH)
-    interface = KernelInterface((source.data_type,), (target.data_type,), scratch=stage_count > 1)
+    # Rows in whole aligned blocks of eight 16- or 32-bit elements, in both tensors: a block is
+    # one or two 16-byte loads and stores (in 64-bit words where the device moves vectors by
+    # component).
+    blocks = data_type_info(target.data_type).bits >= 16 and all(
+        lies_in_blocks(t, s, (length,), (t.element_strides[axis],)) for t, s in zip((source, target), kept_strides))
+    interface = KernelInterface((source.data_type,), (target.data_type,), scratch=stage_count > 1, vector_views=blocks,
+                                vector_words_64=blocks and moves_vectors_in_64bit_words(adapter))
     interface.check(adapter)
     workgroup_size = workgroup_size_for(adapter)
     row_count = math.prod(kept_sizes)
@@ -72,6 +86,8 @@ def plan_scan(source: BufferTensorDesc, target: BufferTensorDesc, axis: int, com
         "KEPT_STRIDES": uint_list(s[d] for d in range(len(kept_sizes)) for s in kept_strides),
         **({"REVERSE": ""} if reverse else {}),
         **({"EXCLUSIVE": ""} if exclusive else {}),
+        **({"BLOCKS": ""} if blocks else {}),
+        **interface.defines,
     }
     generated = (("kernel_interface.glsl", interface.header()),
                  ("scan_body.glsl", _scan_body(target.data_type, combine)))
@@ -84,4 +100,5 @@ def plan_scan(source: BufferTensorDesc, target: BufferTensorDesc, axis: int, com
         for k in range(stage_count))
     return KernelPlan("scan", stages, source.element_count, temporary_size=4 * row_count if stage_count > 1 else 0,
                       interface=interface,
-                      reason=f"{row_count} rows of {length}, one invocation each, in {stage_count} stage(s)")
+                      reason=f"{row_count} rows of {length}, one invocation each, in {stage_count} stage(s)"
+                             f"{', blocks of eight elements a load and a store' if blocks else ''}")
