@@ -151,37 +151,39 @@ void map_unit(uint u) {
 // Item `item`: elements [item * MIXED_ELEMENTS, + MIXED_ELEMENTS), one 16-byte vector of the
 // narrowest tensor and whole vectors of every other (MIXED_ELEMENTS * bits / 128 each), each
 // element's bits taken from its tensor's words by that tensor's own width. Vectors alone, no
-// branch on a tensor's width: with a word path beside them lavapipe ran twice as slowly.
+// branch on a tensor's width: with a word path beside them lavapipe ran twice as slowly. Each
+// vector is loaded where its first element is reached and the output's stored once its last
+// is done, so only one vector of each tensor is live (all of them at once overflowed a CPU
+// device's registers).
 void map_mixed_item(uint item) {
-    uint words[INPUT_COUNT][MIXED_ELEMENTS];  // a 32-bit tensor's item is MIXED_ELEMENTS words
+    uvec4 vectors[INPUT_COUNT];
     uint scalar_bits[INPUT_COUNT];
     [[unroll]] for (uint t = 0u; t < INPUT_COUNT; ++t) {
-        if (((MIXED_SCALARS >> t) & 1u) != 0u) {
-            scalar_bits[t] = input_load(t, params.base[t]);
-            continue;
-        }
-        uint vectors = MIXED_ELEMENTS * INPUT_ELEMENT_BITS[t] / 128u;
-        [[unroll]] for (uint v = 0u; v < vectors; ++v) {
-            uvec4 q = input_vector(t, params.base[t] * INPUT_ELEMENT_BITS[t] / 128u + item * vectors + v);
-            [[unroll]] for (uint k = 0u; k < 4u; ++k) words[t][4u * v + k] = q[k];
-        }
+        if (((MIXED_SCALARS >> t) & 1u) != 0u) scalar_bits[t] = input_load(t, params.base[t]);
     }
-    uint results[MIXED_ELEMENTS / ELEMENTS_PER_WORD];
+    const uint OUTPUT_VECTOR_ELEMENTS = 128u / ELEMENT_BITS;
+    uvec4 results;
     [[unroll]] for (uint e = 0u; e < MIXED_ELEMENTS; ++e) {
         uint bits[INPUT_COUNT];
         [[unroll]] for (uint t = 0u; t < INPUT_COUNT; ++t) {
-            uint per_word = 32u / INPUT_ELEMENT_BITS[t];
-            bits[t] = ((MIXED_SCALARS >> t) & 1u) != 0u
-                ? scalar_bits[t] : sized_lane_bits(words[t][e / per_word], e % per_word, INPUT_ELEMENT_BITS[t]);
+            if (((MIXED_SCALARS >> t) & 1u) != 0u) {
+                bits[t] = scalar_bits[t];
+                continue;
+            }
+            uint vector_elements = 128u / INPUT_ELEMENT_BITS[t], per_word = 32u / INPUT_ELEMENT_BITS[t];
+            if (e % vector_elements == 0u) {
+                vectors[t] = input_vector(t, params.base[t] * INPUT_ELEMENT_BITS[t] / 128u
+                                                 + (item * MIXED_ELEMENTS + e) / vector_elements);
+            }
+            uint in_vector = e % vector_elements;
+            bits[t] = sized_lane_bits(vectors[t][in_vector / per_word], in_vector % per_word, INPUT_ELEMENT_BITS[t]);
         }
-        uint lane = e % ELEMENTS_PER_WORD;
-        results[e / ELEMENTS_PER_WORD] = with_lane_bits(lane == 0u ? 0u : results[e / ELEMENTS_PER_WORD], lane,
-                                                        apply_op(bits));
-    }
-    const uint OUTPUT_VECTORS = MIXED_ELEMENTS / ELEMENTS_PER_WORD / 4u;
-    [[unroll]] for (uint v = 0u; v < OUTPUT_VECTORS; ++v) {
-        output_vector_store(0u, params.base[INPUT_COUNT] * ELEMENT_BITS / 128u + item * OUTPUT_VECTORS + v,
-                            uvec4(results[4u * v], results[4u * v + 1u], results[4u * v + 2u], results[4u * v + 3u]));
+        uint in_output = e % OUTPUT_VECTOR_ELEMENTS, word = in_output / ELEMENTS_PER_WORD, lane = e % ELEMENTS_PER_WORD;
+        results[word] = with_lane_bits(lane == 0u ? 0u : results[word], lane, apply_op(bits));
+        if (in_output == OUTPUT_VECTOR_ELEMENTS - 1u) {
+            output_vector_store(0u, params.base[INPUT_COUNT] * ELEMENT_BITS / 128u
+                                        + (item * MIXED_ELEMENTS + e) / OUTPUT_VECTOR_ELEMENTS, results);
+        }
     }
 }
 #elif !defined(PATH_TILED)
