@@ -5,6 +5,7 @@ tests/test_elementwise.py and the fuzz tests."""
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import ml_dtypes
 import numpy as np
@@ -21,6 +22,92 @@ FLOATS = (T.FLOAT32, T.FLOAT16, T.BFLOAT16)
 
 
 # --- The references --------------------------------------------------------------------------
+
+
+# (exponent bits, mantissa bits) of each float type, and the unsigned type of its width.
+FORMATS = {np.dtype(np.float64): (11, 52, np.uint64), np.dtype(np.float32): (8, 23, np.uint32),
+           np.dtype(np.float16): (5, 10, np.uint16), np.dtype(ml_dtypes.bfloat16): (8, 7, np.uint16)}
+
+
+def is_float(dtype) -> bool:
+    return np.dtype(dtype) in FORMATS
+
+
+def exact(value) -> Fraction | None:
+    """A finite float or an integer as an exact rational; None for inf and NaN."""
+    if isinstance(value, (int, np.integer)):
+        return Fraction(int(value))
+    value = float(value)  # exact for every float type here
+    return Fraction(value) if math.isfinite(value) else None
+
+
+def rounded_bits(value: Fraction, negative: bool, dtype) -> int:
+    """The bits of `value` (nonnegative) rounded to nearest, ties to even, in the float type
+    `dtype`: the plain definition, on exact rationals."""
+    exponent_bits, mantissa_bits, _ = FORMATS[np.dtype(dtype)]
+    bias = (1 << (exponent_bits - 1)) - 1
+    sign = (1 << (exponent_bits + mantissa_bits)) if negative else 0
+    infinity = ((1 << exponent_bits) - 1) << mantissa_bits
+    if value == 0:
+        return sign
+    top = value.numerator.bit_length() - value.denominator.bit_length()  # 2^top <= value < 2^(top + 2)
+    if Fraction(2) ** top > value:
+        top -= 1
+    elif Fraction(2) ** (top + 1) <= value:
+        top += 1
+    quantum = Fraction(2) ** (max(top, 1 - bias) - mantissa_bits)
+    units, rest = divmod(value, quantum)
+    units = int(units)
+    if rest > quantum / 2 or (rest == quantum / 2 and units % 2 == 1):
+        units += 1
+    # A normal number's units hold its leading bit, which carries into the exponent field.
+    field = top + bias - 1 if top >= 1 - bias else 0
+    bits = (field << mantissa_bits) + units
+    return sign | min(bits, infinity)
+
+
+def exact_cast_reference(x: np.ndarray, target) -> np.ndarray:
+    """CAST as dmlpy documents it, on exact rationals (any pair of types, the 64-bit ones
+    too): floats rounded once to nearest even (inf and NaN kept, a NaN quieted, its payload's
+    top kept); floats to integers toward zero, saturated, NaN 0; integers to integers wrapped;
+    a type to itself unchanged."""
+    target = np.dtype(target)
+    flat = np.ravel(x)
+    if flat.dtype == target:
+        return flat.copy()
+    if is_float(target):
+        exponent_bits, mantissa_bits, unsigned = FORMATS[target]
+        out = []
+        for v in flat:
+            negative = bool(np.signbit(v)) if is_float(flat.dtype) else int(v) < 0
+            number = exact(v)
+            if number is not None:
+                out.append(rounded_bits(abs(number), negative, target))
+                continue
+            sign = (1 << (exponent_bits + mantissa_bits)) if negative else 0
+            infinity = ((1 << exponent_bits) - 1) << mantissa_bits
+            if np.isinf(v):
+                out.append(sign | infinity)
+            else:  # NaN: quiet, the payload's top bits
+                source_exponent, source_mantissa, source_unsigned = FORMATS[flat.dtype]
+                payload = int(np.array([v]).view(source_unsigned)[0]) & ((1 << source_mantissa) - 1)
+                aligned = payload << (64 - source_mantissa) >> (64 - mantissa_bits)
+                out.append(sign | infinity | (1 << (mantissa_bits - 1)) | aligned)
+        return np.array(out, dtype=unsigned).view(target)
+    info = np.iinfo(target)
+    if is_float(flat.dtype):
+        values = []
+        for v in flat:
+            number = exact(v)
+            if np.isnan(v):
+                values.append(0)
+            elif number is None:
+                values.append(info.max if v > 0 else info.min)
+            else:
+                values.append(min(max(int(number), info.min), info.max))  # int(): toward zero
+        return np.array(values, target)
+    span = 1 << info.bits
+    return np.array([(int(v) - info.min) % span + info.min for v in flat], target)
 
 
 def f32(x):
@@ -122,8 +209,9 @@ LOGIC = {"LOGICAL_AND": np.logical_and, "LOGICAL_OR": np.logical_or, "LOGICAL_XO
 def expected_of(name: str, data_type: T, args: list[np.ndarray], scalars: dict, output_type: T) -> np.ndarray:
     """The reference result, stored as `output_type`."""
     dtype, out = {**NUMPY, **WIDE_NUMPY}[data_type], {**NUMPY, **WIDE_NUMPY}[output_type]
-    if name == "CAST":
-        return cast_reference(args[0], out)
+    if name == "CAST":  # the 64-bit types round from their exact values, never through FP32
+        wide = data_type in WIDE_NUMPY or output_type in WIDE_NUMPY
+        return (exact_cast_reference if wide else cast_reference)(args[0], out)
     if name in COMPARE:
         if data_type in FLOATS:
             return COMPARE[name](f32(args[0]), f32(args[1])).astype(out)

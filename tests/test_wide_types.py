@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from fractions import Fraction
 
 import ml_dtypes
 import numpy as np
 import pytest
-from reference_elementwise import assert_same
+from reference_elementwise import FORMATS, assert_same, exact_cast_reference, is_float
 
 import dmlpy as dml
 
@@ -23,91 +22,6 @@ NUMPY = {T.FLOAT64: np.float64, T.FLOAT32: np.float32, T.FLOAT16: np.float16, T.
          T.INT64: np.int64, T.INT32: np.int32, T.INT16: np.int16, T.INT8: np.int8, T.UINT64: np.uint64,
          T.UINT32: np.uint32, T.UINT16: np.uint16, T.UINT8: np.uint8}
 WIDE = (T.FLOAT64, T.INT64, T.UINT64)
-# (exponent bits, mantissa bits) of each float type, and the unsigned type of its width.
-FORMATS = {np.dtype(np.float64): (11, 52, np.uint64), np.dtype(np.float32): (8, 23, np.uint32),
-           np.dtype(np.float16): (5, 10, np.uint16), np.dtype(ml_dtypes.bfloat16): (8, 7, np.uint16)}
-
-
-def is_float(dtype) -> bool:
-    return np.dtype(dtype) in FORMATS
-
-
-def exact(value) -> Fraction | None:
-    """A finite float or an integer as an exact rational; None for inf and NaN."""
-    if isinstance(value, (int, np.integer)):
-        return Fraction(int(value))
-    value = float(value)  # exact for every float type here
-    return Fraction(value) if math.isfinite(value) else None
-
-
-def rounded_bits(value: Fraction, negative: bool, dtype) -> int:
-    """The bits of `value` (nonnegative) rounded to nearest, ties to even, in the float type
-    `dtype`: the plain definition, on exact rationals."""
-    exponent_bits, mantissa_bits, _ = FORMATS[np.dtype(dtype)]
-    bias = (1 << (exponent_bits - 1)) - 1
-    sign = (1 << (exponent_bits + mantissa_bits)) if negative else 0
-    infinity = ((1 << exponent_bits) - 1) << mantissa_bits
-    if value == 0:
-        return sign
-    top = value.numerator.bit_length() - value.denominator.bit_length()  # 2^top <= value < 2^(top + 2)
-    if Fraction(2) ** top > value:
-        top -= 1
-    elif Fraction(2) ** (top + 1) <= value:
-        top += 1
-    quantum = Fraction(2) ** (max(top, 1 - bias) - mantissa_bits)
-    units, rest = divmod(value, quantum)
-    units = int(units)
-    if rest > quantum / 2 or (rest == quantum / 2 and units % 2 == 1):
-        units += 1
-    # A normal number's units hold its leading bit, which carries into the exponent field.
-    field = top + bias - 1 if top >= 1 - bias else 0
-    bits = (field << mantissa_bits) + units
-    return sign | min(bits, infinity)
-
-
-def cast_reference(x: np.ndarray, target) -> np.ndarray:
-    """CAST as dmlpy documents it: floats rounded once to nearest even (inf and NaN kept, a
-    NaN quieted, its payload's top kept); floats to integers toward zero, saturated, NaN 0;
-    integers to integers wrapped; a type to itself unchanged."""
-    target = np.dtype(target)
-    flat = np.ravel(x)
-    if flat.dtype == target:
-        return flat.copy()
-    if is_float(target):
-        exponent_bits, mantissa_bits, unsigned = FORMATS[target]
-        out = []
-        for v in flat:
-            negative = bool(np.signbit(v)) if is_float(flat.dtype) else int(v) < 0
-            number = exact(v)
-            if number is not None:
-                out.append(rounded_bits(abs(number), negative, target))
-                continue
-            sign = (1 << (exponent_bits + mantissa_bits)) if negative else 0
-            infinity = ((1 << exponent_bits) - 1) << mantissa_bits
-            if np.isinf(v):
-                out.append(sign | infinity)
-            else:  # NaN: quiet, the payload's top bits
-                source_exponent, source_mantissa, source_unsigned = FORMATS[flat.dtype]
-                payload = int(np.array([v]).view(source_unsigned)[0]) & ((1 << source_mantissa) - 1)
-                aligned = payload << (64 - source_mantissa) >> (64 - mantissa_bits)
-                out.append(sign | infinity | (1 << (mantissa_bits - 1)) | aligned)
-        return np.array(out, dtype=unsigned).view(target)
-    info = np.iinfo(target)
-    if is_float(flat.dtype):
-        values = []
-        for v in flat:
-            number = exact(v)
-            if np.isnan(v):
-                values.append(0)
-            elif number is None:
-                values.append(info.max if v > 0 else info.min)
-            else:
-                values.append(min(max(int(number), info.min), info.max))  # int(): toward zero
-        return np.array(values, target)
-    span = 1 << info.bits
-    return np.array([(int(v) - info.min) % span + info.min for v in flat], target)
-
-
 def run(device, source: dml.BufferTensorDesc, target: dml.BufferTensorDesc, storage: np.ndarray) -> np.ndarray:
     compiled = device.compile_operator(device.create_operator(dml.CastOperatorDesc(source, target)))
     given = device.create_buffer(tensor=source)
@@ -181,7 +95,7 @@ PAIRS = [(s, t) for s in NUMPY for t in NUMPY if (s in WIDE or t in WIDE) and T.
 def test_every_conversion_to_and_from_a_64_bit_type(device, source, target):
     x = sweep_for(source, np.random.default_rng(int(source) * 16 + int(target)))
     got = run(device, dml.BufferTensorDesc(source, x.shape), dml.BufferTensorDesc(target, x.shape), x)
-    expected = cast_reference(x, NUMPY[target])
+    expected = exact_cast_reference(x, NUMPY[target])
     assert got.dtype == NUMPY[target]
     if is_float(NUMPY[target]):  # every bit, NaNs' included
         unsigned = FORMATS[np.dtype(NUMPY[target])][2]
@@ -271,7 +185,7 @@ def test_a_graph_runs_int64_arithmetic_between_fused_nodes(device):
     low, high = int(np.float32(-1e12)), int(np.float32(4e18))  # the FP32 scalars, exact integers
     expected = np.array([min(max(v, low), high) for v in wrapped], np.int64)
     assert np.array_equal(outputs[0].read().reshape(-1), expected)
-    assert_same(outputs[1].read().reshape(-1), cast_reference(np.array(wrapped, np.int64), np.float32))
+    assert_same(outputs[1].read().reshape(-1), exact_cast_reference(np.array(wrapped, np.int64), np.float32))
 
 
 def test_device_arrays_convert_to_and_from_64_bit_types(device):
@@ -285,7 +199,7 @@ def test_device_arrays_convert_to_and_from_64_bit_types(device):
     assert_same(on_device.astype(np.float32).numpy(), narrowed)
     widened = (on_device.astype(np.float32) * 2).astype(np.int64).numpy()
     assert widened.dtype == np.int64
-    assert np.array_equal(widened, cast_reference(narrowed * np.float32(2), np.int64))
+    assert np.array_equal(widened, exact_cast_reference(narrowed * np.float32(2), np.int64))
     # An operator that does not take FLOAT64 says how to convert, as for host arrays; one that takes INT64 runs.
     with pytest.raises(dml.InvalidArgumentError, match=r"add: a has dtype float64, which ELEMENT_WISE_ADD does not "
                                                        r"take .*; convert it first, e\.g\. a\.astype\(np\.float32\)"):
