@@ -336,6 +336,20 @@ def test_where_takes_its_condition_as_uint8_and_gives_scalars_the_operands_dtype
     assert host.value.field == resident.value.field == "data_type"
 
 
+def test_numpys_bool_masks_are_read_as_uint8(device):
+    # NumPy's comparisons give bool arrays; DirectML's conditions and logical operands are
+    # UINT8 0/1, which is what a bool array's bytes are.
+    x = np.array([-1.5, 2.0, -0.0, np.nan, 3.0], np.float32)
+    mask = x < 0
+    assert_same(dml.where(mask, x, 0.0, device=device), np.where(mask, x, np.float32(0.0)))
+    assert_same(dml.logical_and(mask, x > -1, device=device), np.logical_and(mask, x > -1).astype(np.uint8))
+    resident = dml.asarray(mask, device=device)
+    assert resident.dtype == np.uint8 and np.array_equal(resident.numpy(), mask.astype(np.uint8))
+    assert dml.asarray([0.0, 2.0], dtype=bool, device=device).numpy().tolist() == [0, 1]
+    with pytest.raises(dml.InvalidArgumentError, match=r"where: condition has dtype float32"):
+        dml.where(x, x, x, device=device)
+
+
 def test_device_array_chains_of_element_wise_operators_fuse_with_the_bits_of_the_calls(device):
     rng = np.random.default_rng(2)
     a, b, c = ((rng.standard_normal(1000) * 3).astype(np.float32) for _ in range(3))

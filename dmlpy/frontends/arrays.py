@@ -51,18 +51,26 @@ def as_device(device) -> Device:
     return device
 
 
+def bools_as_uint8(array: np.ndarray) -> np.ndarray:
+    """A bool array as the UINT8 0s and 1s its bytes are: DirectML's type for a condition
+    (IF's) and for logical operators' operands and results, so `dml.where(x < 0, ...)`
+    takes NumPy's mask as it is."""
+    return array.view(np.uint8) if array.dtype == np.bool_ else array
+
+
 def as_array(value, name: str) -> np.ndarray:
     """A NumPy array of what the caller passed: an array, anything with __array__ or, on the
-    host, __dlpack__ (PyTorch's bfloat16 tensors included), a list or a scalar."""
+    host, __dlpack__ (PyTorch's bfloat16 tensors included), a list or a scalar. A bool array
+    is read as UINT8 (bools_as_uint8)."""
     if isinstance(value, DeviceArray):  # NumPy's DLPack has no bfloat16: copied directly
         return value.numpy()
     if not isinstance(value, np.ndarray) and hasattr(value, "__dlpack__"):
-        array = from_dlpack(value, name)
+        array = bools_as_uint8(from_dlpack(value, name))
         if data_type_for_numpy(array.dtype) is None:
             raise InvalidArgumentError(f"{name}.dtype {array.dtype} has no TensorDataType")
         return array
     try:
-        array = np.asarray(value)
+        array = bools_as_uint8(np.asarray(value))
     except Exception as error:  # anything NumPy cannot turn into an array
         raise InvalidArgumentError(f"{name} cannot be converted to a NumPy array: {error}") from None
     if data_type_for_numpy(array.dtype) is None:
@@ -295,7 +303,7 @@ def asarray(values: ArrayLike | DeviceArray, device: Device | None = None, dtype
     host = as_arrays({"values": values})["values"]
     if dtype is not None:
         try:
-            host = host.astype(np.dtype(dtype))
+            host = bools_as_uint8(host.astype(np.dtype(dtype)))
         except TypeError as error:
             raise InvalidArgumentError(f"dtype {dtype!r}: {error}") from None
         if data_type_for_numpy(host.dtype) is None:
