@@ -77,31 +77,18 @@ void walk_elements(uint source_at, uint target_at, inout SCAN_VALUE running) {
 }
 
 #if defined(BLOCKS)
-#define BLOCK_VECTOR_ELEMENTS (128u / ELEMENT_BITS)
+#include "row_blocks.glsl"
 
 void walk_blocks(uint source_at, uint target_at, inout SCAN_VALUE running) {
     for (uint k = WALK_FIRST; k < WALK_END; k += 8u) {
         uint first = min(walked_index(k), walked_index(k + 7u));  // the block's lowest index
-        uint elements[8];
-        if (ELEMENT_BITS == 32u) {
-            uvec4 low = input_vector(0u, (source_at + first) / 4u), high = input_vector(0u, (source_at + first) / 4u + 1u);
-            elements = uint[8](low.x, low.y, low.z, low.w, high.x, high.y, high.z, high.w);
-        } else {
-            uvec4 v = input_vector(0u, (source_at + first) / 8u);
-            [[unroll]] for (uint j = 0u; j < 8u; ++j) elements[j] = (v[j / 2u] >> (16u * (j % 2u))) & 0xFFFFu;
-        }
+        uint words[8], elements[8];
+        load_block(0u, source_at + first, words);
         [[unroll]] for (uint j = 0u; j < 8u; ++j) {
             uint at = walked_index(k + j) - first;
-            elements[at] = walk_element(k + j, elements[at], running);
+            elements[at] = walk_element(k + j, block_element(0u, words, at), running);
         }
-        if (ELEMENT_BITS == 32u) {
-            output_vector_store(0u, (target_at + first) / 4u, uvec4(elements[0], elements[1], elements[2], elements[3]));
-            output_vector_store(0u, (target_at + first) / 4u + 1u, uvec4(elements[4], elements[5], elements[6], elements[7]));
-        } else {
-            uvec4 words;
-            [[unroll]] for (uint w = 0u; w < 4u; ++w) words[w] = elements[2u * w] | (elements[2u * w + 1u] << 16);
-            output_vector_store(0u, (target_at + first) / 8u, words);
-        }
+        store_block(0u, target_at + first, elements);
     }
 }
 #endif
@@ -124,7 +111,7 @@ void main() {
 #endif
 #if defined(BLOCKS)
     // Decided once, out here: the bases are this dispatch's (the planner checked the strides).
-    if (params.base[0] % BLOCK_VECTOR_ELEMENTS == 0u && params.base[1] % BLOCK_VECTOR_ELEMENTS == 0u)
+    if (params.base[0] % block_load_elements(ELEMENT_BITS) == 0u && params.base[1] % block_load_elements(ELEMENT_BITS) == 0u)
         walk_blocks(source_at, target_at, running);
     else
         walk_elements(source_at, target_at, running);
