@@ -41,7 +41,12 @@
 // whole aligned blocks of eight, read one or two loads a block), BLOCK_STORES (bit o: element
 // output o's rows lie in such blocks, 16- or 32-bit, written a block at a time);
 // WIDE_OUTPUTS (bit o: output o is 64-bit, a row output bound as UINT32 words, element k at
-// words 2k and 2k + 1, written as its value zero-extended: an index).
+// words 2k and 2k + 1, written as its value zero-extended: an index);
+// ROW_GROUP (STAGE_PARTIAL without element outputs): the rows one invocation reduces side by
+// side, adjacent along the innermost kept dim, where each reduced index's elements of the
+// group lie in one 16-byte vector of every input (read in one load where the dispatch's
+// bases are multiples of it): a column reduction then loads whole vectors, as a row's block
+// loads do. Each row keeps its own tree, so the bits are a lone row's.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
 #if defined(VECTOR_WORDS_64)
@@ -56,6 +61,10 @@
 #endif
 
 #define TOTAL_SLOTS (REDUCTION_COUNT > 0 ? REDUCTION_COUNT : 1)
+#ifndef ROW_GROUP
+#define ROW_GROUP 1
+#endif
+#define ROW_GROUPS (ROW_COUNT / ROW_GROUP)
 #define RANKS_AT (PARTIALS_AT + CHUNK_COUNT * ROW_COUNT)  // an index of an extreme's partial ranks
 #define NO_INDEX 0xFFFFFFFFu
 
@@ -74,8 +83,10 @@ layout(local_size_x = WORKGROUP_SIZE) in;
 #if defined(REDUCE_WRAPPING_SUM) || defined(REDUCE_WRAPPING_PRODUCT) || defined(REDUCE_INTEGER_MAX) || \
       defined(REDUCE_INTEGER_MIN) || defined(ARG_OF_INTEGERS)
 #define REDUCE_VALUE uvec2
+#define VALUE_OF_BITS(bits) uvec2(bits, 0u)
 #else
 #define REDUCE_VALUE float
+#define VALUE_OF_BITS(bits) uintBitsToFloat(bits)
 #endif
 
 // An integer total (the low 32 bits of an integer reduction of input 0) as an exact
@@ -145,31 +156,42 @@ uint scratch_word(uint index) {
 #define IDENTITY_BITS 0x3F800000u  // 1
 #endif
 #define STACK_DEPTH 33
-float stack_sums[STACK_DEPTH];
-uint stack_size = 0u;
+// Each row of the group has its own stack; the rows take their terms at the same indices, so
+// one size serves them all (and lavapipe indexes the stacks once a merge, not once a row).
+float stack_sums[ROW_GROUP][STACK_DEPTH];
+uint stack_size;
 
-// Term k of its level (an element, a block of eight, a chunk) into the stack of that level's
-// results; with `hardware` (sums only, see CHECKED_SUMS), combined by the hardware's add.
-void take_at(uint k, float term, bool hardware) {
-    float value = term;
-    for (; (k & 1u) != 0u; k >>= 1) {
-        float below = stack_sums[--stack_size];
-        value = hardware ? dml_hardware_add(below, value) : COMBINE(below, value);
-    }
-    stack_sums[stack_size++] = value;
+void start_reductions() { stack_size = 0u; }
+
+float combine_terms(float below, float value, bool hardware) {
+    return hardware ? dml_hardware_add(below, value) : COMBINE(below, value);
 }
 
-void take(uint i, float term) { take_at(i, term, false); }
+// Term k of its level (an element, a block of eight, a chunk) of each row of the group into
+// the stack of that level's results; with `hardware` (sums only, see CHECKED_SUMS), combined
+// by the hardware's add.
+void take_at(uint k, float terms[ROW_GROUP], bool hardware) {
+    for (; (k & 1u) != 0u; k >>= 1) {
+        --stack_size;
+        [[unroll]] for (uint g = 0u; g < ROW_GROUP; ++g) terms[g] = combine_terms(stack_sums[g][stack_size], terms[g], hardware);
+    }
+    [[unroll]] for (uint g = 0u; g < ROW_GROUP; ++g) stack_sums[g][stack_size] = terms[g];
+    ++stack_size;
+}
 
-void take_partial(uint chunk, uint bits) { take(chunk, uintBitsToFloat(bits)); }
+void take(uint i, float terms[ROW_GROUP]) { take_at(i, terms, false); }
 
-// Eight elements i..i+7 (i a multiple of 8) at once: an aligned subtree, one trip through the stack.
-void take_eight(uint i, float v[8], bool hardware) {
-    float total = hardware
-        ? dml_hardware_add(dml_hardware_add(dml_hardware_add(v[0], v[1]), dml_hardware_add(v[2], v[3])),
-                           dml_hardware_add(dml_hardware_add(v[4], v[5]), dml_hardware_add(v[6], v[7])))
-        : COMBINE(COMBINE(COMBINE(v[0], v[1]), COMBINE(v[2], v[3])), COMBINE(COMBINE(v[4], v[5]), COMBINE(v[6], v[7])));
-    take_at(i >> 3, total, hardware);
+// Eight elements i..i+7 (i a multiple of 8) of each row at once: an aligned subtree, one trip
+// through the stack.
+void take_eight(uint i, float eight[ROW_GROUP][8], bool hardware) {
+    float totals[ROW_GROUP];
+    [[unroll]] for (uint g = 0u; g < ROW_GROUP; ++g) {
+        float v[8] = eight[g];
+        totals[g] = combine_terms(combine_terms(combine_terms(v[0], v[1], hardware), combine_terms(v[2], v[3], hardware), hardware),
+                                  combine_terms(combine_terms(v[4], v[5], hardware), combine_terms(v[6], v[7], hardware), hardware),
+                                  hardware);
+    }
+    take_at(i >> 3, totals, hardware);
 }
 
 #if defined(REDUCE_SUM) && defined(DENORMALS_EXACT)
@@ -186,81 +208,99 @@ uint not_plain(float value) {
 }
 #endif
 
-uint taken_bits() {
+uint taken_bits(uint g) {
     if (stack_size == 0u) return IDENTITY_BITS;
-    float total = stack_sums[stack_size - 1u];
+    float total = stack_sums[g][stack_size - 1u];
     for (uint k = stack_size - 1u; k > 0u; --k) {
-        total = COMBINE(stack_sums[k - 1u], total);
+        total = COMBINE(stack_sums[g][k - 1u], total);
     }
     return floatBitsToUint(total);
 }
 #elif defined(REDUCE_MAX) || defined(REDUCE_MIN)
 // An order key on bits (-0 below +0, no device's subnormal flushing involved); NaN wins,
 // the first one met.
+float extreme[ROW_GROUP];
+
+void start_reductions() {
 #if defined(REDUCE_MAX)
-float extreme = uintBitsToFloat(0xFF800000u);  // -inf
+    [[unroll]] for (uint g = 0u; g < ROW_GROUP; ++g) extreme[g] = uintBitsToFloat(0xFF800000u);  // -inf
 #else
-float extreme = uintBitsToFloat(0x7F800000u);  // +inf
+    [[unroll]] for (uint g = 0u; g < ROW_GROUP; ++g) extreme[g] = uintBitsToFloat(0x7F800000u);  // +inf
 #endif
+}
 
 uint order_key(float value) {
     uint bits = floatBitsToUint(value);
     return (bits & 0x80000000u) != 0u ? ~bits : bits | 0x80000000u;
 }
 
-void take(uint i, float value) {
-    if (dml_isnan(extreme)) return;
+void take(uint i, float values[ROW_GROUP]) {
+    [[unroll]] for (uint g = 0u; g < ROW_GROUP; ++g) {
+        float value = values[g];
+        if (dml_isnan(extreme[g])) continue;
 #if defined(REDUCE_MAX)
-    if (dml_isnan(value) || order_key(value) > order_key(extreme)) extreme = value;
+        if (dml_isnan(value) || order_key(value) > order_key(extreme[g])) extreme[g] = value;
 #else
-    if (dml_isnan(value) || order_key(value) < order_key(extreme)) extreme = value;
+        if (dml_isnan(value) || order_key(value) < order_key(extreme[g])) extreme[g] = value;
 #endif
+    }
 }
 
-void take_partial(uint chunk, uint bits) { take(chunk, uintBitsToFloat(bits)); }
-
-uint taken_bits() { return floatBitsToUint(extreme); }
+uint taken_bits(uint g) { return floatBitsToUint(extreme[g]); }
 #elif defined(REDUCE_WRAPPING_SUM) || defined(REDUCE_WRAPPING_PRODUCT)
 // Integer sums and products wrap to 32 bits: exact in any order.
+uint wrapped[ROW_GROUP];
 #if defined(REDUCE_WRAPPING_SUM)
-uint wrapped = 0u;
-void take_partial(uint chunk, uint bits) { wrapped += bits; }
+void start_reductions() { [[unroll]] for (uint g = 0u; g < ROW_GROUP; ++g) wrapped[g] = 0u; }
+void take_bits(uint g, uint bits) { wrapped[g] += bits; }
 #else
-uint wrapped = 1u;
-void take_partial(uint chunk, uint bits) { wrapped *= bits; }
+void start_reductions() { [[unroll]] for (uint g = 0u; g < ROW_GROUP; ++g) wrapped[g] = 1u; }
+void take_bits(uint g, uint bits) { wrapped[g] *= bits; }
 #endif
 
-void take(uint i, uvec2 value) { take_partial(i, value.x); }
+void take(uint i, uvec2 values[ROW_GROUP]) {
+    [[unroll]] for (uint g = 0u; g < ROW_GROUP; ++g) take_bits(g, values[g].x);
+}
 
-uint taken_bits() { return wrapped; }
+uint taken_bits(uint g) { return wrapped[g]; }
 #elif defined(REDUCE_INTEGER_MAX) || defined(REDUCE_INTEGER_MIN)
+uint extreme_key[ROW_GROUP];
 #if defined(REDUCE_INTEGER_MAX)
-uint extreme_key = 0u;
-void take_partial(uint chunk, uint bits) { extreme_key = max(extreme_key, bits ^ KEY_FLIP); }
+void start_reductions() { [[unroll]] for (uint g = 0u; g < ROW_GROUP; ++g) extreme_key[g] = 0u; }
+void take_bits(uint g, uint bits) { extreme_key[g] = max(extreme_key[g], bits ^ KEY_FLIP); }
 #else
-uint extreme_key = 0xFFFFFFFFu;
-void take_partial(uint chunk, uint bits) { extreme_key = min(extreme_key, bits ^ KEY_FLIP); }
+void start_reductions() { [[unroll]] for (uint g = 0u; g < ROW_GROUP; ++g) extreme_key[g] = 0xFFFFFFFFu; }
+void take_bits(uint g, uint bits) { extreme_key[g] = min(extreme_key[g], bits ^ KEY_FLIP); }
 #endif
 
-void take(uint i, uvec2 value) { take_partial(i, value.x); }
+void take(uint i, uvec2 values[ROW_GROUP]) {
+    [[unroll]] for (uint g = 0u; g < ROW_GROUP; ++g) take_bits(g, values[g].x);
+}
 
-uint taken_bits() { return extreme_key ^ KEY_FLIP; }
+uint taken_bits(uint g) { return extreme_key[g] ^ KEY_FLIP; }
 #elif defined(REDUCE_ARG)
 // The index of an extreme in one pass. Each term has a rank, an unsigned key under which the
 // extreme sought is the largest: a number's order key (-0 taken as +0, so the two tie), or an
 // integer's KEY, inverted for a minimum; a NaN ranks above every number. The best rank's
 // index is kept, the first met (ARG_LAST: the last); elements and chunks are met in
 // increasing order, so the result is the row's first (last) extreme in any chunking.
-uint best_rank = 0u, best_index = NO_INDEX;
+uint best_rank[ROW_GROUP], best_index[ROW_GROUP];
 
-void take_ranked(uint rank, uint index) {
+void start_reductions() {
+    [[unroll]] for (uint g = 0u; g < ROW_GROUP; ++g) {
+        best_rank[g] = 0u;
+        best_index[g] = NO_INDEX;
+    }
+}
+
+void take_ranked(uint g, uint rank, uint index) {
 #if defined(ARG_LAST)
-    if (best_index == NO_INDEX || rank >= best_rank) {
+    if (best_index[g] == NO_INDEX || rank >= best_rank[g]) {
 #else
-    if (best_index == NO_INDEX || rank > best_rank) {
+    if (best_index[g] == NO_INDEX || rank > best_rank[g]) {
 #endif
-        best_rank = rank;
-        best_index = index;
+        best_rank[g] = rank;
+        best_index[g] = index;
     }
 }
 
@@ -280,28 +320,40 @@ uint rank_of(float value) {
 }
 #endif
 
-uint taken_bits() { return best_index; }
+uint taken_bits(uint g) { return best_index[g]; }
+#else
+void start_reductions() {}
 #endif
 
-// Element `element` of the chunk starting at `first` into this stage's reduction.
-void take_element(uint element, uint first, REDUCE_VALUE value) {
+// Element `element` of each row's chunk starting at `first` into this stage's reduction.
+void take_element(uint element, uint first, REDUCE_VALUE values[ROW_GROUP]) {
 #if defined(REDUCE_ARG)
-    take_ranked(rank_of(value), element);
+    [[unroll]] for (uint g = 0u; g < ROW_GROUP; ++g) take_ranked(g, rank_of(values[g]), element);
 #elif defined(STAGE_PARTIAL)
-    take(element - first, value);
+    take(element - first, values);
 #endif
 }
 
-#if BLOCK_LOADS != 0 || BLOCK_STORES != 0
+#if defined(STAGE_TOTAL) && !defined(REDUCE_ARG)
+// Chunk `chunk`'s partial result (its bits) into the row's total (a total stage's groups are
+// one row).
+void take_partial(uint chunk, uint bits) {
+    REDUCE_VALUE values[ROW_GROUP];
+    values[0] = VALUE_OF_BITS(bits);
+    take(chunk, values);
+}
+#endif
+
+#if BLOCK_LOADS != 0 || BLOCK_STORES != 0 || ROW_GROUP > 1
 #include "row_blocks.glsl"
 
 // Whether this dispatch's inputs marked in BLOCK_LOADS and outputs in BLOCK_STORES start on a
-// multiple of their loads (the planner checked the strides and the bindings' alignment; the
-// base is the dispatch's).
-bool blocks_aligned() {
+// multiple of their loads, and with ROW_GROUP, every input on a multiple of its vectors (the
+// planner checked the strides and the bindings' alignment; the base is the dispatch's).
+bool vectors_aligned() {
     bool aligned = true;
     [[unroll]] for (uint t = 0u; t < INPUT_COUNT; ++t) {
-        if (((BLOCK_LOADS >> t) & 1u) != 0u)
+        if (((BLOCK_LOADS >> t) & 1u) != 0u || ROW_GROUP > 1)
             aligned = aligned && params.base[t] % block_load_elements(INPUT_ELEMENT_BITS[t]) == 0u;
     }
     [[unroll]] for (uint o = 0u; o < OUTPUT_COUNT; ++o) {
@@ -312,6 +364,12 @@ bool blocks_aligned() {
 }
 #endif
 
+#if ROW_GROUP > 1
+#if ELEMENT_OUTPUTS != 0 || BLOCK_LOADS != 0 || !defined(STAGE_PARTIAL)
+#error "ROW_GROUP: a partial stage without element outputs or block loads"
+#endif
+#endif
+
 // Whether this stage's result is the row's total (else a chunk's partial).
 #if defined(STAGE_TOTAL)
 #define WHOLE_ROW true
@@ -320,18 +378,39 @@ bool blocks_aligned() {
 #endif
 
 #if defined(STAGE_PARTIAL) || defined(FINAL_ELEMENTS)
-// The elements of the chunk [first, end) of the row at row_at: the element outputs this stage
-// writes, and its reduction of their terms. With `hardware` (CHECKED_SUMS), a sum's adds are
-// the hardware's, and the result is nonzero where a term was not plain.
-uint walk_chunk(uint first, uint end, uint row_at[TENSOR_COUNT], uint totals[TOTAL_SLOTS], bool hardware,
-                bool blocks) {
+// The inputs' bits of one element of each row of the group, whose first row's element is at
+// `offsets` (the group's rows are one element apart in every input): with `vectors`, each
+// input's one vector.
+void load_group(uint offsets[TENSOR_COUNT], bool vectors, out uint bits[ROW_GROUP][INPUT_COUNT]) {
+    [[unroll]] for (uint t = 0u; t < INPUT_COUNT; ++t) {
+#if ROW_GROUP > 1
+        if (vectors) {
+            uint per_vector = 128u / INPUT_ELEMENT_BITS[t], per_word = 32u / INPUT_ELEMENT_BITS[t];
+            [[unroll]] for (uint v = 0u; v < ROW_GROUP / per_vector; ++v) {
+                uvec4 words = input_vector(t, offsets[t] / per_vector + v);
+                [[unroll]] for (uint k = 0u; k < per_vector; ++k)
+                    bits[v * per_vector + k][t] = sized_lane_bits(words[k / per_word], k % per_word, INPUT_ELEMENT_BITS[t]);
+            }
+            continue;
+        }
+#endif
+        [[unroll]] for (uint g = 0u; g < ROW_GROUP; ++g) bits[g][t] = input_load(t, offsets[t] + g);
+    }
+}
+
+// The elements of the chunk [first, end) of the group's rows (the first at row_at): the
+// element outputs this stage writes, and its reduction of their terms. With `hardware`
+// (CHECKED_SUMS), a sum's adds are the hardware's, and the result is nonzero where a term was
+// not plain.
+uint walk_chunk(uint first, uint end, uint row_at[TENSOR_COUNT], uint totals[ROW_GROUP][TOTAL_SLOTS], bool hardware,
+                bool vectors) {
     uint offsets[TENSOR_COUNT];
     uint output_bits[OUTPUT_COUNT];
     uint unplain = 0u;
     uint element = first;
 #if defined(BLOCKS_OF_EIGHT)
     // Eight elements an iteration (the chunk's last incomplete block goes element by
-    // element, below); with `blocks`, inputs in BLOCK_LOADS read a block at a time and outputs
+    // element, below); with `vectors`, inputs in BLOCK_LOADS read a block at a time and outputs
     // in BLOCK_STORES are written a block at a time.
 #if BLOCK_LOADS != 0
     uint block_words[INPUT_COUNT][8];
@@ -342,43 +421,50 @@ uint walk_chunk(uint first, uint end, uint row_at[TENSOR_COUNT], uint totals[TOT
 #endif
     for (; element + 8u <= end; element += 8u) {
 #if defined(REDUCE_SUM) || defined(REDUCE_PRODUCT)
-        float eight[8];
+        float eight[ROW_GROUP][8];
 #endif
         [[unroll]] for (uint j = 0u; j < 8u; ++j) {
             element_offsets(row_at, element + j, element + j == first, offsets);
 #if BLOCK_STORES != 0
             if (j == 0u) block_at = offsets;
 #endif
-            uint bits[INPUT_COUNT];
-            [[unroll]] for (uint t = 0u; t < INPUT_COUNT; ++t) {
+            uint bits[ROW_GROUP][INPUT_COUNT];
 #if BLOCK_LOADS != 0
-                if (((BLOCK_LOADS >> t) & 1u) != 0u && blocks) {
+            [[unroll]] for (uint t = 0u; t < INPUT_COUNT; ++t) {
+                if (((BLOCK_LOADS >> t) & 1u) != 0u && vectors) {
                     if (j == 0u) load_block(t, offsets[t], block_words[t]);
-                    bits[t] = block_element(t, block_words[t], j);
-                    continue;
+                    bits[0][t] = block_element(t, block_words[t], j);
+                } else {
+                    bits[0][t] = input_load(t, offsets[t]);
                 }
-#endif
-                bits[t] = input_load(t, offsets[t]);
             }
-            REDUCE_VALUE value;
-            element_math(bits, totals, element + j, value, output_bits);
-            [[unroll]] for (uint o = 0u; o < OUTPUT_COUNT; ++o) {
-                if (((ELEMENT_OUTPUTS >> o) & 1u) == 0u) continue;
-#if BLOCK_STORES != 0
-                if (((BLOCK_STORES >> o) & 1u) != 0u && blocks) {
-                    block_outputs[o][j] = output_bits[o];
-                    continue;
-                }
-#endif
-                output_store(o, offsets[INPUT_COUNT + o], output_bits[o]);
-            }
-#if defined(REDUCE_SUM) || defined(REDUCE_PRODUCT)
-            eight[j] = value;
-#if defined(CHECKED_SUMS)
-            if (hardware) unplain |= not_plain(value);
-#endif
 #else
-            take_element(element + j, first, value);
+            load_group(offsets, vectors, bits);
+#endif
+            REDUCE_VALUE values[ROW_GROUP];
+            [[unroll]] for (uint g = 0u; g < ROW_GROUP; ++g) {
+                REDUCE_VALUE value;
+                element_math(bits[g], totals[g], element + j, value, output_bits);
+                values[g] = value;
+                [[unroll]] for (uint o = 0u; o < OUTPUT_COUNT; ++o) {
+                    if (((ELEMENT_OUTPUTS >> o) & 1u) == 0u) continue;
+#if BLOCK_STORES != 0
+                    if (((BLOCK_STORES >> o) & 1u) != 0u && vectors) {
+                        block_outputs[o][j] = output_bits[o];
+                        continue;
+                    }
+#endif
+                    output_store(o, offsets[INPUT_COUNT + o], output_bits[o]);
+                }
+#if defined(REDUCE_SUM) || defined(REDUCE_PRODUCT)
+                eight[g][j] = value;
+#if defined(CHECKED_SUMS)
+                if (hardware) unplain |= not_plain(value);
+#endif
+#endif
+            }
+#if !defined(REDUCE_SUM) && !defined(REDUCE_PRODUCT)
+            take_element(element + j, first, values);
 #endif
         }
 #if defined(REDUCE_SUM) || defined(REDUCE_PRODUCT)
@@ -386,38 +472,44 @@ uint walk_chunk(uint first, uint end, uint row_at[TENSOR_COUNT], uint totals[TOT
 #endif
 #if BLOCK_STORES != 0
         [[unroll]] for (uint o = 0u; o < OUTPUT_COUNT; ++o) {
-            if (((BLOCK_STORES >> o) & 1u) != 0u && blocks) store_block(o, block_at[INPUT_COUNT + o], block_outputs[o]);
+            if (((BLOCK_STORES >> o) & 1u) != 0u && vectors) store_block(o, block_at[INPUT_COUNT + o], block_outputs[o]);
         }
 #endif
     }
 #endif
     for (; element < end; ++element) {
         element_offsets(row_at, element, element == first, offsets);
-        uint bits[INPUT_COUNT];
-        [[unroll]] for (uint t = 0u; t < INPUT_COUNT; ++t) bits[t] = input_load(t, offsets[t]);
-        REDUCE_VALUE value;
-        element_math(bits, totals, element, value, output_bits);
-        [[unroll]] for (uint o = 0u; o < OUTPUT_COUNT; ++o) {
-            if (((ELEMENT_OUTPUTS >> o) & 1u) != 0u) output_store(o, offsets[INPUT_COUNT + o], output_bits[o]);
+        uint bits[ROW_GROUP][INPUT_COUNT];
+        load_group(offsets, vectors, bits);
+        REDUCE_VALUE values[ROW_GROUP];
+        [[unroll]] for (uint g = 0u; g < ROW_GROUP; ++g) {
+            REDUCE_VALUE value;
+            element_math(bits[g], totals[g], element, value, output_bits);
+            values[g] = value;
+            [[unroll]] for (uint o = 0u; o < OUTPUT_COUNT; ++o) {
+                if (((ELEMENT_OUTPUTS >> o) & 1u) != 0u) output_store(o, offsets[INPUT_COUNT + o], output_bits[o]);
+            }
+#if defined(CHECKED_SUMS)
+            if (hardware) unplain |= not_plain(value);
+#endif
         }
 #if defined(CHECKED_SUMS)
         if (hardware) {
-            unplain |= not_plain(value);
-            take_at(element - first, value, true);
+            take_at(element - first, values, true);
             continue;
         }
 #endif
-        take_element(element, first, value);
+        take_element(element, first, values);
     }
     return unplain;
 }
 
-// walk_chunk with the block loads and stores this dispatch's alignment allows. Decided once,
+// walk_chunk with the vector loads and stores this dispatch's alignment allows. Decided once,
 // out here: tested inside the loop, the condition made lavapipe keep both kinds of load (half
 // the speed).
-uint walk(uint first, uint end, uint row_at[TENSOR_COUNT], uint totals[TOTAL_SLOTS], bool hardware) {
-#if BLOCK_LOADS != 0 || BLOCK_STORES != 0
-    if (blocks_aligned()) return walk_chunk(first, end, row_at, totals, hardware, true);
+uint walk(uint first, uint end, uint row_at[TENSOR_COUNT], uint totals[ROW_GROUP][TOTAL_SLOTS], bool hardware) {
+#if BLOCK_LOADS != 0 || BLOCK_STORES != 0 || ROW_GROUP > 1
+    if (vectors_aligned()) return walk_chunk(first, end, row_at, totals, hardware, true);
 #endif
     return walk_chunk(first, end, row_at, totals, hardware, false);
 }
@@ -426,23 +518,26 @@ uint walk(uint first, uint end, uint row_at[TENSOR_COUNT], uint totals[TOTAL_SLO
 void main() {
     uint id = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * WORKGROUP_SIZE + gl_LocalInvocationID.x;
 #if defined(STAGE_PARTIAL) || defined(FINAL_ELEMENTS)
-    if (id >= ROW_COUNT * CHUNK_COUNT) return;
-    uint row = id % ROW_COUNT, chunk = id / ROW_COUNT;
+    if (id >= ROW_GROUPS * CHUNK_COUNT) return;
+    uint row = (id % ROW_GROUPS) * ROW_GROUP, chunk = id / ROW_GROUPS;
 #else
     if (id >= ROW_COUNT) return;
     uint row = id, chunk = 0u;
 #endif
-    uint totals[TOTAL_SLOTS];
-    [[unroll]] for (uint k = 0u; k < TOTAL_SLOTS; ++k) {
-        totals[k] = k < TOTALS_KNOWN ? scratch[scratch_word(k * ROW_COUNT + row)] : 0u;
+    uint totals[ROW_GROUP][TOTAL_SLOTS];
+    [[unroll]] for (uint g = 0u; g < ROW_GROUP; ++g) {
+        [[unroll]] for (uint k = 0u; k < TOTAL_SLOTS; ++k) {
+            totals[g][k] = k < TOTALS_KNOWN ? scratch[scratch_word(k * ROW_COUNT + row + g)] : 0u;
+        }
     }
     uint row_at[TENSOR_COUNT];
     row_offsets(row, row_at);
     uint output_bits[OUTPUT_COUNT];
+    start_reductions();
 #if defined(STAGE_TOTAL)
     for (uint c = 0u; c < CHUNK_COUNT; ++c) {
 #if defined(REDUCE_ARG)
-        take_ranked(scratch[scratch_word(RANKS_AT + c * ROW_COUNT + row)],
+        take_ranked(0u, scratch[scratch_word(RANKS_AT + c * ROW_COUNT + row)],
                     scratch[scratch_word(PARTIALS_AT + c * ROW_COUNT + row)]);
 #else
         take_partial(c, scratch[scratch_word(PARTIALS_AT + c * ROW_COUNT + row)]);
@@ -452,7 +547,7 @@ void main() {
     uint first = chunk * CHUNK, end = min(first + CHUNK, REDUCED_COUNT);
 #if defined(CHECKED_SUMS)
     if (walk(first, end, row_at, totals, true) != 0u) {
-        stack_size = 0u;
+        start_reductions();
         walk(first, end, row_at, totals, false);
     }
 #else
@@ -461,24 +556,29 @@ void main() {
 #endif
 #if defined(STAGE_PARTIAL) || defined(STAGE_TOTAL)
     // A whole row's result is its total (and, for the last reduction, what row outputs read).
-    uint taken = taken_bits();
-    scratch[scratch_word(WHOLE_ROW ? REDUCTION * ROW_COUNT + row : PARTIALS_AT + chunk * ROW_COUNT + row)] = taken;
+    [[unroll]] for (uint g = 0u; g < ROW_GROUP; ++g) {
+        uint taken = taken_bits(g);
+        scratch[scratch_word(WHOLE_ROW ? REDUCTION * ROW_COUNT + row + g : PARTIALS_AT + chunk * ROW_COUNT + row + g)] = taken;
 #if defined(REDUCE_ARG)
-    if (!WHOLE_ROW) scratch[scratch_word(RANKS_AT + chunk * ROW_COUNT + row)] = best_rank;
+        if (!WHOLE_ROW) scratch[scratch_word(RANKS_AT + chunk * ROW_COUNT + row + g)] = best_rank[g];
 #endif
-    if (REDUCTION < TOTAL_SLOTS) totals[REDUCTION] = taken;
+        if (REDUCTION < TOTAL_SLOTS) totals[g][REDUCTION] = taken;
+    }
 #endif
 #if ROW_OUTPUTS != 0
     if (chunk == 0u) {
-        row_math(totals, output_bits);
-        [[unroll]] for (uint o = 0u; o < OUTPUT_COUNT; ++o) {
-            if (((ROW_OUTPUTS >> o) & 1u) == 0u) continue;
-            uint at = row_at[INPUT_COUNT + o];
-            if (((WIDE_OUTPUTS >> o) & 1u) != 0u) {  // words 2k and 2k + 1: the value, zero-extended
-                output_store(o, 2u * at, output_bits[o]);
-                output_store(o, 2u * at + 1u, 0u);
-            } else {
-                output_store(o, at, output_bits[o]);
+        [[unroll]] for (uint g = 0u; g < ROW_GROUP; ++g) {
+            row_math(totals[g], output_bits);
+            [[unroll]] for (uint o = 0u; o < OUTPUT_COUNT; ++o) {
+                if (((ROW_OUTPUTS >> o) & 1u) == 0u) continue;
+                // the group's rows are adjacent along the innermost kept dim
+                uint at = row_at[INPUT_COUNT + o] + g * KEPT_STRIDES_[(KEPT_RANK - 1) * TENSOR_COUNT + INPUT_COUNT + o];
+                if (((WIDE_OUTPUTS >> o) & 1u) != 0u) {  // words 2k and 2k + 1: the value, zero-extended
+                    output_store(o, 2u * at, output_bits[o]);
+                    output_store(o, 2u * at + 1u, 0u);
+                } else {
+                    output_store(o, at, output_bits[o]);
+                }
             }
         }
     }

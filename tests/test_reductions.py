@@ -262,6 +262,50 @@ def test_rows_in_whole_blocks_of_eight_give_the_bits_of_any_other_layout(device,
                               dense, function, axes, what=f"{function.name} {data_type.name} {sizes} pitch {pitch}")
 
 
+COLUMN_CASES = [*((f, T.FLOAT32) for f in (F.SUM, F.MULTIPLY, F.MAX, F.ARGMAX, F.ARGMIN, F.LOG_SUM_EXP, F.L2,
+                                            F.AVERAGE)),
+                (F.SUM, T.FLOAT16), (F.MAX, T.BFLOAT16), (F.ARGMAX, T.FLOAT16), (F.SUM, T.INT32), (F.MIN, T.UINT16),
+                (F.ARGMIN, T.INT16), (F.MULTIPLY, T.UINT32)]
+
+
+@pytest.mark.parametrize("function, data_type", COLUMN_CASES, ids=[f"{f.name}-{t.name}" for f, t in COLUMN_CASES])
+def test_columns_of_adjacent_rows_give_the_bits_of_any_other_layout(device, function, data_type):
+    """A reduction over leading axes (a column sum) whose kept rows are adjacent in memory may
+    read one reduced index of several rows in one or two vectors, each row keeping its own
+    tree: packed, with a pitch, spanning chunks, with rows that are not whole vectors, and
+    with ties, NaNs and other specials among the elements. The bits are the reference's."""
+    rng = np.random.default_rng(function.value * 32 + data_type.value)
+    layouts = (((40, 16), (0,), (16, 1)), ((9, 20), (0,), (24, 1)), ((700, 8), (0,), (8, 1)),
+               ((3, 37, 12), (0, 1), (480, 12, 1)), ((9, 10), (0,), (10, 1)))
+    for sizes, axes, strides in layouts:
+        dense = values_for(function, data_type, sizes, rng, long_rows=sizes[0] > 100)
+        if data_type in FLOATS:
+            flat = dense.reshape(-1)
+            picks = rng.integers(0, flat.size, flat.size // 20)
+            flat[picks] = np.array([np.nan, np.inf, -np.inf, -0.0, 0.0, 1.0], np.float32)[
+                rng.integers(0, 6, picks.size)].astype(NUMPY[data_type])
+        if function in ARG:  # many ties
+            dense = (dense % 3).astype(dense.dtype) if data_type not in FLOATS else np.round(dense).astype(dense.dtype)
+        storage = np.zeros(sum((n - 1) * s for n, s in zip(sizes, strides)) + 1, NUMPY[data_type])
+        storage[element_offsets(sizes, strides)] = dense
+        assert_reduce_matches(run_desc(device, reduce_desc(function, data_type, sizes, axes, strides=strides), storage),
+                              dense, function, axes, what=f"{function.name} {data_type.name} {sizes} {strides}")
+        if function is F.ARGMAX and data_type is T.FLOAT32:  # 64-bit indices: two words a row
+            wide = run_desc(device, reduce_desc(function, data_type, sizes, axes, T.INT64, strides), storage)
+            assert_reduce_matches(wide.astype(np.uint32), dense, function, axes)
+
+
+def test_a_column_view_starting_inside_a_vector(device):
+    """Columns 1 to 8 of a device array of rows of 20: their strides are whole vectors but
+    their first element lies 4 bytes into one (the view's desc guarantees no more alignment),
+    so each element is read on its own. The reference's bits."""
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((300, 20)).astype(np.float32)
+    view = dml.asarray(x, device=device)[:, 1:9]
+    for function in (F.SUM, F.ARGMAX, F.MAX):
+        assert_reduce_matches(np.asarray(dml.reduce(view, function, (0,))), x[:, 1:9], function, (0,))
+
+
 # --- Special values ------------------------------------------------------------------------------
 
 

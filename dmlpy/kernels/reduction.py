@@ -21,6 +21,7 @@ from .codegen import (
     is_wide,
     lies_in_blocks,
     merge_dims,
+    starts_on,
     uint_list,
     workgroup_size_for,
 )
@@ -40,6 +41,28 @@ MAX_REDUCTION_CHUNK = 4096
 # retries), so a chunk's elements and a total's chunks stay well under it.
 LOOP_BUDGET = 16384
 ARG_REDUCTIONS = ("index_of_max", "index_of_min")  # partials of (index, rank): two words
+# A group of rows takes one reduced index of its rows in this many vectors where it can: on a
+# CPU device the more bytes of a row a step reads, the fewer pages the walk down its column
+# visits (one vector: 0.34 of the copy limit for FP32 columns, two: 0.50, four: no faster).
+GROUP_VECTORS = 2
+
+
+def row_group(inputs: list[BufferTensorDesc], kept_sizes: tuple[int, ...], kept_strides: list[tuple[int, ...]],
+              reduced_strides: list[tuple[int, ...]], adapter: AdapterInfo) -> int:
+    """The rows a partial stage's invocation reduces side by side (ROW_GROUP in
+    shaders/reduce.comp): on a device that loads a vector in 64-bit words, where each reduced
+    index's elements of a group of adjacent rows lie in one 16-byte vector of every input (a
+    reduction over a leading axis, whose rows are not contiguous), the rows a vector holds; else 1."""
+    bits = {data_type_info(t.data_type).bits for t in inputs}
+    if not moves_vectors_in_64bit_words(adapter) or len(bits) != 1 or not bits <= {16, 32}:
+        return 1
+    per_vector = 128 // bits.pop()
+    aligned = all(
+        starts_on(tensor, 16) and kept_strides[t][-1] == 1 and reduced_strides[t][-1] != 1
+        and all(s % per_vector == 0 for s in (*kept_strides[t][:-1], *reduced_strides[t]))
+        for t, tensor in enumerate(inputs))
+    return next((group for group in (GROUP_VECTORS * per_vector, per_vector)
+                 if aligned and kept_sizes[-1] % group == 0), 1)
 
 
 def reduction_chunk(reduced_count: int, loops_per_element: int = 0) -> int:
@@ -104,16 +127,21 @@ def plan_reduction(inputs: list[BufferTensorDesc], outputs: list[ReducedOutput],
         tuple(sizes[d] for d in reduced_dims),
         [tuple(0 if row else t.element_strides[d] for d in reduced_dims) for t, row in zip(tensors, per_row)])
     row_count, reduced_count = math.prod(kept_sizes), math.prod(reduced_sizes)
-    chunk = reduction_chunk(reduced_count, render.loop_iterations(*(o.value for o in outputs)))
+    nodes = e.reductions(*(o.value for o in outputs))
+    slot = {node.serial: k for k, node in enumerate(nodes)}
+    written_by = [len(nodes) if o.per_row else max((slot[n] + 1 for n in e.needed_reductions(o.value)), default=0)
+                  for o in outputs]
+    # Partial stages reduce rows in groups where none writes element outputs.
+    group = 1 if any(at < len(nodes) and not o.per_row for at, o in zip(written_by, outputs)) else \
+        row_group(inputs, kept_sizes, kept_strides, reduced_strides, adapter)
+    # Each row of a group spends an element's loops (the math's, its stack's merges) on it.
+    loops = render.loop_iterations(*(o.value for o in outputs))
+    chunk = reduction_chunk(reduced_count, (4 + loops) * group - 4)
     chunk_count = math.ceil(reduced_count / chunk)
     if chunk_count > LOOP_BUDGET:  # the total stage walks a row's chunks in one invocation
         raise UnsupportedError(
             f"rows of {reduced_count} elements: the reduction kernel takes rows of at most {LOOP_BUDGET * chunk} "
             f"elements with this math ({chunk} a chunk, {LOOP_BUDGET} chunks)", "sizes")
-    nodes = e.reductions(*(o.value for o in outputs))
-    slot = {node.serial: k for k, node in enumerate(nodes)}
-    written_by = [len(nodes) if o.per_row else max((slot[n] + 1 for n in e.needed_reductions(o.value)), default=0)
-                  for o in outputs]
     totals_words = len(nodes) * row_count
     partials_words = row_count * chunk_count if chunk_count > 1 else 0
     # Each reduction's partials region: an index of an extreme keeps its rank beside it.
@@ -136,9 +164,9 @@ def plan_reduction(inputs: list[BufferTensorDesc], outputs: list[ReducedOutput],
                        if not out.per_row and data_type_info(out.desc.data_type).bits >= 16
                        and lies_in_blocks(out.desc, kept_strides[len(inputs) + o], reduced_sizes,
                                           reduced_strides[len(inputs) + o]))
-    blocks = block_loads != 0 or block_stores != 0
+    vectors = block_loads != 0 or block_stores != 0 or group > 1
     interface = KernelInterface(input_types, output_types, scratch=True, scalar_count=len(scalars),
-                                vector_views=blocks, vector_words_64=blocks and moves_vectors_in_64bit_words(adapter))
+                                vector_views=vectors, vector_words_64=vectors and moves_vectors_in_64bit_words(adapter))
     interface.check(adapter)
     info = data_type_info(output_type)
     common = {
@@ -180,6 +208,9 @@ def plan_reduction(inputs: list[BufferTensorDesc], outputs: list[ReducedOutput],
         defines = {**common, f"STAGE_{kind.upper()}": "", "TOTALS_KNOWN": f"{known}u",
                    "ELEMENT_OUTPUTS": sum(1 << o for o in element_outputs),
                    "ROW_OUTPUTS": sum(1 << o for o in row_outputs)}
+        if kind == "partial" and group > 1:
+            defines["ROW_GROUP"] = group
+            invocations //= group
         if reduction is not None:
             defines.update({f"REDUCE_{e.REDUCTIONS[reduction.op]}": "", "REDUCTION": f"{known}u",
                             "PARTIALS_AT": f"{partials_at[known]}u"})
