@@ -37,6 +37,7 @@
 // signed where REDUCED_INPUT_SIGNED is defined),
 // or REDUCE_ARG_MAX, REDUCE_ARG_MIN (the index of the first extreme, the last with ARG_LAST, of
 // numbers or, with ARG_OF_INTEGERS, of integers of input 0);
+// ROW_INPUTS (bit t: input t is constant along each row, read once a chunk);
 // BLOCKS_OF_EIGHT (elements eight an iteration), BLOCK_LOADS (bit t: input t's rows lie in
 // whole aligned blocks of eight, read one or two loads a block), BLOCK_STORES (bit o: element
 // output o's rows lie in such blocks, 16- or 32-bit, written a block at a time);
@@ -380,9 +381,14 @@ bool vectors_aligned() {
 #if defined(STAGE_PARTIAL) || defined(FINAL_ELEMENTS)
 // The inputs' bits of one element of each row of the group, whose first row's element is at
 // `offsets` (the group's rows are one element apart in every input): with `vectors`, each
-// input's one vector.
-void load_group(uint offsets[TENSOR_COUNT], bool vectors, out uint bits[ROW_GROUP][INPUT_COUNT]) {
+// input's one vector; those of ROW_INPUTS from row_bits.
+void load_group(uint offsets[TENSOR_COUNT], bool vectors, uint row_bits[ROW_GROUP][INPUT_COUNT],
+                out uint bits[ROW_GROUP][INPUT_COUNT]) {
     [[unroll]] for (uint t = 0u; t < INPUT_COUNT; ++t) {
+        if (((ROW_INPUTS >> t) & 1u) != 0u) {
+            [[unroll]] for (uint g = 0u; g < ROW_GROUP; ++g) bits[g][t] = row_bits[g][t];
+            continue;
+        }
 #if ROW_GROUP > 1
         if (vectors) {
             uint per_vector = 128u / INPUT_ELEMENT_BITS[t], per_word = 32u / INPUT_ELEMENT_BITS[t];
@@ -408,6 +414,12 @@ uint walk_chunk(uint first, uint end, uint row_at[TENSOR_COUNT], uint totals[ROW
     uint output_bits[OUTPUT_COUNT];
     uint unplain = 0u;
     uint element = first;
+    // Inputs constant along a row (broadcast over the reduced dims) are read once.
+    uint row_bits[ROW_GROUP][INPUT_COUNT];
+    [[unroll]] for (uint t = 0u; t < INPUT_COUNT; ++t) {
+        [[unroll]] for (uint g = 0u; g < ROW_GROUP; ++g)
+            row_bits[g][t] = ((ROW_INPUTS >> t) & 1u) != 0u ? input_load(t, row_at[t] + g) : 0u;
+    }
 #if defined(BLOCKS_OF_EIGHT)
     // Eight elements an iteration (the chunk's last incomplete block goes element by
     // element, below); with `vectors`, inputs in BLOCK_LOADS read a block at a time and outputs
@@ -431,7 +443,9 @@ uint walk_chunk(uint first, uint end, uint row_at[TENSOR_COUNT], uint totals[ROW
             uint bits[ROW_GROUP][INPUT_COUNT];
 #if BLOCK_LOADS != 0
             [[unroll]] for (uint t = 0u; t < INPUT_COUNT; ++t) {
-                if (((BLOCK_LOADS >> t) & 1u) != 0u && vectors) {
+                if (((ROW_INPUTS >> t) & 1u) != 0u) {
+                    bits[0][t] = row_bits[0][t];
+                } else if (((BLOCK_LOADS >> t) & 1u) != 0u && vectors) {
                     if (j == 0u) load_block(t, offsets[t], block_words[t]);
                     bits[0][t] = block_element(t, block_words[t], j);
                 } else {
@@ -439,7 +453,7 @@ uint walk_chunk(uint first, uint end, uint row_at[TENSOR_COUNT], uint totals[ROW
                 }
             }
 #else
-            load_group(offsets, vectors, bits);
+            load_group(offsets, vectors, row_bits, bits);
 #endif
             REDUCE_VALUE values[ROW_GROUP];
             [[unroll]] for (uint g = 0u; g < ROW_GROUP; ++g) {
@@ -480,7 +494,7 @@ uint walk_chunk(uint first, uint end, uint row_at[TENSOR_COUNT], uint totals[ROW
     for (; element < end; ++element) {
         element_offsets(row_at, element, element == first, offsets);
         uint bits[ROW_GROUP][INPUT_COUNT];
-        load_group(offsets, vectors, bits);
+        load_group(offsets, vectors, row_bits, bits);
         REDUCE_VALUE values[ROW_GROUP];
         [[unroll]] for (uint g = 0u; g < ROW_GROUP; ++g) {
             REDUCE_VALUE value;

@@ -188,6 +188,7 @@ def plan_reduction(inputs: list[BufferTensorDesc], outputs: list[ReducedOutput],
         "REDUCED_STRIDES": uint_list(s[d] for d in range(len(reduced_sizes)) for s in reduced_strides),
         "BLOCK_LOADS": 0,
         "BLOCK_STORES": 0,
+        "ROW_INPUTS": sum(1 << t for t in range(len(inputs)) if not any(reduced_strides[t])),
         "WIDE_OUTPUTS": sum(1 << o for o, out in enumerate(outputs) if is_wide(out.desc)),
         **interface.defines,
     }
