@@ -170,13 +170,13 @@ void map_mixed_item(uint item) {
                 bits[t] = scalar_bits[t];
                 continue;
             }
-            uint vector_elements = 128u / INPUT_ELEMENT_BITS[t], per_word = 32u / INPUT_ELEMENT_BITS[t];
+            uint vector_elements = 128u / input_element_bits(t), per_word = 32u / input_element_bits(t);
             if (e % vector_elements == 0u) {
-                vectors[t] = input_vector(t, params.base[t] * INPUT_ELEMENT_BITS[t] / 128u
+                vectors[t] = input_vector(t, params.base[t] * input_element_bits(t) / 128u
                                                  + (item * MIXED_ELEMENTS + e) / vector_elements);
             }
             uint in_vector = e % vector_elements;
-            bits[t] = sized_lane_bits(vectors[t][in_vector / per_word], in_vector % per_word, INPUT_ELEMENT_BITS[t]);
+            bits[t] = sized_lane_bits(vectors[t][in_vector / per_word], in_vector % per_word, input_element_bits(t));
         }
         uint in_output = e % OUTPUT_VECTOR_ELEMENTS, word = in_output / ELEMENTS_PER_WORD, lane = e % ELEMENTS_PER_WORD;
         results[word] = with_lane_bits(lane == 0u ? 0u : results[word], lane, apply_op(bits));

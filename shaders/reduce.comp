@@ -43,11 +43,11 @@
 // output o's rows lie in such blocks, 16- or 32-bit, written a block at a time);
 // WIDE_OUTPUTS (bit o: output o is 64-bit, a row output bound as UINT32 words, element k at
 // words 2k and 2k + 1, written as its value zero-extended: an index);
-// ROW_GROUP (STAGE_PARTIAL without element outputs): the rows one invocation reduces side by
-// side, adjacent along the innermost kept dim, where each reduced index's elements of the
-// group lie in one 16-byte vector of every input (read in one load where the dispatch's
-// bases are multiples of it): a column reduction then loads whole vectors, as a row's block
-// loads do. Each row keeps its own tree, so the bits are a lone row's.
+// ROW_GROUP (STAGE_PARTIAL): the rows one invocation reduces side by side, adjacent along the
+// innermost kept dim, where each reduced index's elements of the group lie in whole 16-byte
+// vectors of every input and element output (read and written a vector at a time where the
+// dispatch's bases are multiples of one): a column reduction then moves whole vectors, as a
+// row's blocks do. Each row keeps its own tree, so the bits are a lone row's.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
 #if defined(VECTOR_WORDS_64)
@@ -205,7 +205,7 @@ void take_eight(uint i, float eight[ROW_GROUP][8], bool hardware) {
 #define CHECKED_SUMS
 uint not_plain(float value) {
     uint magnitude = floatBitsToUint(value) & 0x7FFFFFFFu;
-    return uint(magnitude - 1u >= (191u << 23) - 1u) | uint(magnitude - 1u < (24u << 23) - 1u);
+    return uint(magnitude != 0u) & (uint(magnitude < (24u << 23)) | uint(magnitude >= (191u << 23)));
 }
 #endif
 
@@ -355,10 +355,10 @@ bool vectors_aligned() {
     bool aligned = true;
     [[unroll]] for (uint t = 0u; t < INPUT_COUNT; ++t) {
         if (((BLOCK_LOADS >> t) & 1u) != 0u || ROW_GROUP > 1)
-            aligned = aligned && params.base[t] % block_load_elements(INPUT_ELEMENT_BITS[t]) == 0u;
+            aligned = aligned && params.base[t] % block_load_elements(input_element_bits(t)) == 0u;
     }
     [[unroll]] for (uint o = 0u; o < OUTPUT_COUNT; ++o) {
-        if (((BLOCK_STORES >> o) & 1u) != 0u)
+        if (((BLOCK_STORES >> o) & 1u) != 0u || (ROW_GROUP > 1 && ((ELEMENT_OUTPUTS >> o) & 1u) != 0u))
             aligned = aligned && params.base[INPUT_COUNT + o] % block_load_elements(ELEMENT_BITS) == 0u;
     }
     return aligned;
@@ -366,8 +366,8 @@ bool vectors_aligned() {
 #endif
 
 #if ROW_GROUP > 1
-#if ELEMENT_OUTPUTS != 0 || BLOCK_LOADS != 0 || !defined(STAGE_PARTIAL)
-#error "ROW_GROUP: a partial stage without element outputs or block loads"
+#if BLOCK_LOADS != 0 || BLOCK_STORES != 0 || !defined(STAGE_PARTIAL)
+#error "ROW_GROUP: a partial stage without blocks"
 #endif
 #endif
 
@@ -391,16 +391,37 @@ void load_group(uint offsets[TENSOR_COUNT], bool vectors, uint row_bits[ROW_GROU
         }
 #if ROW_GROUP > 1
         if (vectors) {
-            uint per_vector = 128u / INPUT_ELEMENT_BITS[t], per_word = 32u / INPUT_ELEMENT_BITS[t];
+            uint per_vector = 128u / input_element_bits(t), per_word = 32u / input_element_bits(t);
             [[unroll]] for (uint v = 0u; v < ROW_GROUP / per_vector; ++v) {
                 uvec4 words = input_vector(t, offsets[t] / per_vector + v);
                 [[unroll]] for (uint k = 0u; k < per_vector; ++k)
-                    bits[v * per_vector + k][t] = sized_lane_bits(words[k / per_word], k % per_word, INPUT_ELEMENT_BITS[t]);
+                    bits[v * per_vector + k][t] = sized_lane_bits(words[k / per_word], k % per_word, input_element_bits(t));
             }
             continue;
         }
 #endif
         [[unroll]] for (uint g = 0u; g < ROW_GROUP; ++g) bits[g][t] = input_load(t, offsets[t] + g);
+    }
+}
+
+// Element output o's values of the group's rows at one reduced index, the first row's at `at`
+// (the rest one element apart): with `vectors`, whole vectors.
+void store_group(uint o, uint at, bool vectors, uint values[ROW_GROUP]) {
+#if ROW_GROUP > 1
+    if (vectors) {
+        uint per_vector = 128u / ELEMENT_BITS;
+        [[unroll]] for (uint v = 0u; v < ROW_GROUP / per_vector; ++v) {
+            uvec4 words;
+            [[unroll]] for (uint w = 0u; w < 4u; ++w) {
+                words[w] = ELEMENT_BITS == 32u ? values[4u * v + w]
+                    : (values[8u * v + 2u * w] & 0xFFFFu) | (values[8u * v + 2u * w + 1u] << 16);
+            }
+            output_vector_store(o, at / per_vector + v, words);
+        }
+    } else
+#endif
+    {
+        [[unroll]] for (uint g = 0u; g < ROW_GROUP; ++g) output_store(o, at + g, values[g]);
     }
 }
 
@@ -456,26 +477,28 @@ uint walk_chunk(uint first, uint end, uint row_at[TENSOR_COUNT], uint totals[ROW
             load_group(offsets, vectors, row_bits, bits);
 #endif
             REDUCE_VALUE values[ROW_GROUP];
+            uint group_outputs[OUTPUT_COUNT][ROW_GROUP];
             [[unroll]] for (uint g = 0u; g < ROW_GROUP; ++g) {
                 REDUCE_VALUE value;
                 element_math(bits[g], totals[g], element + j, value, output_bits);
                 values[g] = value;
-                [[unroll]] for (uint o = 0u; o < OUTPUT_COUNT; ++o) {
-                    if (((ELEMENT_OUTPUTS >> o) & 1u) == 0u) continue;
-#if BLOCK_STORES != 0
-                    if (((BLOCK_STORES >> o) & 1u) != 0u && vectors) {
-                        block_outputs[o][j] = output_bits[o];
-                        continue;
-                    }
-#endif
-                    output_store(o, offsets[INPUT_COUNT + o], output_bits[o]);
-                }
+                [[unroll]] for (uint o = 0u; o < OUTPUT_COUNT; ++o) group_outputs[o][g] = output_bits[o];
 #if defined(REDUCE_SUM) || defined(REDUCE_PRODUCT)
                 eight[g][j] = value;
 #if defined(CHECKED_SUMS)
                 if (hardware) unplain |= not_plain(value);
 #endif
 #endif
+            }
+            [[unroll]] for (uint o = 0u; o < OUTPUT_COUNT; ++o) {
+                if (((ELEMENT_OUTPUTS >> o) & 1u) == 0u) continue;
+#if BLOCK_STORES != 0
+                if (((BLOCK_STORES >> o) & 1u) != 0u && vectors) {
+                    block_outputs[o][j] = group_outputs[o][0];
+                    continue;
+                }
+#endif
+                store_group(o, offsets[INPUT_COUNT + o], vectors, group_outputs[o]);
             }
 #if !defined(REDUCE_SUM) && !defined(REDUCE_PRODUCT)
             take_element(element + j, first, values);
@@ -496,16 +519,18 @@ uint walk_chunk(uint first, uint end, uint row_at[TENSOR_COUNT], uint totals[ROW
         uint bits[ROW_GROUP][INPUT_COUNT];
         load_group(offsets, vectors, row_bits, bits);
         REDUCE_VALUE values[ROW_GROUP];
+        uint group_outputs[OUTPUT_COUNT][ROW_GROUP];
         [[unroll]] for (uint g = 0u; g < ROW_GROUP; ++g) {
             REDUCE_VALUE value;
             element_math(bits[g], totals[g], element, value, output_bits);
             values[g] = value;
-            [[unroll]] for (uint o = 0u; o < OUTPUT_COUNT; ++o) {
-                if (((ELEMENT_OUTPUTS >> o) & 1u) != 0u) output_store(o, offsets[INPUT_COUNT + o], output_bits[o]);
-            }
+            [[unroll]] for (uint o = 0u; o < OUTPUT_COUNT; ++o) group_outputs[o][g] = output_bits[o];
 #if defined(CHECKED_SUMS)
             if (hardware) unplain |= not_plain(value);
 #endif
+        }
+        [[unroll]] for (uint o = 0u; o < OUTPUT_COUNT; ++o) {
+            if (((ELEMENT_OUTPUTS >> o) & 1u) != 0u) store_group(o, offsets[INPUT_COUNT + o], vectors, group_outputs[o]);
         }
 #if defined(CHECKED_SUMS)
         if (hardware) {

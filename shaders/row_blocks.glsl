@@ -12,7 +12,7 @@ uint block_load_elements(uint bits) {
 
 // The words of input t's block of eight elements starting at element `at`.
 void load_block(uint t, uint at, out uint words[8]) {
-    uint bits = INPUT_ELEMENT_BITS[t];
+    uint bits = input_element_bits(t);
     if (bits == 32u) {
         uvec4 low = input_vector(t, at / 4u), high = input_vector(t, at / 4u + 1u);
         words = uint[8](low.x, low.y, low.z, low.w, high.x, high.y, high.z, high.w);
@@ -26,7 +26,7 @@ void load_block(uint t, uint at, out uint words[8]) {
 
 // Element j of a block input t's load_block read.
 uint block_element(uint t, uint words[8], uint j) {
-    uint bits = INPUT_ELEMENT_BITS[t], per_word = 32u / bits;
+    uint bits = input_element_bits(t), per_word = 32u / bits;
     return sized_lane_bits(words[j / per_word], j % per_word, bits);
 }
 

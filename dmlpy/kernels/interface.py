@@ -114,8 +114,9 @@ class KernelInterface:
         if self.vector_views and inputs:
             load = "return unpack_pair({}_pair[v]);" if self.vector_words_64 else "return {}_vec4[v];"
             lines += _dispatcher("uvec4 input_vector(uint t, uint v)", "t", [load.format(n) for n in inputs])
-            lines.append(f"const uint INPUT_ELEMENT_BITS[INPUT_COUNT] = uint[INPUT_COUNT]"
-                         f"({', '.join(f'{b}u' for b in bits[:len(inputs)])});")
+            # A function, not a const array: lavapipe folds a constant array's element only at
+            # index 0, so other inputs' sizes (and the vector indices they give) stayed dynamic.
+            lines += _dispatcher("uint input_element_bits(uint t)", "t", [f"return {b}u;" for b in bits[:len(inputs)]])
         lines += _dispatcher("void output_store(uint o, uint e, uint bits)", "o",
                              [f"{n}_store(e, bits);" for n in names[len(self.inputs):]])
         if self.vector_views and self.outputs:

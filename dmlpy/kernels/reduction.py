@@ -47,22 +47,25 @@ ARG_REDUCTIONS = ("index_of_max", "index_of_min")  # partials of (index, rank): 
 GROUP_VECTORS = 2
 
 
-def row_group(inputs: list[BufferTensorDesc], kept_sizes: tuple[int, ...], kept_strides: list[tuple[int, ...]],
-              reduced_strides: list[tuple[int, ...]], adapter: AdapterInfo) -> int:
+def row_group(lines: list[tuple[BufferTensorDesc, tuple[int, ...], tuple[int, ...]]], kept_size: int,
+              adapter: AdapterInfo) -> int:
     """The rows a partial stage's invocation reduces side by side (ROW_GROUP in
-    shaders/reduce.comp): on a device that loads a vector in 64-bit words, where each reduced
-    index's elements of a group of adjacent rows lie in one 16-byte vector of every input (a
-    reduction over a leading axis, whose rows are not contiguous), the rows a vector holds; else 1."""
-    bits = {data_type_info(t.data_type).bits for t in inputs}
-    if not moves_vectors_in_64bit_words(adapter) or len(bits) != 1 or not bits <= {16, 32}:
+    shaders/reduce.comp), given the (tensor, kept strides, reduced strides) of the inputs and
+    of the element outputs the stage writes: on a device that loads a vector in 64-bit words,
+    where each reduced index's elements of a group of adjacent rows lie in whole 16-byte
+    vectors of every one of them (a reduction over a leading axis, whose rows are not
+    contiguous), GROUP_VECTORS or one vector of the widest elements' rows; else 1."""
+    bits = [data_type_info(tensor.data_type).bits for tensor, _, _ in lines]
+    if not moves_vectors_in_64bit_words(adapter) or not set(bits) <= {16, 32}:
         return 1
-    per_vector = 128 // bits.pop()
-    aligned = all(
-        starts_on(tensor, 16) and kept_strides[t][-1] == 1 and reduced_strides[t][-1] != 1
-        and all(s % per_vector == 0 for s in (*kept_strides[t][:-1], *reduced_strides[t]))
-        for t, tensor in enumerate(inputs))
-    return next((group for group in (GROUP_VECTORS * per_vector, per_vector)
-                 if aligned and kept_sizes[-1] % group == 0), 1)
+
+    def fits(group: int) -> bool:
+        return kept_size % group == 0 and all(
+            group % (128 // b) == 0 and starts_on(tensor, 16) and kept[-1] == 1 and reduced[-1] != 1
+            and all(s % (128 // b) == 0 for s in (*kept[:-1], *reduced))
+            for (tensor, kept, reduced), b in zip(lines, bits))
+    per_vector = 128 // max(bits)
+    return next((group for group in (GROUP_VECTORS * per_vector, per_vector) if fits(group)), 1)
 
 
 def reduction_chunk(reduced_count: int, loops_per_element: int = 0) -> int:
@@ -131,9 +134,10 @@ def plan_reduction(inputs: list[BufferTensorDesc], outputs: list[ReducedOutput],
     slot = {node.serial: k for k, node in enumerate(nodes)}
     written_by = [len(nodes) if o.per_row else max((slot[n] + 1 for n in e.needed_reductions(o.value)), default=0)
                   for o in outputs]
-    # Partial stages reduce rows in groups where none writes element outputs.
-    group = 1 if any(at < len(nodes) and not o.per_row for at, o in zip(written_by, outputs)) else \
-        row_group(inputs, kept_sizes, kept_strides, reduced_strides, adapter)
+    partial_writes = [len(inputs) + o for o, (at, out) in enumerate(zip(written_by, outputs))
+                      if at < len(nodes) and not out.per_row]
+    group = row_group([(tensors[t], kept_strides[t], reduced_strides[t])
+                       for t in (*range(len(inputs)), *partial_writes)], kept_sizes[-1], adapter)
     # Each row of a group spends an element's loops (the math's, its stack's merges) on it.
     loops = render.loop_iterations(*(o.value for o in outputs))
     chunk = reduction_chunk(reduced_count, (4 + loops) * group - 4)
