@@ -18,7 +18,7 @@
 //                 per invocation, lanes past the last element keeping their bits.
 //   PATH_GATHER   the output is packed row-major: each invocation owns a run of output words
 //                 and gathers their elements from the strided inputs.
-//                 With INPUT_PERIODS (dmlpy's "broadcast" path) an input may instead repeat
+//                 With INPUT_PERIOD(t) (dmlpy's "broadcast" path) an input may instead repeat
 //                 one block of the output's layout (a row broadcast along the rows).
 //   PATH_STRIDED  anything else: each invocation maps a run of elements; sub-word outputs are
 //                 merged atomically (see tensor_storage.glsl). Where the output is contiguous
@@ -41,7 +41,7 @@
 // PACKED_TAIL in the tail's dispatch; for PATH_GATHER and PATH_STRIDED: RUN_LENGTH,
 // RANK, SIZES and STRIDES (RANK groups of TENSOR_COUNT element strides: inputs, then the
 // output), the descs' dims after merging contiguous ones (and reordering, on PATH_STRIDED),
-// and COLUMN_RUN or not; INPUT_PERIODS on the broadcast form of PATH_PACKED; for PATH_MIXED:
+// and COLUMN_RUN or not; INPUT_PERIOD(t) on the broadcast form of PATH_PACKED; for PATH_MIXED:
 // MIXED_ELEMENTS, MIXED_SCALARS, and MIXED_TAIL in the tail's dispatch; VECTOR_WORDS_64 where
 // vectors move as two 64-bit words (kernel_interface.glsl). The element count is a push
 // constant: a packed tensor in a buffer larger than one binding can cover is run as
@@ -107,15 +107,14 @@ uint apply_word(uint words[INPUT_COUNT], uint result, uint lanes) {
 }
 
 #if defined(PATH_PACKED)
-#if defined(INPUT_PERIODS)
-// Per input, 0, or the length P of the block it repeats: its element for the output's
-// element at memory position m is at m % P (a compile-time constant, so % is cheap).
-const uint INPUT_PERIOD[INPUT_COUNT] = uint[INPUT_COUNT](INPUT_PERIODS);
+#if defined(INPUT_PERIOD)
+// INPUT_PERIOD(t): per input, 0, or the length P of the block it repeats: its element for the
+// output's element at memory position m is at m % P (a compile-time constant, so % is cheap).
 #define INPUT_INDEX(t, index, elements) \
-    (INPUT_PERIOD[t] == 0u ? (index) : (index) % max(INPUT_PERIOD[t] / (elements), 1u))
+    (INPUT_PERIOD(t) == 0u ? (index) : (index) % max(INPUT_PERIOD(t) / (elements), 1u))
 // A period of 1 is one value (a scalar, of any alignment): read as its element, repeated in
 // every lane of a word, so the vector and word forms need no whole words of it.
-#define INPUT_UNIFORM(t) (INPUT_PERIOD[t] == 1u)
+#define INPUT_UNIFORM(t) (INPUT_PERIOD(t) == 1u)
 #else
 #define INPUT_INDEX(t, index, elements) (index)
 #define INPUT_UNIFORM(t) false

@@ -8,7 +8,7 @@
 // place over an input of the same layout reads each element before overwriting it.
 //
 // PACKED: every tensor dense in one row-major layout and of ELEMENT_BITS elements, but the
-// inputs UNIFORM_INPUTS marks (one element each, read once an invocation); an invocation maps
+// inputs INPUT_UNIFORM(t) marks (one element each, read once an invocation); an invocation maps
 // VECTORS_PER_ITEM 16-byte vectors of each tensor (the element count is whole vectors).
 // Otherwise an invocation maps RUN_LENGTH elements, each found through the strides.
 //
@@ -16,7 +16,7 @@
 // output_store, output_vector_store, params) and pointwise_body.glsl.
 //
 // Defines: DTYPE_* and ELEMENT_BITS (the outputs'), WORKGROUP_SIZE, the float-control defines,
-// USES_* for dmlpy's functions; PACKED with VECTORS_PER_ITEM and UNIFORM_INPUTS (1 or 0 per
+// USES_* for dmlpy's functions; PACKED with VECTORS_PER_ITEM and INPUT_UNIFORM(t) (1 or 0 per
 // input), or RUN_LENGTH, RANK, SIZES and STRIDES (RANK groups of TENSOR_COUNT element
 // strides: inputs, then outputs; 0 where an input broadcasts).
 #extension GL_GOOGLE_include_directive : require
@@ -38,7 +38,6 @@ layout(local_size_x = WORKGROUP_SIZE) in;
 #include "pointwise_body.glsl"
 
 #if defined(PACKED)
-const uint UNIFORM[INPUT_COUNT] = uint[INPUT_COUNT](UNIFORM_INPUTS);
 #define VECTOR_ELEMENTS (4u * ELEMENTS_PER_WORD)
 
 void main() {
@@ -46,18 +45,18 @@ void main() {
     uint vectors = params.element_count / VECTOR_ELEMENTS;
     if (item * VECTORS_PER_ITEM >= vectors) return;
     uint once[INPUT_COUNT];
-    [[unroll]] for (uint t = 0u; t < INPUT_COUNT; ++t) once[t] = UNIFORM[t] != 0u ? input_load(t, params.base[t]) : 0u;
+    [[unroll]] for (uint t = 0u; t < INPUT_COUNT; ++t) once[t] = INPUT_UNIFORM(t) != 0u ? input_load(t, params.base[t]) : 0u;
     for (uint v = item * VECTORS_PER_ITEM; v < min((item + 1u) * VECTORS_PER_ITEM, vectors); ++v) {
         uvec4 loaded[INPUT_COUNT];
         [[unroll]] for (uint t = 0u; t < INPUT_COUNT; ++t)
-            loaded[t] = UNIFORM[t] != 0u ? uvec4(0u) : input_vector(t, params.base[t] / VECTOR_ELEMENTS + v);
+            loaded[t] = INPUT_UNIFORM(t) != 0u ? uvec4(0u) : input_vector(t, params.base[t] / VECTOR_ELEMENTS + v);
         uvec4 stored[OUTPUT_COUNT];
         [[unroll]] for (uint w = 0u; w < 4u; ++w) {
             uint words[OUTPUT_COUNT];
             [[unroll]] for (uint lane = 0u; lane < ELEMENTS_PER_WORD; ++lane) {
                 uint bits[INPUT_COUNT];
                 [[unroll]] for (uint t = 0u; t < INPUT_COUNT; ++t)
-                    bits[t] = UNIFORM[t] != 0u ? once[t] : lane_bits(loaded[t][w], lane);
+                    bits[t] = INPUT_UNIFORM(t) != 0u ? once[t] : lane_bits(loaded[t][w], lane);
                 uint results[OUTPUT_COUNT];
                 pointwise_outputs(bits, results);
                 [[unroll]] for (uint o = 0u; o < OUTPUT_COUNT; ++o)

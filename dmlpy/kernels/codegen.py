@@ -230,6 +230,18 @@ def uint_list(values) -> str:
     return ", ".join(f"{v}u" for v in values)
 
 
+def uint_at(index: str, values) -> str:
+    """GLSL for element `index` of `values` (a constant once loops unroll), as a function-like
+    macro's body: selections, never a constant array, since lavapipe folds a constant array's
+    element only at index 0 and left the others (and the divisions, branches and vector
+    indices they fed) to run time."""
+    *firsts, last = list(values)
+    expression = f"{last}u"
+    for k in reversed(range(len(firsts))):
+        expression = f"(({index}) == {k}u ? {firsts[k]}u : {expression})"
+    return expression
+
+
 def uvec_list(strides: list[tuple[int, ...]]) -> str:
     """One uvecN per dim, holding that dim's stride in each of N tensors."""
     width = len(strides)
@@ -342,7 +354,7 @@ def plan_elementwise(inputs: list[BufferTensorDesc], output: BufferTensorDesc, a
         interleaved = packed_units_interleaved(adapter)
         defines.update({"VECTOR_WORDS": vector_words, "VECTORS_PER_ITEM": PACKED_VECTORS_PER_ITEM})
         if path == "broadcast":
-            defines["INPUT_PERIODS"] = uint_list(periods)
+            defines["INPUT_PERIOD(t)"] = uint_at("t", periods)
         if interleaved:
             defines["UNITS_INTERLEAVED"] = ""
         elements_per_item = PACKED_VECTORS_PER_ITEM * vector_words * elements_per_word

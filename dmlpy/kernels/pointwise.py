@@ -32,6 +32,7 @@ from .codegen import (
     merge_dims,
     starts_on,
     strided_run_length,
+    uint_at,
     uint_list,
     workgroup_size_for,
 )
@@ -76,7 +77,7 @@ def plan_pointwise(inputs: list[BufferTensorDesc], outputs: list[BufferTensorDes
     }
     if packed:
         defines.update({"PACKED": "", "VECTORS_PER_ITEM": f"{PACKED_VECTORS_PER_ITEM}u",
-                        "UNIFORM_INPUTS": uint_list(map(int, uniform))})
+                        "INPUT_UNIFORM(t)": uint_at("t", map(int, uniform))})
         reason = (f"every tensor dense in one layout: {PACKED_VECTORS_PER_ITEM} 16-byte vectors of each an "
                   "invocation" + (", the broadcast input read once" if any(uniform) else ""))
     else:
