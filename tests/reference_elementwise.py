@@ -231,6 +231,8 @@ def expected_of(name: str, data_type: T, args: list[np.ndarray], scalars: dict, 
         return bits_reference(name, args, out)
     if name == "IF":
         return np.where(args[0] != 0, args[1], args[2])
+    if name == "IDENTITY" and data_type is T.FLOAT64:  # a copy of the bits (no ScaleBias on 64-bit types)
+        return args[0].copy()
     if name in ("CLIP_GRAD", "CLIP_GRAD1"):
         low, high = scalars["min"], scalars["max"]
         if name == "CLIP_GRAD1" and data_type not in FLOATS:
