@@ -239,6 +239,19 @@ BLOCK_CASES = [*((f, T.FLOAT32) for f in (F.SUM, F.MULTIPLY, F.MAX, F.ARGMAX, F.
                (F.SUM, T.BFLOAT16), (F.SUM, T.INT32)]
 
 
+def with_specials_and_ties(dense, function, data_type, rng):
+    """`dense` with a twentieth of its floats made NaN, infinities, zeros or one, and for an
+    index of an extreme, values from a few (many ties)."""
+    if data_type in FLOATS:
+        flat = dense.reshape(-1)
+        picks = rng.integers(0, flat.size, flat.size // 20)
+        flat[picks] = np.array([np.nan, np.inf, -np.inf, -0.0, 0.0, 1.0], np.float32)[
+            rng.integers(0, 6, picks.size)].astype(NUMPY[data_type])
+    if function in ARG:
+        return (dense % 3).astype(dense.dtype) if data_type not in FLOATS else np.round(dense).astype(dense.dtype)
+    return dense
+
+
 @pytest.mark.parametrize("function, data_type", BLOCK_CASES, ids=[f"{f.name}-{t.name}" for f, t in BLOCK_CASES])
 def test_rows_in_whole_blocks_of_eight_give_the_bits_of_any_other_layout(device, function, data_type):
     """Rows whose elements lie in aligned runs of eight are read a block at a time (16-byte
@@ -247,14 +260,7 @@ def test_rows_in_whole_blocks_of_eight_give_the_bits_of_any_other_layout(device,
     with ties, NaNs and other specials inside the blocks."""
     rng = np.random.default_rng(function.value * 32 + data_type.value)
     for sizes, axes, pitch in (((5, 48), (1,), 48), ((5, 48), (1,), 49), ((3, 2, 64), (1, 2), 136)):
-        dense = values_for(function, data_type, sizes, rng)
-        if data_type in FLOATS:
-            flat = dense.reshape(-1)
-            picks = rng.integers(0, flat.size, flat.size // 20)
-            flat[picks] = np.array([np.nan, np.inf, -np.inf, -0.0, 0.0, 1.0], np.float32)[
-                rng.integers(0, 6, picks.size)].astype(NUMPY[data_type])
-        if function in ARG:  # many ties
-            dense = (dense % 3).astype(dense.dtype) if data_type not in FLOATS else np.round(dense).astype(dense.dtype)
+        dense = with_specials_and_ties(values_for(function, data_type, sizes, rng), function, data_type, rng)
         strides = (pitch, *(math.prod(sizes[d + 1:]) for d in range(1, len(sizes))))
         storage = np.zeros(pitch * (sizes[0] - 1) + math.prod(sizes[1:]), NUMPY[data_type])
         storage[element_offsets(sizes, strides)] = dense
@@ -278,14 +284,8 @@ def test_columns_of_adjacent_rows_give_the_bits_of_any_other_layout(device, func
     layouts = (((40, 16), (0,), (16, 1)), ((9, 20), (0,), (24, 1)), ((700, 8), (0,), (8, 1)),
                ((3, 37, 12), (0, 1), (480, 12, 1)), ((9, 10), (0,), (10, 1)))
     for sizes, axes, strides in layouts:
-        dense = values_for(function, data_type, sizes, rng, long_rows=sizes[0] > 100)
-        if data_type in FLOATS:
-            flat = dense.reshape(-1)
-            picks = rng.integers(0, flat.size, flat.size // 20)
-            flat[picks] = np.array([np.nan, np.inf, -np.inf, -0.0, 0.0, 1.0], np.float32)[
-                rng.integers(0, 6, picks.size)].astype(NUMPY[data_type])
-        if function in ARG:  # many ties
-            dense = (dense % 3).astype(dense.dtype) if data_type not in FLOATS else np.round(dense).astype(dense.dtype)
+        dense = with_specials_and_ties(values_for(function, data_type, sizes, rng, long_rows=sizes[0] > 100),
+                                       function, data_type, rng)
         storage = np.zeros(sum((n - 1) * s for n, s in zip(sizes, strides)) + 1, NUMPY[data_type])
         storage[element_offsets(sizes, strides)] = dense
         assert_reduce_matches(run_desc(device, reduce_desc(function, data_type, sizes, axes, strides=strides), storage),
