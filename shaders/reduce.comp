@@ -381,7 +381,7 @@ bool vectors_aligned() {
 #if defined(STAGE_PARTIAL) || defined(FINAL_ELEMENTS)
 // The inputs' bits of one element of each row of the group, whose first row's element is at
 // `offsets` (the group's rows are one element apart in every input): with `vectors`, each
-// input's one vector; those of ROW_INPUTS from row_bits.
+// input's whole vectors of them; those of ROW_INPUTS from row_bits.
 void load_group(uint offsets[TENSOR_COUNT], bool vectors, uint row_bits[ROW_GROUP][INPUT_COUNT],
                 out uint bits[ROW_GROUP][INPUT_COUNT]) {
     [[unroll]] for (uint t = 0u; t < INPUT_COUNT; ++t) {
