@@ -32,35 +32,34 @@ uint bfloat16_from_float(float value) {
     return (u + 0x7FFFu + ((u >> 16) & 1u)) >> 16;
 }
 
+// Both conversions compute every case and select one: lavapipe runs each lane through every
+// branch of an if anyway, and the selects spare it the masked stores of an early return.
 float float16_to_float(uint half_bits) {
     uint sign = (half_bits & 0x8000u) << 16;
     uint exponent = (half_bits >> 10) & 0x1Fu;
     uint mantissa = half_bits & 0x3FFu;
-    if (exponent == 0x1Fu) return uintBitsToFloat(sign | 0x7F800000u | (mantissa << 13));
-    if (exponent != 0u) return uintBitsToFloat(sign | ((exponent + 112u) << 23) | (mantissa << 13));
+    uint normal = ((exponent + 112u) << 23) | (mantissa << 13);
+    uint infinite_or_nan = 0x7F800000u | (mantissa << 13);
     // Zero or subnormal: mantissa * 2^-24 is zero or a normal FP32 number, exactly.
-    return uintBitsToFloat(sign | floatBitsToUint(float(mantissa) * 5.9604644775390625e-8));
+    uint subnormal = floatBitsToUint(float(mantissa) * 5.9604644775390625e-8);
+    return uintBitsToFloat(sign | (exponent == 0x1Fu ? infinite_or_nan : exponent != 0u ? normal : subnormal));
 }
 
 uint float16_from_float(float value) {
     uint u = floatBitsToUint(value);
-    uint sign = (u >> 16) & 0x8000u;
     uint magnitude = u & 0x7FFFFFFFu;
-    if (magnitude > 0x7F800000u) return sign | 0x7E00u | ((magnitude >> 13) & 0x3FFu);  // NaN, quiet
-    if (magnitude >= 0x477FF000u) return sign | 0x7C00u;  // 65520 and up round to infinity
-    if (magnitude >= 0x38800000u) {  // a normal half: re-bias the exponent, round 23 bits to 10
-        uint rebased = magnitude - 0x38000000u;
-        return sign | ((rebased + 0xFFFu + ((rebased >> 13) & 1u)) >> 13);
-    }
-    if (magnitude <= 0x33000000u) return sign;  // at most 2^-25: ties to the even zero
-    // A subnormal half (or the smallest normal, after rounding up): count units of 2^-24.
-    uint shift = 126u - (magnitude >> 23);
+    // A normal half: re-bias the exponent, round 23 bits to 10 (a carry may reach infinity).
+    uint rebased = magnitude - 0x38000000u;
+    uint normal = (rebased + 0xFFFu + ((rebased >> 13) & 1u)) >> 13;
+    // A subnormal half (or the smallest normal, after rounding up): units of 2^-24, rounded
+    // to nearest even; at most 2^-25 gives zero (a shift of 25 leaves no unit).
+    uint shift = clamp(126u - (magnitude >> 23), 14u, 25u);
     uint significand = (magnitude & 0x7FFFFFu) | 0x800000u;
-    uint units = significand >> shift;
-    uint remainder = significand & ((1u << shift) - 1u);
-    uint halfway = 1u << (shift - 1u);
-    if (remainder > halfway || (remainder == halfway && (units & 1u) != 0u)) units += 1u;
-    return sign | units;
+    uint subnormal = (significand + (1u << (shift - 1u)) - 1u + ((significand >> shift) & 1u)) >> shift;
+    uint half_magnitude = magnitude >= 0x38800000u ? normal : subnormal;
+    half_magnitude = magnitude >= 0x477FF000u ? 0x7C00u : half_magnitude;  // 65520 and up: infinity
+    half_magnitude = magnitude > 0x7F800000u ? 0x7E00u | ((magnitude >> 13) & 0x3FFu) : half_magnitude;  // NaN, quiet
+    return ((u >> 16) & 0x8000u) | half_magnitude;
 }
 
 // An integer's stored bits as a number, exact up to 2^24 (every 8- and 16-bit value).

@@ -427,6 +427,35 @@ def test_cast_between_every_pair_of_types(device, source, target):
     assert_same(run(device, desc, [x]), cast_reference(x, NUMPY[target]))
 
 
+def test_float16_casts_at_every_rounding_boundary(device):
+    """Every FP16 value widened, and every FP32 value where rounding to FP16 could turn: each
+    half and each midpoint between neighbouring halves (subnormal, normal, the overflow to
+    infinity at 65520), one and two FP32 ULP either side, with both signs. NaN keeps its top
+    payload bits and comes out quiet."""
+    halves = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16).view(np.float16)
+    desc = dml.CastOperatorDesc(dml.BufferTensorDesc(T.FLOAT16, halves.shape),
+                                dml.BufferTensorDesc(T.FLOAT32, halves.shape))
+    widened = run(device, desc, [halves])
+    assert_same(widened, halves.astype(np.float32))
+    nan = np.isnan(halves)
+    payload = (halves.view(np.uint16).astype(np.uint32) & 0x3FF) << 13
+    assert np.array_equal(widened.view(np.uint32)[nan] & 0x7FFFFF, payload[nan])
+
+    finite = np.sort(halves[~nan & (halves >= 0)].astype(np.float64))
+    midpoints = ((finite[:-1] + finite[1:]) / 2).astype(np.float32)  # exact: an FP32 has room
+    boundaries = np.concatenate([finite.astype(np.float32), midpoints, [np.float32(65520.0)]]).view(np.uint32)
+    bits = np.concatenate([boundaries.astype(np.int64) + step for step in (-2, -1, 0, 1, 2)])
+    bits = np.unique(np.clip(bits, 0, 0x7FFFFFFF)).astype(np.uint32)
+    x = np.concatenate([bits, bits | 0x80000000, [0x7FC00001, 0xFF812345, 0x7F800001]]).astype(np.uint32)
+    x = x.view(np.float32)
+    desc = dml.CastOperatorDesc(dml.BufferTensorDesc(T.FLOAT32, x.shape), dml.BufferTensorDesc(T.FLOAT16, x.shape))
+    narrowed = run(device, desc, [x])
+    assert_same(narrowed, cast_reference(x, np.float16))
+    nan = np.isnan(x)
+    expected_nan = ((x.view(np.uint32) >> 16) & 0x8000) | 0x7E00 | ((x.view(np.uint32) >> 13) & 0x3FF)
+    assert np.array_equal(narrowed.view(np.uint16)[nan], expected_nan[nan].astype(np.uint16))
+
+
 def test_cast_front_end_and_astype(device):
     x = np.array([-2.7, 0.5, 300.4, np.nan], np.float32)
     assert_same(dml.cast(x, np.int8, device=device), np.array([-2, 0, 127, 0], np.int8))
