@@ -80,10 +80,12 @@ class Case:
     # gives); nxc, ncx (PReLU: the slope per channel, the
     # channel innermost or between the batch and the spatial dim); rows (row-wise operators)
     layout: str
+    output_type: T | None = None  # CAST's target; else the output's type follows the inputs'
 
     @property
     def name(self) -> str:
-        return f"{self.operator} {self.data_type.name.lower()} {self.layout}"
+        target = f" to {self.output_type.name.lower()}" if self.output_type else ""
+        return f"{self.operator} {self.data_type.name.lower()} {self.layout}{target}"
 
 
 # Every element-wise operator of the table, packed; the layouts and data types of the
@@ -107,6 +109,7 @@ TARGET_CASES = [
 ELEMENT_WISE_CASES = [
     *[Case(op, t, "packed") for op in ("add", "multiply", "maximum", "less", "where") for t in (T.FLOAT32, T.FLOAT16)],
     Case("logical_and", T.UINT8, "packed"), Case("add", T.FLOAT32, "broadcast"),
+    Case("cast", T.FLOAT32, "packed", T.FLOAT16), Case("cast", T.FLOAT16, "packed", T.FLOAT32),
     Case("add", T.FLOAT32, "scalar"), Case("add", T.FLOAT16, "scalar"),
     Case("less", T.FLOAT32, "scalar"), Case("less", T.FLOAT16, "scalar"),
     *[Case(op, T.FLOAT32, "packed") for op in ("divide", "exp", "log", "element_wise_tanh", "sqrt", "sin", "arctan",
@@ -235,7 +238,7 @@ def build(case: Case, count: int):
         second = {"broadcast": (0, 1), "scalar": (0, 0)}.get(case.layout)
         inputs = [desc(own[k], sizes, column_major if case.layout == "transposed-inputs" else
                        second if k == 1 else None) for k in range(len(schema.inputs))]
-        output = desc(own[-1], sizes, column_major if case.layout == "transposed-output" else None)
+        output = desc(case.output_type or own[-1], sizes, column_major if case.layout == "transposed-output" else None)
         op = schema.desc_class(*inputs, output, **scalars_of(case.operator))
     elements = math.prod(sizes)
     moved = sum(min(getattr(op, f.name).total_tensor_size_in_bytes, elements * getattr(op, f.name).element_size)
@@ -368,7 +371,8 @@ def numpy_run(case: Case, count: int):
         return host_seconds(lambda: call(*arrays))
     order = "F" if case.layout == "transposed-output" else "C"
     output = dml.OPERATORS[case.operator].outputs[0]
-    out_type = output.data_types[0] if output.data_types and case.data_type not in output.data_types else case.data_type
+    own = output.data_types[0] if output.data_types and case.data_type not in output.data_types else case.data_type
+    out_type = case.output_type or own
     out = np.empty(shape_of(case, count), NUMPY[out_type], order=order)
     if case.operator in NUMPY_ELEMENT_WISE:
         function = NUMPY_ELEMENT_WISE[case.operator]
@@ -390,6 +394,7 @@ def numpy_run(case: Case, count: int):
 # NumPy's functions for the element-wise family's benchmark cases.
 NUMPY_ELEMENT_WISE = {"add": np.add, "multiply": np.multiply, "divide": np.divide, "maximum": np.maximum,
                       "less": np.less, "logical_and": np.logical_and, "where": lambda c, a, b: np.where(c != 0, a, b),
+                      "cast": lambda x: x,  # np.copyto converts to the output's type
                       "exp": np.exp, "log": np.log, "element_wise_tanh": np.tanh, "sqrt": np.sqrt, "sin": np.sin,
                       "arctan": np.arctan, "power": np.power, "arctan2": np.arctan2, "remainder": np.remainder}
 
