@@ -13,7 +13,9 @@
 //                 bounds check: only whole items. Its units are consecutive (a CPU device:
 //                 one invocation is a SIMD lane, and a contiguous run is what it streams
 //                 best) or a workgroup apart (UNITS_INTERLEAVED, a GPU: neighbouring
-//                 invocations on neighbouring units, coalesced). The words past the last
+//                 invocations on neighbouring units, coalesced), or, where inputs repeat
+//                 one period (PERIOD_UNITS, a CPU device), a period apart, so that an item
+//                 reads each repeated input's vector once. The words past the last
 //                 whole item are a second dispatch of the same shader (PACKED_TAIL), one word
 //                 per invocation, lanes past the last element keeping their bits.
 //   PATH_GATHER   the output is packed row-major: each invocation owns a run of output words
@@ -41,7 +43,9 @@
 // PACKED_TAIL in the tail's dispatch; for PATH_GATHER and PATH_STRIDED: RUN_LENGTH,
 // RANK, SIZES and STRIDES (RANK groups of TENSOR_COUNT element strides: inputs, then the
 // output), the descs' dims after merging contiguous ones (and reordering, on PATH_STRIDED),
-// and COLUMN_RUN or not; INPUT_PERIOD(t) on the broadcast form of PATH_PACKED; for PATH_MIXED:
+// and COLUMN_RUN or not; INPUT_PERIOD(t) on the broadcast form of PATH_PACKED, with
+// PERIOD_UNITS (the one period of every repeated input, in units) where an item's units lie a
+// period apart rather than consecutive (a CPU device, 16-byte units); for PATH_MIXED:
 // MIXED_ELEMENTS, MIXED_SCALARS, and MIXED_TAIL in the tail's dispatch; VECTOR_WORDS_64 where
 // vectors move as two 64-bit words (kernel_interface.glsl). The element count is a push
 // constant: a packed tensor in a buffer larger than one binding can cover is run as
@@ -71,8 +75,11 @@ layout(local_size_x = WORKGROUP_SIZE) in;
 #if defined(PATH_PACKED)
 #define UNIT_ELEMENTS (VECTOR_WORDS * ELEMENTS_PER_WORD)
 #define ELEMENTS_PER_ITEM (VECTORS_PER_ITEM * UNIT_ELEMENTS)
-// The main dispatch maps whole chunks: an item, or with interleaved units a workgroup's items.
-#if defined(UNITS_INTERLEAVED)
+// The main dispatch maps whole chunks: an item, with interleaved units a workgroup's items,
+// with units a period apart VECTORS_PER_ITEM periods.
+#if defined(PERIOD_UNITS)
+#define CHUNK_ELEMENTS (ELEMENTS_PER_ITEM * PERIOD_UNITS)
+#elif defined(UNITS_INTERLEAVED)
 #define CHUNK_ELEMENTS (ELEMENTS_PER_ITEM * WORKGROUP_SIZE)
 #else
 #define CHUNK_ELEMENTS ELEMENTS_PER_ITEM
@@ -127,21 +134,33 @@ uint packed_input_word(uint t, uint w) {
     return input_word(t, params.base[t] / ELEMENTS_PER_WORD + INPUT_INDEX(t, w, ELEMENTS_PER_WORD));
 }
 
-// Unit u of this dispatch's window: VECTOR_WORDS whole words of every tensor.
-void map_unit(uint u) {
-    uint words[INPUT_COUNT];
 #if VECTOR_WORDS == 4
-    uvec4 vectors[INPUT_COUNT];
-    [[unroll]] for (uint t = 0u; t < INPUT_COUNT; ++t)
-        vectors[t] = INPUT_UNIFORM(t) ? uvec4(packed_input_word(t, 0u))
-                                      : input_vector(t, params.base[t] / UNIT_ELEMENTS + INPUT_INDEX(t, u, UNIT_ELEMENTS));
+// Input t's vector of unit u of this dispatch's window.
+uvec4 unit_vector(uint t, uint u) {
+    return INPUT_UNIFORM(t) ? uvec4(packed_input_word(t, 0u))
+                            : input_vector(t, params.base[t] / UNIT_ELEMENTS + INPUT_INDEX(t, u, UNIT_ELEMENTS));
+}
+
+// Unit u, given every input's vector of it.
+void map_vectors(uint u, uvec4 vectors[INPUT_COUNT]) {
+    uint words[INPUT_COUNT];
     uvec4 result;
     [[unroll]] for (uint k = 0u; k < 4u; ++k) {
         [[unroll]] for (uint t = 0u; t < INPUT_COUNT; ++t) words[t] = vectors[t][k];
         result[k] = apply_word(words, 0u, ELEMENTS_PER_WORD);
     }
     output_vector_store(0u, params.base[INPUT_COUNT] / UNIT_ELEMENTS + u, result);
+}
+#endif
+
+// Unit u of this dispatch's window: VECTOR_WORDS whole words of every tensor.
+void map_unit(uint u) {
+#if VECTOR_WORDS == 4
+    uvec4 vectors[INPUT_COUNT];
+    [[unroll]] for (uint t = 0u; t < INPUT_COUNT; ++t) vectors[t] = unit_vector(t, u);
+    map_vectors(u, vectors);
 #else
+    uint words[INPUT_COUNT];
     [[unroll]] for (uint t = 0u; t < INPUT_COUNT; ++t) words[t] = packed_input_word(t, u);
     output0[params.base[INPUT_COUNT] / ELEMENTS_PER_WORD + u] = apply_word(words, 0u, ELEMENTS_PER_WORD);
 #endif
@@ -310,6 +329,21 @@ void main() {
     output0_store(params.base[INPUT_COUNT] + e, apply_op(bits));
 #elif defined(PATH_MIXED)
     map_mixed_item(item);
+#elif defined(PATH_PACKED) && defined(PERIOD_UNITS)
+    // The item's units lie a period apart, in VECTORS_PER_ITEM consecutive periods, so each
+    // repeated input's vector is read once for all of them; neighbouring invocations take
+    // neighbouring units of the period.
+    uint first = item / PERIOD_UNITS * (VECTORS_PER_ITEM * PERIOD_UNITS) + item % PERIOD_UNITS;
+    uvec4 vectors[INPUT_COUNT];
+    [[unroll]] for (uint t = 0u; t < INPUT_COUNT; ++t) {
+        if (INPUT_PERIOD(t) != 0u) vectors[t] = unit_vector(t, first);
+    }
+    [[unroll]] for (uint k = 0u; k < VECTORS_PER_ITEM; ++k) {
+        [[unroll]] for (uint t = 0u; t < INPUT_COUNT; ++t) {
+            if (INPUT_PERIOD(t) == 0u) vectors[t] = unit_vector(t, first + k * PERIOD_UNITS);
+        }
+        map_vectors(first + k * PERIOD_UNITS, vectors);
+    }
 #elif defined(PATH_PACKED)
     [[unroll]] for (uint k = 0u; k < VECTORS_PER_ITEM; ++k) {
 #if defined(UNITS_INTERLEAVED)

@@ -296,10 +296,12 @@ def test_packed_main_and_tail_dispatches_cover_every_element_once(planned_device
 
 
 @pytest.mark.parametrize("data_type", [T.FLOAT32, T.FLOAT16, T.INT8], ids=lambda t: t.name)
-@pytest.mark.parametrize("rows, row_length", [(1, 64), (7, 64), (33, 16), (5, 12), (300, 4), (70, 1028)])
+@pytest.mark.parametrize("rows, row_length", [(1, 64), (7, 64), (33, 16), (5, 12), (300, 4), (70, 1028), (19, 128)])
 @pytest.mark.parametrize("alignment", [16, 4], ids=["vectors", "words"])
 def test_a_row_broadcast_along_rows_takes_the_broadcast_path(planned_device, data_type, rows, row_length, alignment):
-    """dY is one row repeated: the broadcast path reads it as whole vectors (or words)."""
+    """dY is one row repeated: the broadcast path reads it as whole vectors (or words); with
+    16 rows or more on a CPU device an invocation's vectors lie a row apart, so it reads dY's
+    once for all of them, and the rows past whole groups of four are the tail's."""
     device = planned_device
     per_word = 4 // data_type_info(data_type).element_size
     desc = desc_for(data_type, (rows, row_length), (None, (0, 1), None), (alignment,) * 3)
@@ -309,7 +311,10 @@ def test_a_row_broadcast_along_rows_takes_the_broadcast_path(planned_device, dat
     assert compiled.plan.path == ("packed" if rows == 1 else "broadcast" if whole_words else "gather")
     if whole_words and rows > 1:
         vectors = alignment == 16 and row_length % (4 * per_word) == 0
-        assert compiled.plan.stages[0].defines["VECTOR_WORDS"] == (4 if vectors else 1)
+        defines = compiled.plan.stages[0].defines
+        assert defines["VECTOR_WORDS"] == (4 if vectors else 1)
+        a_row_apart = vectors and rows >= 16 and "UNITS_INTERLEAVED" not in defines
+        assert defines.get("PERIOD_UNITS") == (f"{row_length // (4 * per_word)}u" if a_row_apart else None)
     assert_bytes_equal(actual["output_gradient_tensor"], expected["output_gradient_tensor"],
                        data_type_info(data_type).element_size)
 

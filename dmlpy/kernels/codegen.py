@@ -37,6 +37,9 @@ def strided_run_length(adapter: AdapterInfo) -> int:
 # Units (16-byte vectors, or words) one invocation of the packed path maps. One vector is too
 # little work to hide a load's latency; four reach the copy limit on lavapipe and on GPUs.
 PACKED_VECTORS_PER_ITEM = 4
+# Units a period apart need whole chunks of PACKED_VECTORS_PER_ITEM periods; the rest is the
+# tail's, one word an invocation, so they are planned only where the tail is at most a quarter.
+PERIOD_CHUNKS_AT_LEAST = 4
 
 
 def packed_units_interleaved(adapter: AdapterInfo) -> bool:
@@ -353,12 +356,22 @@ def plan_elementwise(inputs: list[BufferTensorDesc], output: BufferTensorDesc, a
         # Whole chunks in the main dispatch, the words past them in a tail dispatch.
         interleaved = packed_units_interleaved(adapter)
         defines.update({"VECTOR_WORDS": vector_words, "VECTORS_PER_ITEM": PACKED_VECTORS_PER_ITEM})
-        if path == "broadcast":
-            defines["INPUT_PERIOD(t)"] = uint_at("t", periods)
-        if interleaved:
-            defines["UNITS_INTERLEAVED"] = ""
         elements_per_item = PACKED_VECTORS_PER_ITEM * vector_words * elements_per_word
         chunk = elements_per_item * (workgroup_size if interleaved else 1)
+        repeated = {p for p in periods if p not in (0, 1)}
+        if path == "broadcast":
+            defines["INPUT_PERIOD(t)"] = uint_at("t", periods)
+            # On a CPU device (consecutive units) an item's units may lie a period apart, so
+            # that it loads each repeated input's vector once for all of them, where every
+            # repeated input has the one period and whole chunks cover most of the tensor.
+            if not interleaved and vector_words == 4 and len(repeated) == 1 \
+                    and output.element_count >= PERIOD_CHUNKS_AT_LEAST * PACKED_VECTORS_PER_ITEM * max(repeated):
+                (period,) = repeated
+                defines["PERIOD_UNITS"] = f"{period // (vector_words * elements_per_word)}u"
+                chunk = PACKED_VECTORS_PER_ITEM * period
+                reason += f"; an item's units a period ({period} elements) apart, each repeated vector read once"
+        if interleaved:
+            defines["UNITS_INTERLEAVED"] = ""
         stages = (KernelStage("main", shader, defines, workgroup_size, elements_per_item, generated=generated,
                               part="whole", chunk=chunk),
                   KernelStage("tail", shader, {**defines, "PACKED_TAIL": ""}, workgroup_size, elements_per_word,
