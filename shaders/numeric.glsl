@@ -172,54 +172,41 @@ float dml_max(float a, float b) {
 // integers too, so nothing depends on how a device treats subnormals.
 uint dml_significand(uint magnitude, out int exponent) {
     uint biased = magnitude >> 23;
-    if (biased != 0u) {
-        exponent = int(biased) - 127;
-        return (magnitude & 0x7FFFFFu) | 0x800000u;
-    }
     int top = findMSB(magnitude);  // a subnormal: bring its leading one to bit 23
-    exponent = top - 149;
-    return magnitude << uint(23 - top);
+    exponent = biased != 0u ? int(biased) - 127 : top - 149;
+    return biased != 0u ? (magnitude & 0x7FFFFFu) | 0x800000u : magnitude << (uint(23 - top) & 31u);
 }
 
 // sign | 2^exponent * (quotient / 2^24), rounded once to nearest even, to a normal or a
 // subnormal result: `quotient` holds 25 bits with its leading one at bit 24, `sticky` says
 // whether anything below them was dropped.
 float dml_rounded(uint sign, int exponent, uint quotient, bool sticky) {
-    if (exponent > 127) return uintBitsToFloat(sign | 0x7F800000u);
-    uint shift = 1u;  // bits to drop: the rounding bit, and more for a subnormal result
-    if (exponent < -126) {
-        int extra = -126 - exponent;
-        if (extra > 25) return uintBitsToFloat(sign);  // below half the smallest subnormal
-        sticky = sticky || (quotient & ((1u << uint(extra)) - 1u)) != 0u;
-        quotient >>= uint(extra);
-        exponent = -127;  // the subnormal exponent field, 0
-    }
-    uint kept = quotient >> shift;
-    uint dropped = quotient & 1u;
-    if (dropped == 1u && (sticky || (kept & 1u) == 1u)) kept += 1u;  // to nearest, ties to even
+    // A subnormal result drops `extra` bits more; 25 or more leave nothing (zero).
+    uint extra = uint(clamp(-126 - exponent, 0, 25));
+    sticky = sticky || (quotient & ((1u << extra) - 1u)) != 0u;
+    quotient >>= extra;
+    uint kept = quotient >> 1u;  // the rounding bit dropped
+    kept += quotient & (uint(sticky) | kept) & 1u;  // to nearest, ties to even
     // kept holds the significand with its leading one (normal) or without (subnormal); a
     // carry into bit 24 or into bit 23 moves the exponent up by one, as the addition does.
-    uint bits = exponent == -127 ? kept : (uint(exponent + 126) << 23) + kept;
-    return uintBitsToFloat(sign | min(bits, 0x7F800000u));
+    uint bits = exponent < -126 ? kept : (uint(exponent + 126) << 23) + kept;
+    return uintBitsToFloat(sign | (exponent > 127 ? 0x7F800000u : min(bits, 0x7F800000u)));
 }
 
 float dml_div(float a, float b) {
     uint ua = floatBitsToUint(a), ub = floatBitsToUint(b);
     uint sign = (ua ^ ub) & 0x80000000u;
     uint ma = ua & 0x7FFFFFFFu, mb = ub & 0x7FFFFFFFu;
-    if (ma > 0x7F800000u) return a;  // NaN in, NaN out
-    if (mb > 0x7F800000u) return b;
-    if (ma == 0x7F800000u) return mb == 0x7F800000u ? uintBitsToFloat(0x7FC00000u) : uintBitsToFloat(sign | 0x7F800000u);
-    if (mb == 0x7F800000u || ma == 0u) return mb == 0u ? uintBitsToFloat(0x7FC00000u) : uintBitsToFloat(sign);
-    if (mb == 0u) return uintBitsToFloat(sign | 0x7F800000u);
+    // Zeros, infinities and NaN are selected at the end; their quotient is computed from a
+    // stand-in of 1, so no lane divides by zero.
+    bool special = ma == 0u || mb == 0u || ma >= 0x7F800000u || mb >= 0x7F800000u;
     int ea, eb;
-    uint sa = dml_significand(ma, ea), sb = dml_significand(mb, eb);
+    uint sa = dml_significand(special ? 0x3F800000u : ma, ea), sb = dml_significand(special ? 0x3F800000u : mb, eb);
     int exponent = ea - eb;
-    uint remainder = sa;
-    if (remainder < sb) {  // the quotient's leading bit is 1 only if sa >= sb
-        remainder <<= 1;
-        exponent -= 1;
-    }
+    // The quotient's leading bit is 1 only if sa >= sb.
+    bool below = sa < sb;
+    uint remainder = below ? sa << 1 : sa;
+    exponent -= below ? 1 : 0;
     // The quotient's 25 bits (24 of the significand and one to round with) are
     // floor(remainder 2^24 / sb). The device's division estimates them to within 6 (Vulkan
     // allows it 2.5 ULP); the exact rest remainder 2^24 - estimate sb is below 2^31 in
@@ -230,48 +217,53 @@ float dml_div(float a, float b) {
     int steps = int(floor(float(rest) / float(sb)));
     quotient += uint(steps);
     rest -= steps * int(sb);
-    if (rest < 0) {
-        quotient -= 1u;
-        rest += int(sb);
-    }
-    if (rest >= int(sb)) {
-        quotient += 1u;
-        rest -= int(sb);
-    }
-    return dml_rounded(sign, exponent, quotient, rest != 0);
+    bool low = rest < 0;
+    quotient -= low ? 1u : 0u;
+    rest += low ? int(sb) : 0;
+    bool high = rest >= int(sb);
+    quotient += high ? 1u : 0u;
+    rest -= high ? int(sb) : 0;
+    uint bits = floatBitsToUint(dml_rounded(sign, exponent, quotient, rest != 0));
+    // The special operands, the later rules first so that the earlier ones win.
+    bits = mb == 0u ? sign | 0x7F800000u : bits;
+    bits = mb == 0x7F800000u || ma == 0u ? (mb == 0u ? 0x7FC00000u : sign) : bits;
+    bits = ma == 0x7F800000u ? (mb == 0x7F800000u ? 0x7FC00000u : sign | 0x7F800000u) : bits;
+    bits = mb > 0x7F800000u ? ub : bits;  // NaN in, NaN out
+    bits = ma > 0x7F800000u ? ua : bits;
+    return uintBitsToFloat(bits);
 }
 
 // sqrt(x), correctly rounded on every device. Vulkan lets a driver's sqrt be off by as much
-// as its inversesqrt, so the hardware's root of the significand only starts the search: the
-// correctly rounded significand q is the one with (q - 1/2)^2 <= y < (q + 1/2)^2 (exactly
-// on a tie-free boundary: a root is never halfway), checked in 64-bit integers and stepped
-// until it holds, which lands on the same q from any start within 6 ULP. Subnormal x
-// is normalised in integers. sqrt(-0) is -0, a negative x gives NaN.
-bool dml_square_above(uint odd, uvec2 radicand) {  // odd^2 > radicand, exactly
-    uint high, low;
-    umulExtended(odd, odd, high, low);
-    return high > radicand.y || (high == radicand.y && low > radicand.x);
-}
-
+// as its inversesqrt, so the hardware's root of the significand only starts the search. With
+// Y = y 2^46 an integer, the correctly rounded significand q (in ULP of [1, 2)) is the one
+// with (q - 1/2)^2 < Y < (q + 1/2)^2 (a root is never halfway), that is -q < Y - q^2 <= q. From
+// a start within 6 ULP, Y - q^2 is below 2^31 in magnitude, so 32-bit arithmetic that wraps
+// gives it exactly; one Newton step in integers moves q to within one, and two compares each
+// way finish it. Subnormal x is normalised in integers. sqrt(-0) is -0, a negative x gives NaN.
 float dml_sqrt(float x) {
     uint bits = floatBitsToUint(x);
     uint magnitude = bits & 0x7FFFFFFFu;
-    if (magnitude == 0u || bits == 0x7F800000u || magnitude > 0x7F800000u) return x;
-    if ((bits >> 31) != 0u) return uintBitsToFloat(0x7FC00000u);
     int exponent;
-    uint significand = dml_significand(magnitude, exponent);  // x = significand 2^(exponent - 23)
-    // y = x 2^(-2 half) in [1, 4), an even power of two taken out; y 2^48 as an integer
+    uint significand = dml_significand(max(magnitude, 1u), exponent);  // x = significand 2^(exponent - 23)
+    // y = x 2^(-2 half) in [1, 4), an even power of two taken out; `low`: Y's low 32 bits
     uint odd = uint(exponent) & 1u;
     int half_exponent = exponent >> 1;  // floor(exponent / 2)
     float y = uintBitsToFloat(((127u + odd) << 23) | (significand & 0x7FFFFFu));
-    uvec2 scaled = uvec2(significand << (25u + odd), significand >> (7u - odd));
-    uint q = (floatBitsToUint(sqrt(y)) & 0x7FFFFFu) | 0x800000u;  // the root's significand, in ULP of [1, 2)
-    if (sqrt(y) >= 2.0) q = 0x1000000u;
-    [[unroll]] for (int i = 0; i < 6; ++i) {
-        if (!dml_square_above(2u * q + 1u, scaled)) q += 1u;  // q + 1/2 is still at or below the root
-        else if (dml_square_above(2u * q - 1u, scaled)) q -= 1u;  // q - 1/2 is above it
+    uint low = significand << (23u + odd);
+    float root = sqrt(y);
+    int q = root >= 2.0 ? 0x1000000 : int((floatBitsToUint(root) & 0x7FFFFFu) | 0x800000u);  // in ULP of [1, 2)
+    int rest = int(low - uint(q) * uint(q));  // Y - q^2
+    int step = int(round(float(rest) / float(2 * q)));
+    q += step;
+    rest -= step * (2 * q - step);  // Y - (q_old + step)^2
+    [[unroll]] for (int i = 0; i < 2; ++i) {
+        bool up = rest > q, down = rest <= -q;
+        rest -= up ? 2 * q + 1 : down ? 1 - 2 * q : 0;
+        q += up ? 1 : down ? -1 : 0;
     }
-    return uintBitsToFloat((uint(half_exponent + 127) << 23) + (q - 0x800000u));
+    uint root_bits = (uint(half_exponent + 127) << 23) + (uint(q) - 0x800000u);
+    bool passes = magnitude == 0u || bits == 0x7F800000u || magnitude > 0x7F800000u;
+    return uintBitsToFloat(passes ? bits : (bits >> 31) != 0u ? 0x7FC00000u : root_bits);
 }
 
 // fmod(a, b) as C defines it: a - b trunc(a / b), exact (the remainder of the significands,
