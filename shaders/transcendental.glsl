@@ -14,20 +14,21 @@ const float LN2_LO = 1.428606765330187e-06;     // ln 2 - LN2_HI, rounded
 const float EXP_OVERFLOW = 88.72283172607421875;  // the largest x with exp(x) <= FLT_MAX
 const float EXP_UNDERFLOW = -103.972084045410156;  // below it exp(x) < 2^-150 rounds to 0
 
-// value * 2^k for value in [0.5, 2), rounded once (to a subnormal too) in integers.
+// value * 2^k for value in [0.5, 2), rounded once (to a subnormal too) in integers. Every
+// case is computed and one selected, here and in dml_exp and dml_log: lavapipe runs each
+// lane through every branch of an if anyway, and early returns add masked stores.
 float dml_ldexp(float value, int k) {
     uint bits = floatBitsToUint(value);
     int exponent = int((bits >> 23) & 0xFFu) + k;
-    if (exponent >= 255) return uintBitsToFloat((bits & 0x80000000u) | 0x7F800000u);
-    if (exponent >= 1) return uintBitsToFloat((bits & 0x807FFFFFu) | (uint(exponent) << 23));
-    uint shift = uint(1 - exponent);  // a subnormal result
-    if (shift > 25u) return uintBitsToFloat(bits & 0x80000000u);
+    // A subnormal result: shift bits dropped, rounded to nearest even (26 or more: zero).
+    uint shift = uint(clamp(1 - exponent, 1, 26));
     uint significand = (bits & 0x7FFFFFu) | 0x800000u;
     uint kept = significand >> shift;
     uint rest = significand & ((1u << shift) - 1u);
     uint halfway = 1u << (shift - 1u);
-    if (rest > halfway || (rest == halfway && (kept & 1u) == 1u)) kept += 1u;
-    return uintBitsToFloat((bits & 0x80000000u) | kept);
+    kept += rest > halfway || (rest == halfway && (kept & 1u) == 1u) ? 1u : 0u;
+    uint magnitude = exponent >= 255 ? 0x7F800000u : exponent >= 1 ? (bits & 0x7FFFFFu) | (uint(exponent) << 23) : kept;
+    return uintBitsToFloat((bits & 0x80000000u) | magnitude);
 }
 
 // e^r - 1 for |r| <= ln(2)/2 + a little: Taylor to r^9 (the first term left out is below
@@ -56,13 +57,11 @@ int dml_reduce(float x, out float r) {
 }
 
 float dml_exp(float x) {
-    if (dml_isnan(x)) return x;
-    if (x > EXP_OVERFLOW) return uintBitsToFloat(0x7F800000u);
-    if (x < EXP_UNDERFLOW) return 0.0;
     float r;
-    int k = dml_reduce(x, r);
+    int k = dml_reduce(dml_isnan(x) ? 0.0 : clamp(x, EXP_UNDERFLOW, EXP_OVERFLOW), r);
     precise float value = 1.0 + dml_expm1_reduced(r);
-    return dml_ldexp(value, k);
+    float result = x > EXP_OVERFLOW ? uintBitsToFloat(0x7F800000u) : x < EXP_UNDERFLOW ? 0.0 : dml_ldexp(value, k);
+    return dml_isnan(x) ? x : result;
 }
 
 float dml_expm1(float x) {
@@ -106,21 +105,20 @@ float dml_log_near_one(float f) {
 // x is normalised in integers.
 float dml_log(float x) {
     uint bits = floatBitsToUint(x);
-    if (dml_isnan(x) || bits == 0x7F800000u) return x;
-    if ((bits & 0x7FFFFFFFu) == 0u) return uintBitsToFloat(0xFF800000u);
-    if ((bits >> 31) != 0u) return uintBitsToFloat(0x7FC00000u);
     int k;
-    uint significand = dml_significand(bits, k);
+    uint significand = dml_significand(bits & 0x7FFFFFFFu, k);
     float m = uintBitsToFloat((significand & 0x7FFFFFu) | 0x3F800000u);  // in [1, 2)
-    if (m > SQRT2) {
-        m *= 0.5;
-        k += 1;
-    }
+    bool above = m > SQRT2;
+    m = above ? m * 0.5 : m;
+    k += above ? 1 : 0;
     precise float f = m - 1.0;  // exact
     float kf = float(k);
     precise float low = dml_log_near_one(f) + kf * LN2_LO;
     precise float result = kf * LN2_HI + low;
-    return result;
+    // The special inputs, the later rules first so that the earlier ones win.
+    uint result_bits = (bits >> 31) != 0u ? 0x7FC00000u : floatBitsToUint(result);
+    result_bits = (bits & 0x7FFFFFFFu) == 0u ? 0xFF800000u : result_bits;
+    return dml_isnan(x) || bits == 0x7F800000u ? x : uintBitsToFloat(result_bits);
 }
 
 // e^(a - b), with the rounding error of a - b carried (a softmax's e^(x - max): a
