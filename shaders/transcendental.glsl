@@ -65,23 +65,21 @@ float dml_exp(float x) {
 }
 
 float dml_expm1(float x) {
-    if (dml_isnan(x)) return x;
-    if (x > EXP_OVERFLOW) return uintBitsToFloat(0x7F800000u);
-    if (x < -17.5) return -1.0;  // e^x < 2^-25: -1 + e^x rounds to -1
-    if (dml_abs(x) < 9.3132257461547852e-10) return x;  // x (1 + x/2 ...) rounds to x; x may be subnormal
-    if (abs(x) <= 0.3465735912322998) return dml_expm1_reduced(x);
     float r;
-    int k = dml_reduce(x, r);
+    int k = dml_reduce(dml_isnan(x) ? 0.0 : clamp(x, -18.0, EXP_OVERFLOW), r);
     float q = dml_expm1_reduced(r);
-    if (k >= 1) {  // 2^k (q + 1 - 2^-k): 1 - 2^-k is exact up to k = 24 and rounds to 1 beyond
-        precise float inner = q + (k <= 24 ? 1.0 - uintBitsToFloat(uint(127 - k) << 23) : 1.0);
-        return dml_ldexp(inner, k);
-    }
-    // k <= -1: 2^k q + (2^k - 1), both exact, one rounding
-    float power = uintBitsToFloat(uint(127 + k) << 23);
+    // k >= 1: 2^k (q + 1 - 2^-k): 1 - 2^-k is exact up to k = 24 and rounds to 1 beyond
+    precise float inner = q + (k <= 24 ? 1.0 - uintBitsToFloat(uint(clamp(127 - k, 0, 254)) << 23) : 1.0);
+    // k <= 0: 2^k q + (2^k - 1), both exact, one rounding
+    float power = uintBitsToFloat(uint(clamp(127 + k, 0, 254)) << 23);
     precise float scaled = q * power;
-    precise float result = scaled + (power - 1.0);
-    return result;
+    precise float below = scaled + (power - 1.0);
+    float result = k >= 1 ? dml_ldexp(inner, k) : below;
+    result = abs(x) <= 0.3465735912322998 ? dml_expm1_reduced(x) : result;
+    result = dml_abs(x) < 9.3132257461547852e-10 ? x : result;  // x (1 + x/2 ...) rounds to x; x may be subnormal
+    result = x < -17.5 ? -1.0 : result;  // e^x < 2^-25: -1 + e^x rounds to -1
+    result = x > EXP_OVERFLOW ? uintBitsToFloat(0x7F800000u) : result;
+    return dml_isnan(x) ? x : result;
 }
 
 const float SQRT2 = 1.41421353816986083984375;  // sqrt(2) rounded down
@@ -127,30 +125,29 @@ float dml_exp_diff(float a, float b) {
     precise float d = a - b;
     float r = dml_exp(d);
     uint magnitude = floatBitsToUint(r) & 0x7FFFFFFFu;
-    if (dml_isnan(d) || magnitude == 0u || magnitude == 0x7F800000u) return r;
     precise float b_part = d - a;  // Knuth's two-sum of a and -b: err is exactly a - b - d
     precise float a_part = d - b_part;
     precise float err = (a - a_part) - (b + b_part);
-    return dml_add(r, dml_mul(r, err));  // r may be subnormal
+    float corrected = dml_add(r, dml_mul(r, err));  // r may be subnormal
+    return dml_isnan(d) || magnitude == 0u || magnitude == 0x7F800000u ? r : corrected;
 }
 
 // log(1 + t) for t in [0, 1] (what softplus needs): u = 1 + t rounded, the rounding error
 // carried separately, log u = m ln 2 + 2 atanh(f / (2 + f)) with u = 2^m (1 + f).
 float dml_log1p_unit(float t) {
     precise float u = 1.0 + t;
-    if (u == 1.0) return t;  // t < 2^-24: log1p(t) = t to within half an ULP
     precise float lost = t - (u - 1.0);  // exact: what rounding 1 + t dropped
     bool halve = u > SQRT2;
     precise float f = (halve ? u * 0.5 : u) - 1.0;  // exact
     precise float with_lost = dml_log_near_one(f) + dml_div(lost, u);
     precise float result = halve ? (LN2_HI + with_lost) + LN2_LO : with_lost;
-    return result;
+    return u == 1.0 ? t : result;  // t < 2^-24: log1p(t) = t to within half an ULP
 }
 
 // log(1 + e^x) without overflow: max(x, 0) + log1p(e^-|x|).
 float dml_softplus(float x) {
-    if (dml_isnan(x)) return x;
-    return dml_add(max(x, 0.0), dml_log1p_unit(dml_exp(-abs(x))));
+    float value = dml_add(max(x, 0.0), dml_log1p_unit(dml_exp(-abs(x))));
+    return dml_isnan(x) ? x : value;
 }
 
 // a + b = sum + error exactly (Knuth's two-sum: no order of magnitudes assumed).
@@ -180,12 +177,10 @@ float dml_two_product(float a, float b, out float error) {
 // 1 / (1 + e) for x >= 0, e / (1 + e) below, with e = e^-|x| as softplus and sigmoid' form
 // it: where an expression uses several of them, the compiler computes it once.
 float dml_sigmoid(float x) {
-    if (dml_isnan(x)) return x;
     float e = dml_exp(-abs(x));
     precise float denominator = 1.0 + e;
     float numerator = x >= 0.0 ? 1.0 : e;
     float quotient = dml_div(numerator, denominator);
-    if (quotient < 1.0e-30) return quotient;  // Dekker's product below would underflow
     // The rounding of 1 + e and of the quotient, corrected to first order: the exact
     // numerator / (denominator + denominator_error) is quotient + residual / denominator,
     // where 1 / denominator is quotient (x >= 0) or 1 - quotient (x < 0).
@@ -194,32 +189,30 @@ float dml_sigmoid(float x) {
     float product = dml_two_product(quotient, denominator, product_error);
     precise float residual = ((numerator - product) - product_error) - quotient * denominator_error;
     precise float result = quotient + residual * (x >= 0.0 ? quotient : 1.0 - quotient);
-    return result;
+    // Below 1e-30 Dekker's product would underflow: the quotient as it is.
+    return dml_isnan(x) ? x : quotient < 1.0e-30 ? quotient : result;
 }
 
 // tanh |x| = -expm1(-2|x|) / (expm1(-2|x|) + 2): accurate near 0 (no 1 - ... cancels) and
 // far from it (the denominator nears 1), so one branch-free formula serves every x; the
 // sign restored at the end.
 float dml_tanh(float x) {
-    if (dml_isnan(x)) return x;
     float a = dml_abs(x);
-    if (a < 9.3132257461547852e-10) return x;  // x (1 - x^2/3 ...) rounds to x; x may be subnormal
     float t = dml_expm1(-(a + a));
     precise float denominator = t + 2.0;
     float quotient = dml_div(-t, denominator);
-    float magnitude = quotient;
-    if (quotient >= 1.0e-30) {  // else Dekker's product would underflow
-        // The rounding of t + 2 and of the quotient, corrected to first order as in
-        // dml_sigmoid; here 1 / denominator is (1 + quotient) / 2.
-        precise float denominator_error = t - (denominator - 2.0);  // exact: 2 >= |t|
-        float product_error;
-        float product = dml_two_product(quotient, denominator, product_error);
-        precise float residual = ((-t - product) - product_error) - quotient * denominator_error;
-        precise float corrected = quotient + residual * ((1.0 + quotient) * 0.5);
-        magnitude = corrected;
-    }
+    // The rounding of t + 2 and of the quotient, corrected to first order as in dml_sigmoid;
+    // here 1 / denominator is (1 + quotient) / 2.
+    precise float denominator_error = t - (denominator - 2.0);  // exact: 2 >= |t|
+    float product_error;
+    float product = dml_two_product(quotient, denominator, product_error);
+    precise float residual = ((-t - product) - product_error) - quotient * denominator_error;
+    precise float corrected = quotient + residual * ((1.0 + quotient) * 0.5);
+    float magnitude = quotient >= 1.0e-30 ? corrected : quotient;  // else Dekker's product would underflow
+    magnitude = a < 9.3132257461547852e-10 ? a : magnitude;  // |x| (1 - x^2/3 ...) rounds to |x|; may be subnormal
     // The sign of x, on bits: tanh(±0) is ±0 whatever sign the zero quotient took.
-    return uintBitsToFloat((floatBitsToUint(magnitude) & 0x7FFFFFFFu) | (floatBitsToUint(x) & 0x80000000u));
+    uint bits = (floatBitsToUint(magnitude) & 0x7FFFFFFFu) | (floatBitsToUint(x) & 0x80000000u);
+    return dml_isnan(x) ? x : uintBitsToFloat(bits);
 }
 
 // numerator / (1 + e)^2 for 0 <= e <= 1, with the roundings of 1 + e, of its square and of
@@ -230,7 +223,6 @@ float dml_over_square_of_one_plus(float numerator, float e) {
     float square_error;
     float square = dml_two_product(one_plus, one_plus, square_error);
     float quotient = dml_div(numerator, square);
-    if (quotient < 1.0e-30) return quotient;  // Dekker's product below would underflow
     precise float one_plus_error = e - (one_plus - 1.0);  // exact: 1 >= e
     // (1 + e)^2 = square + square_error + 2 one_plus one_plus_error, to first order
     precise float denominator_error = square_error + 2.0 * (one_plus * one_plus_error);
@@ -241,23 +233,23 @@ float dml_over_square_of_one_plus(float numerator, float e) {
     precise float guess = 1.5 - 0.5 * one_plus;
     precise float inverse = guess * (2.0 - one_plus * guess);
     precise float result = quotient + residual * (inverse * inverse);
-    return result;
+    return quotient < 1.0e-30 ? quotient : result;  // below it Dekker's product would underflow
 }
 
 // sigmoid'(x) = e / (1 + e)^2 with e = e^-|x|: no cancellation (s (1 - s) loses everything
 // once s rounds to 1).
 float dml_sigmoid_slope(float x) {
-    if (dml_isnan(x)) return x;
     float e = dml_exp(-abs(x));
-    return dml_over_square_of_one_plus(e, e);
+    float slope = dml_over_square_of_one_plus(e, e);
+    return dml_isnan(x) ? x : slope;
 }
 
 // tanh'(x) = 1 - tanh^2 x = 4 e / (1 + e)^2 with e = e^-2|x|, for the same reason.
 float dml_tanh_slope(float x) {
-    if (dml_isnan(x)) return x;
     float a = abs(x);
     float e = dml_exp(-(a + a));
-    return dml_over_square_of_one_plus(dml_mul(4.0, e), e);  // e may be subnormal
+    float slope = dml_over_square_of_one_plus(dml_mul(4.0, e), e);  // e may be subnormal
+    return dml_isnan(x) ? x : slope;
 }
 
 // GELU(x) = x Φ(x) with Φ(x) = (1 + erf(x/√2)) / 2, and its slope Φ(x) + x φ(x). Never
