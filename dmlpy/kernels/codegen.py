@@ -358,15 +358,15 @@ def plan_elementwise(inputs: list[BufferTensorDesc], output: BufferTensorDesc, a
         defines.update({"VECTOR_WORDS": vector_words, "VECTORS_PER_ITEM": PACKED_VECTORS_PER_ITEM})
         elements_per_item = PACKED_VECTORS_PER_ITEM * vector_words * elements_per_word
         chunk = elements_per_item * (workgroup_size if interleaved else 1)
-        repeated = {p for p in periods if p not in (0, 1)}
         if path == "broadcast":
             defines["INPUT_PERIOD(t)"] = uint_at("t", periods)
             # On a CPU device (consecutive units) an item's units may lie a period apart, so
             # that it loads each repeated input's vector once for all of them, where every
             # repeated input has the one period and whole chunks cover most of the tensor.
+            repeated = {p for p in periods if p not in (0, 1)}
+            period = max(repeated, default=0)
             if not interleaved and vector_words == 4 and len(repeated) == 1 \
-                    and output.element_count >= PERIOD_CHUNKS_AT_LEAST * PACKED_VECTORS_PER_ITEM * max(repeated):
-                (period,) = repeated
+                    and output.element_count >= PERIOD_CHUNKS_AT_LEAST * PACKED_VECTORS_PER_ITEM * period:
                 defines["PERIOD_UNITS"] = f"{period // (vector_words * elements_per_word)}u"
                 chunk = PACKED_VECTORS_PER_ITEM * period
                 reason += f"; an item's units a period ({period} elements) apart, each repeated vector read once"
