@@ -104,6 +104,22 @@ def test_special_values_follow_c(device, function, reference):
     assert_within_bound(got[~exact], [a[~exact], b[~exact]], name, T.FLOAT32, bound=FP32_ULP_BOUND[name])
 
 
+# Signalling and quiet NaNs of both signs, with payloads (docs/numerics.md, "Which NaN").
+NAN_BITS = np.array([0x7F800001, 0xFF812345, 0x7FC00001, 0xFFC54321], np.uint32)
+
+
+@pytest.mark.parametrize("name", ["exp", "log", "sqrt", "sigmoid", "tanh", "element_wise_tanh", "sin", "cos", "tan",
+                                  "arcsin", "arccos", "sinh", "cosh", "erf"])
+def test_a_one_argument_function_returns_a_nan_argument_as_it_came(device, name):
+    got = np.asarray(getattr(dml, name)(NAN_BITS.view(np.float32), device=device))
+    assert np.array_equal(got.view(np.uint32), NAN_BITS)
+
+
+def test_atan_returns_a_nan_argument_made_quiet(device):
+    got = np.asarray(dml.arctan(NAN_BITS.view(np.float32), device=device))
+    assert np.array_equal(got.view(np.uint32), NAN_BITS | 0x00400000)
+
+
 def test_constant_pow_is_pow_with_a_scalar_exponent(device):
     rng = np.random.default_rng(13)
     x = np.concatenate([rng.uniform(-4, 4, 1 << 14).astype(np.float32), SPECIALS])
