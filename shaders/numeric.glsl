@@ -48,15 +48,14 @@ float float16_to_float(uint half_bits) {
 uint float16_from_float(float value) {
     uint u = floatBitsToUint(value);
     uint magnitude = u & 0x7FFFFFFFu;
-    // A normal half: re-bias the exponent, round 23 bits to 10 (a carry may reach infinity).
-    uint rebased = magnitude - 0x38000000u;
-    uint normal = (rebased + 0xFFFu + ((rebased >> 13) & 1u)) >> 13;
-    // A subnormal half (or the smallest normal, after rounding up): units of 2^-24, rounded
-    // to nearest even; at most 2^-25 gives zero (a shift of 25 leaves no unit).
-    uint shift = clamp(126u - (magnitude >> 23), 14u, 25u);
-    uint significand = (magnitude & 0x7FFFFFu) | 0x800000u;
-    uint subnormal = (significand + (1u << (shift - 1u)) - 1u + ((significand >> shift) & 1u)) >> shift;
-    uint half_magnitude = magnitude >= 0x38800000u ? normal : subnormal;
+    // One rounding serves both cases, its operand and shift selected first: a normal half
+    // re-biases the exponent and rounds 23 bits to 10 (a carry may reach infinity); a
+    // subnormal one (or the smallest normal, after rounding up) rounds the significand to
+    // units of 2^-24, and at most 2^-25 gives zero (a shift of 25 leaves no unit).
+    bool normal = magnitude >= 0x38800000u;
+    uint shift = normal ? 13u : min(126u - (magnitude >> 23), 25u);
+    uint bits = normal ? magnitude - 0x38000000u : (magnitude & 0x7FFFFFu) | 0x800000u;
+    uint half_magnitude = (bits + (1u << (shift - 1u)) - 1u + ((bits >> shift) & 1u)) >> shift;
     half_magnitude = magnitude >= 0x477FF000u ? 0x7C00u : half_magnitude;  // 65520 and up: infinity
     half_magnitude = magnitude > 0x7F800000u ? 0x7E00u | ((magnitude >> 13) & 0x3FFu) : half_magnitude;  // NaN, quiet
     return ((u >> 16) & 0x8000u) | half_magnitude;
