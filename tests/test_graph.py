@@ -224,6 +224,29 @@ def test_a_node_reading_several_producers_takes_them_all_once_their_inputs_fit(d
     assert np.array_equal(bits(run_graph(device, compiled, [va, vz, vb, vc])[0]), bits(expected))
 
 
+def test_a_select_between_two_casts_to_one_type_converts_once(device):
+    """where(c, cast(x), cast(y)) fused rounds the selected number once: NumPy's bits, with
+    NaNs, infinities, values that round to FP16 subnormals, ties and overflow on both sides."""
+    g = dml.GraphBuilder(device)
+    desc = dml.BufferTensorDesc(T.FLOAT32, (64,))
+    condition, x, y = g.input(dml.BufferTensorDesc(T.UINT8, (64,))), g.input(desc), g.input(desc)
+    half = np.float16
+    compiled = g.build([dml.graph.where(condition, dml.graph.cast(x, half), dml.graph.cast(y, half))])
+    for source in compiled.sources:  # each stage of the kernel (the main one, its tail)
+        body = source[source.index("begin operator_body"):source.index("end operator_body")]
+        assert body.count("float16_from_float(") == 1
+    rng = np.random.default_rng(7)
+    specials = np.array([np.nan, -np.nan, np.inf, -np.inf, 0.0, -0.0, 65519.0, 65520.0, -1e6, 2.0 ** -25,
+                         -(2.0 ** -25) * 1.5, 2.0 ** -24 * 2.5, 6.1e-5, 1.00048828125, 1e-40], np.float32)
+    xs = (rng.standard_normal(64) * 1e3).astype(np.float32)
+    ys = (rng.standard_normal(64) * 1e-5).astype(np.float32)
+    xs[:15], ys[15:30] = specials, specials
+    conditions = rng.integers(0, 3, 64).astype(np.uint8)
+    (got,) = run_graph(device, compiled, [conditions, xs, ys])
+    expected = np.where(conditions != 0, xs.astype(half), ys.astype(half))
+    assert np.array_equal(bits(got), bits(expected))
+
+
 def test_builder_prelu_grad_gives_two_outputs_and_uses_scratch(device):
     g = dml.GraphBuilder(device)
     x = g.input(dml.BufferTensorDesc(T.FLOAT32, (2, 3, 4)))

@@ -269,10 +269,22 @@ def substitute(result: Expr, inputs: list[Expr], scalar_offset: int) -> Expr:
             elif not node.args:
                 made[node.serial] = node
             else:
-                made[node.serial] = Expr(node.op, tuple(visit(arg) for arg in node.args), node.value, node.kind)
+                made[node.serial] = _rebuilt(node, tuple(visit(arg) for arg in node.args))
         return made[node.serial]
 
     return visit(result)
+
+
+def _rebuilt(node: Expr, args: tuple[Expr, ...]) -> Expr:
+    """`node` over new operands. A select between two numbers rounded to one data type (a fused
+    IF over two CASTs) rounds the selected number once: the same bits, half the conversions."""
+    if node.op == "select" and node.kind == STORED:
+        condition, if_true, if_false = args
+        if (if_true.op == if_false.op == "round" and if_true.value == if_false.value
+                and if_true.args[0].kind == if_false.args[0].kind == FLOAT):
+            chosen = Expr("select", (condition, if_true.args[0], if_false.args[0]))
+            return Expr("round", (chosen,), if_true.value, STORED)
+    return Expr(node.op, args, node.value, node.kind)
 
 
 log = _unary("log")
