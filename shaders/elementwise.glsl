@@ -166,13 +166,13 @@ void map_unit(uint u) {
 #endif
 }
 #elif defined(PATH_MIXED)
-// Item `item`: elements [item * MIXED_ELEMENTS, + MIXED_ELEMENTS), one 16-byte vector of the
-// narrowest tensor and whole vectors of every other (MIXED_ELEMENTS * bits / 128 each), each
-// element's bits taken from its tensor's words by that tensor's own width. Vectors alone, no
-// branch on a tensor's width: with a word path beside them lavapipe ran twice as slowly. Each
-// vector is loaded where its first element is reached and the output's stored once its last
-// is done, so only one vector of each tensor is live (all of them at once overflowed a CPU
-// device's registers).
+// Item `item`: elements [item * MIXED_ELEMENTS, + MIXED_ELEMENTS), whole 16-byte vectors of
+// every tensor (one of the narrowest; on a CPU device several beside a one-value input, whose
+// element is loaded once an item), each element's bits taken from its tensor's words by that
+// tensor's own width. Vectors alone, no branch on a tensor's width: with a word path beside
+// them lavapipe ran twice as slowly. Each vector is loaded where its first element is reached
+// and the output's stored once its last is done, so only one vector of each tensor is live
+// (all of them at once overflowed a CPU device's registers).
 void map_mixed_item(uint item) {
     uvec4 vectors[INPUT_COUNT];
     uint scalar_bits[INPUT_COUNT];

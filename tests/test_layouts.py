@@ -398,7 +398,7 @@ def test_a_select_of_three_widths_takes_the_mixed_path(device):
     array or a scalar."""
     rng = np.random.default_rng(9)
     for dtype in (np.float16, np.float32):
-        for count in (5, 16, 49, 4096 + 3):
+        for count in (5, 16, 49, 145, 4096 + 3):
             condition = rng.integers(0, 3, count).astype(np.uint8)
             a, b = rng.standard_normal((2, count)).astype(dtype)
             got = dml.where(condition, a, b, device=device)

@@ -40,6 +40,10 @@ PACKED_VECTORS_PER_ITEM = 4
 # Units a period apart need whole chunks of PACKED_VECTORS_PER_ITEM periods; the rest is the
 # tail's, one word an invocation, so they are planned only where the tail is at most a quarter.
 PERIOD_CHUNKS_AT_LEAST = 4
+# On a CPU device a mixed item beside a one-value input covers this many vectors of the
+# narrowest tensor: the value is loaded once an item, lane by lane, and a load per vector
+# cost lavapipe 8% of a FP32 comparison-and-select chain.
+MIXED_VECTORS_BESIDE_SCALARS = 4
 
 
 def packed_units_interleaved(adapter: AdapterInfo) -> bool:
@@ -384,6 +388,8 @@ def plan_elementwise(inputs: list[BufferTensorDesc], output: BufferTensorDesc, a
     if path == "mixed":
         # Whole items in the main dispatch, the elements past them one an invocation in a tail.
         item = 128 // min(data_type_info(t.data_type).bits for t in read_by_words)
+        if any(scalar_inputs) and not packed_units_interleaved(adapter):
+            item *= MIXED_VECTORS_BESIDE_SCALARS
         defines.update({"MIXED_ELEMENTS": f"{item}u", "MIXED_SCALARS": sum(1 << t for t, scalar in
                                                                            enumerate(scalar_inputs) if scalar)})
         stages = (KernelStage("main", shader, defines, workgroup_size, item, generated=generated, part="whole",
