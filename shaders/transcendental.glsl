@@ -84,18 +84,20 @@ float dml_expm1(float x) {
 
 const float SQRT2 = 1.41421353816986083984375;  // sqrt(2) rounded down
 
-// log(1 + f) for f in [sqrt(1/2) - 1, sqrt(2) - 1]: 2 atanh(s), s = f / (2 + f), as an odd series.
+// log(1 + f) for f in [sqrt(1/2) - 1, sqrt(2) - 1]: f + f^2 Q(f), Q of degree 8 fitted to
+// (log(1 + f) - f) / f^2 (relative error under 2^-23.8, its coefficients in FP32). f is exact and
+// f^2 Q at most a fifth of the result, so only the last addition's rounding counts: LOG
+// within 0.94 ULP, with no division (docs/numerics.md).
 float dml_log_near_one(float f) {
-    float s = dml_div(f, 2.0 + f);
-    precise float s2 = s * s;
-    precise float series = 0.15384615384615385 + s2 * 0.13333333333333333;
-    series = 0.18181818181818182 + s2 * series;
-    series = 0.22222222222222222 + s2 * series;
-    series = 0.2857142857142857 + s2 * series;
-    series = 0.4 + s2 * series;
-    series = 0.6666666666666666 + s2 * series;
-    precise float odd = (s * s2) * series;
-    precise float result = (s + s) + odd;
+    precise float q = 0.12776850163936615 + f * -0.07777025550603867;
+    q = -0.13114190101623535 + f * q;
+    q = 0.14196224510669708 + f * q;
+    q = -0.16627086699008942 + f * q;
+    q = 0.2000163197517395 + f * q;
+    q = -0.2500077784061432 + f * q;
+    q = 0.33333325386047363 + f * q;
+    q = -0.4999999701976776 + f * q;
+    precise float result = f + (f * f) * q;
     return result;
 }
 
