@@ -8,15 +8,6 @@
 // iteration toward minimax), each coefficient rounded to FP32 before the later ones are
 // refitted; the comment above each names the worst error of the fit in FP32.
 
-// 1 / v for a positive normal v, to about 2^-12 relative: enough where it scales a rounding
-// error. An exponent-negating first guess and two Newton steps, the same bits everywhere.
-float dml_hyp_reciprocal_estimate(float v) {
-    precise float r = uintBitsToFloat(0x7EF311C3u - floatBitsToUint(v));
-    r = r * (2.0 - v * r);
-    r = r * (2.0 - v * r);
-    return r;
-}
-
 // sqrt(high + low) = root + root_low for high > 0 and |low| within an ULP or so of high:
 // the correctly rounded root of high, and the first-order correction from the exact residual.
 float dml_hyp_sqrt_two_float(float high, float low, out float root_low) {
@@ -24,7 +15,7 @@ float dml_hyp_sqrt_two_float(float high, float low, out float root_low) {
     float square_error;
     float square = dml_two_product(root, root, square_error);
     precise float residual = ((high - square) - square_error) + low;  // high - square is exact
-    precise float correction = residual * dml_hyp_reciprocal_estimate(root + root);
+    precise float correction = residual * dml_reciprocal_estimate(root + root, 2);
     root_low = correction;
     return root;
 }
@@ -45,7 +36,7 @@ float dml_hyp_log_two_float(float high, float low, int extra) {
     precise float f_low = low * uintBitsToFloat(uint(127 - k) << 23);  // low 2^-k, exact
     precise float denominator = 2.0 + f;
     precise float denominator_low = f - (denominator - 2.0);  // exact: 2 >= |f|
-    float s = dml_div(f, denominator);
+    float s = dml_quotient_estimate(f, denominator);
     float product_error;
     float product = dml_two_product(s, denominator, product_error);
     // (z - s (2 + z)) / (2 + z), where 1 / (2 + z) = (1 - s) / 2; f - product is exact
@@ -83,7 +74,7 @@ float dml_hyp_half_exp_sum(float a, float sign) {
         precise float alone = high + low;
         return dml_ldexp(alone, k - 1);
     }
-    float inverse = dml_div(1.0, high);
+    float inverse = dml_reciprocal_estimate(high, 3);
     float product_error;
     float product = dml_two_product(inverse, high, product_error);
     precise float residual = ((1.0 - product) - product_error) - inverse * low;  // 1 - inverse (high + low)
@@ -195,12 +186,12 @@ float dml_atanh(float x) {
         precise float denominator = 1.0 - a;  // exact
         precise float numerator = 1.0 + a;
         precise float numerator_low = a - (numerator - 1.0);  // exact: 1 >= a
-        float quotient = dml_div(numerator, denominator);
+        float quotient = dml_quotient_estimate(numerator, denominator);
         float product_error;
         float product = dml_two_product(quotient, denominator, product_error);
         // numerator - product is exact
         precise float residual = ((numerator - product) - product_error) + numerator_low;
-        precise float quotient_low = residual * dml_hyp_reciprocal_estimate(denominator);
+        precise float quotient_low = residual * dml_reciprocal_estimate(denominator, 2);
         precise float half_log = 0.5 * dml_hyp_log_two_float(quotient, quotient_low, 0);
         magnitude = half_log;
     }

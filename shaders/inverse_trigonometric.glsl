@@ -1,6 +1,6 @@
 // asin, acos, atan and atan2, all as the angle of a point: atan2(y, x) = a multiple of pi/2
 // plus or minus atan(n / d), where n / d <= 1 is the smaller coordinate over the larger.
-// The quotient is carried in two floats (dml_div and its exact residual), and so are atan of
+// The quotient is carried in two floats (an estimate and its exact residual), and so are atan of
 // it and the multiple of pi/2, so only the last addition rounds noticeably: within about
 // 0.6 ULP.
 
@@ -13,14 +13,6 @@ const float QUARTER_PI_LO = -2.1855694143368964e-08;
 
 const float ATAN_HALF_HI = 0.46364760398864746;  // atan(1/2) rounded
 const float ATAN_HALF_LO = 5.01215868808913e-09;
-
-// 1/d within 0.26% for a normal d (all a residual's correction needs): a guess from the
-// bits, within 5.1%, and one Newton step.
-float dml_reciprocal_estimate(float d) {
-    float guess = uintBitsToFloat(0x7EF311C3u - floatBitsToUint(d));
-    precise float refined = guess * (2.0 - d * guess);
-    return refined;
-}
 
 // atan(N / D) = hi + lo, for N = n + n_lo <= D = d + d_lo (each pair a float and a small
 // correction), 1/2 <= d <= 2, n / d >= 2^-17 or n = 0: every intermediate below is normal.
@@ -37,11 +29,11 @@ float dml_atan_ratio(float n, float n_lo, float d, float d_lo, out float lo) {
     precise float top_lo = n_lo - c * d_lo;
     precise float bottom = d + c * n;
     precise float bottom_lo = ((d - bottom) + c * n) + (d_lo + c * n_lo);  // Fast2Sum: d >= c n
-    float t = dml_div(top, bottom);
+    float t = dml_quotient_estimate(top, bottom);
     float product_error;
     float product = dml_two_product(t, bottom, product_error);
     precise float residual = ((top - product) - product_error) + (top_lo - t * bottom_lo);
-    precise float e = residual * dml_reciprocal_estimate(bottom);
+    precise float e = residual * dml_reciprocal_estimate(bottom, 1);
     precise float t2 = t * t;
     precise float odd = (t * t2) * (-0.33333325386047363 + t2 * (0.19998666644096375 + t2 * (-0.14220456779003143 + t2 * 0.09834806621074677)));
     float base_hi = beyond_three_quarters ? QUARTER_PI_HI : beyond_quarter ? ATAN_HALF_HI : 0.0;
@@ -135,7 +127,7 @@ float dml_cosine_of_asin(float a, out float lo) {
     float root_square = dml_two_product(root, root, root_square_error);
     // sqrt(root^2 + residual) = root + residual / (2 root), to first order
     precise float residual = ((w - root_square) - root_square_error) + w_lo;
-    precise float correction = residual * (0.5 * dml_reciprocal_estimate(root));
+    precise float correction = residual * (0.5 * dml_reciprocal_estimate(root, 1));
     lo = correction;
     return root;
 }
