@@ -72,7 +72,7 @@ float dml_hyp_half_exp_sum(float a, float sign) {
     precise float low = (q - (high - 1.0)) + high * r_low;  // high's rounding error (exact), e^r_low = 1 + r_low
     if (k >= 16) {  // e^-a is below 2^-31 of e^a: nothing to add
         precise float alone = high + low;
-        return dml_ldexp(alone, k - 1);
+        return dml_scaled(alone, k - 1);
     }
     float inverse = dml_reciprocal_estimate(high, 3);
     float product_error;
@@ -82,7 +82,7 @@ float dml_hyp_half_exp_sum(float a, float sign) {
     float sum_error;
     float sum = dml_two_sum(high, other, sum_error);
     precise float inner = sum + ((sum_error + low) + other * residual);
-    return dml_ldexp(inner, k - 1);
+    return dml_scaled(inner, k - 1);
 }
 
 // magnitude with the sign of `sign`, on bits.

@@ -31,6 +31,16 @@ float dml_ldexp(float value, int k) {
     return uintBitsToFloat((bits & 0x80000000u) | magnitude);
 }
 
+// value * 2^k where value and the result are normal (or the result overflows), |k| <= 250:
+// two multiplications by normal powers of two, each exact, so there is nothing to round.
+// Where the result may be subnormal dml_ldexp rounds it (a device may flush the product).
+float dml_scaled(float value, int k) {
+    int first = k / 2;
+    precise float half_way = value * uintBitsToFloat(uint(127 + first) << 23);
+    precise float scaled = half_way * uintBitsToFloat(uint(127 + k - first) << 23);
+    return scaled;
+}
+
 // 1 / d for a positive normal d whose reciprocal is normal, from multiplications and
 // additions alone (the same bits everywhere): a guess from the bits, within 5.1%, and
 // `steps` Newton steps (within 0.26%, 6.8e-6, then 1.5e-7: FP32's own rounding).
@@ -77,7 +87,11 @@ float dml_exp(float x) {
     float r;
     int k = dml_reduce(dml_isnan(x) ? 0.0 : clamp(x, EXP_UNDERFLOW, EXP_OVERFLOW), r);
     precise float value = 1.0 + dml_expm1_reduced(r);
-    float result = x > EXP_OVERFLOW ? uintBitsToFloat(0x7F800000u) : x < EXP_UNDERFLOW ? 0.0 : dml_ldexp(value, k);
+    // value in [0.7, 1.5): 2^k value is normal from k = -125 on; below, rounded in integers
+    // behind an if that a group of lanes skips unless one of them needs it
+    float scaled = dml_scaled(value, max(k, -125));
+    if (k < -125) scaled = dml_ldexp(value, k);
+    float result = x > EXP_OVERFLOW ? uintBitsToFloat(0x7F800000u) : x < EXP_UNDERFLOW ? 0.0 : scaled;
     return dml_isnan(x) ? x : result;
 }
 
@@ -91,7 +105,7 @@ float dml_expm1(float x) {
     float power = uintBitsToFloat(uint(clamp(127 + k, 0, 254)) << 23);
     precise float scaled = q * power;
     precise float below = scaled + (power - 1.0);
-    float result = k >= 1 ? dml_ldexp(inner, k) : below;
+    float result = k >= 1 ? dml_scaled(inner, k) : below;  // normal, or an overflow
     result = abs(x) <= 0.3465735912322998 ? dml_expm1_reduced(x) : result;
     result = dml_abs(x) < 9.3132257461547852e-10 ? x : result;  // x (1 + x/2 ...) rounds to x; x may be subnormal
     result = x < -17.5 ? -1.0 : result;  // e^x < 2^-25: -1 + e^x rounds to -1
