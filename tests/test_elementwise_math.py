@@ -15,15 +15,16 @@ import dmlpy as dml
 
 T = dml.TensorDataType
 
-# The most ULP each may be off in FP32 (docs/numerics.md): the 2 ULP.
-FP32_ULP_BOUND = {name: 2.0 for name in TRANSCENDENTAL}
+# The most ULP each may be off in FP32 (docs/numerics.md): the 2 ULP; LOG's fit
+# measures 0.94 over every input of [0.5, 2], where its relative error shows.
+FP32_ULP_BOUND = {name: 2.0 for name in TRANSCENDENTAL} | {"LOG": 1.0}
 
 # Where each unary function's interesting values lie: a dense sweep of it, besides random bit
 # patterns over every exponent.
 DENSE_RANGES = {
     "SIN": (-20.0, 20.0), "COS": (-20.0, 20.0), "TAN": (-20.0, 20.0), "ASIN": (-1.0, 1.0), "ACOS": (-1.0, 1.0),
     "ATAN": (-30.0, 30.0), "SINH": (-90.0, 90.0), "COSH": (-90.0, 90.0), "ASINH": (-30.0, 30.0),
-    "ACOSH": (1.0, 30.0), "ATANH": (-1.0, 1.0), "ERF": (-5.0, 5.0),
+    "ACOSH": (1.0, 30.0), "ATANH": (-1.0, 1.0), "ERF": (-5.0, 5.0), "LOG": (0.5, 2.0),
 }
 FRONT_END = {row: dml.OPERATORS[name].name for name, row in
              ((s.name, s.dml_name.removeprefix("ELEMENT_WISE_")) for s in dml.OPERATORS.values())}

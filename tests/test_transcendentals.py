@@ -20,11 +20,10 @@ FP32_ULP_BOUND = {(name, "none"): 2.0 for name in REFERENCES_F64}  # the target
 # Where the target is not met yet (docs/numerics.md has the causes), a little above what
 # the sweep measures, so that a regression fails.
 FP32_ULP_BOUND.update({(name, "none"): bound for name, bound in {
-    "softplus": 3.5,  # log1p's error and the final sum
     "scaled_elu_grad": 3.0, "scaled_tanh_grad": 2.5,  # dY times a product of scalars
     "swish": 2.5, "swish_grad": 4.5,  # s + k x s' cancels toward its zero near x = -1.28
     # Beta·X's rounding error carried into softplus, then added and multiplied by Alpha
-    "parametric_softplus": 5.0, "parametric_softplus_grad": 3.5,
+    "parametric_softplus": 4.0, "parametric_softplus_grad": 3.5,
     "gelu": 3.0, "gelu_grad": 6.0,  # the fitted tail; the gradient cancels near x = -0.75
 }.items()})
 # GELU's tanh form rounds its argument 2u = k (x + 0.044715 x^3) in FP32, which grows as x^3
