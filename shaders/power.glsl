@@ -120,14 +120,14 @@ float dml_pow(float x, float y) {
     if (ax == 0u || ax == 0x7F800000u)  // 0 or inf, with x's sign where y is odd
         return uintBitsToFloat(sign | ((ax == 0u) == y_negative ? 0x7F800000u : 0u));
     if ((ux >> 31) != 0u && !integral) return uintBitsToFloat(0x7FC00000u);
-    // x = -1: below, its log2 of 0 against a huge y would overflow Dekker's split of y
+    // x = -1: below, its log2 of 0 against a huge y would overflow Dekker's product
     if (ax == 0x3F800000u) return uintBitsToFloat(sign | 0x3F800000u);
 
     float log_low;
     float log_high = dml_pow_log2(ax, log_low);
     precise float t = y * log_high;
     // 2^129 and 2^-151 are beyond FLT_MAX and half the smallest subnormal. Within, |y| < 2^32
-    // (|log2|x|| > 2^-24), so Dekker's split cannot overflow; a subnormal t (flushed or not)
+    // (|log2|x|| > 2^-24), so Dekker's product cannot overflow; a subnormal t (flushed or not)
     // gives 1 either way.
     if (t > 129.0) return uintBitsToFloat(sign | 0x7F800000u);
     if (t < -151.0) return uintBitsToFloat(sign);

@@ -193,13 +193,13 @@ float dml_two_sum(float a, float b, out float error) {
     return sum;
 }
 
-// a b = product + error exactly (Dekker's product from 12-bit halves; |a|, |b| < 2^100).
+// a b = product + error exactly (Dekker's product from 12-bit halves, where nothing over- or
+// underflows). Each operand is split on its bits: the high half keeps the leading 12 bits of
+// its significand, the low half (exact) the other 12, so every partial product is exact.
 float dml_two_product(float a, float b, out float error) {
-    precise float split_a = 4097.0 * a;
-    precise float a_high = split_a - (split_a - a);
+    float a_high = uintBitsToFloat(floatBitsToUint(a) & 0xFFFFF000u);
     precise float a_low = a - a_high;
-    precise float split_b = 4097.0 * b;
-    precise float b_high = split_b - (split_b - b);
+    float b_high = uintBitsToFloat(floatBitsToUint(b) & 0xFFFFF000u);
     precise float b_low = b - b_high;
     precise float product = a * b;
     precise float rest = (((a_high * b_high - product) + a_high * b_low) + a_low * b_high) + a_low * b_low;
@@ -367,7 +367,7 @@ const float INV_SQRT_2PI = 0.3989422917366028;
 const float GAUSS_TAIL_END = 15.0;  // t Φ(-t) < 2^-150 beyond: GELU(-t) rounds to -0
 
 // a b - fl(a b), exactly, for products and factors of magnitude 1e-30 to 1e30 (else 0, where
-// there is nothing worth carrying, and Dekker's split could overflow).
+// there is nothing worth carrying, and Dekker's partial products could over- or underflow).
 float dml_product_error(float a, float b) {
     precise float product = a * b;
     if (!(abs(a) < 1.0e30 && abs(b) < 1.0e30 && abs(product) < 1.0e30 && abs(product) > 1.0e-30)) return 0.0;
