@@ -43,7 +43,7 @@
 #extension GL_EXT_control_flow_attributes : require
 #if defined(SHARED_ROWS)
 #extension GL_KHR_shader_subgroup_basic : require
-#extension GL_KHR_shader_subgroup_ballot : require
+#extension GL_KHR_shader_subgroup_shuffle : require
 #if defined(EXACTNESS_KEYS)
 #extension GL_KHR_shader_subgroup_vote : require
 #endif
@@ -283,14 +283,14 @@ int wrapping_product_sum(int sum, int a, int b) {
 #if defined(SHARED_ROWS)
 // SHARED_ROWS: a workgroup is one subgroup of SHARED_LANES lanes (a CPU device's SIMD lanes)
 // that share their TILE_M rows, each lane with its own run of TILE_N columns. Each value of A
-// is loaded by one lane and broadcast to the others: A's loads fall SHARED_LANES-fold, and the
+// is loaded by one lane and shuffled to the others: A's loads fall SHARED_LANES-fold, and the
 // tile's rows can grow until B's loads are most of the memory traffic. A chunk takes
 // SHARED_LANES values of k:
 //   A_SHARE  the lane's share of A's TILE_M x SHARED_LANES block: share[r][x] is, with
 //            A_VECTORS_ALONG_M, A[row m0 + SHARED_LANES r + x][k + lane] (whole vectors of the
 //            row of A^T at k + lane); otherwise A[row m0 + SHARED_LANES r + lane][k + x].
 //   B_CHUNK  the lane's own SHARED_LANES x TILE_N block of B, b_[kk][j] = B[k + kk][its column j].
-//   then, lane by lane (a broadcast's lane is a constant), each value of the share in turn
+//   then, lane by lane (a shuffle from a constant lane), each value of the share in turn
 //   meets the lane's columns; every accumulator still sees its products in increasing k.
 #define SHARED_GROUPS (TILE_M / SHARED_LANES)
 
@@ -343,11 +343,13 @@ int wrapping_product_sum(int sum, int a, int b) {
             b_[kk][j] = b_value(b_at[j] + ((KK) + uint(kk)) * B_STRIDES_[0]);
 #endif
 
-// The values lane L shared, each with the columns of every lane.
+// The values lane L shared, each with the columns of every lane. A shuffle from a constant lane,
+// not subgroupBroadcast: llvmpipe runs a loop over the lanes for each broadcast (it reads the
+// lane index from the first active one), where a shuffle from a constant lane is one permute.
 #define SHARED_LANE(L)                                                                         \
     [[unroll]] for (int r = 0; r < SHARED_GROUPS; ++r)                                         \
         [[unroll]] for (int x = 0; x < SHARED_LANES; ++x) {                                    \
-            VALUE a = subgroupBroadcast(share[r][x], L);                                       \
+            VALUE a = subgroupShuffle(share[r][x], L);                                         \
             [[unroll]] for (int j = 0; j < TILE_N; ++j)                                        \
                 acc[SHARED_ROW(r, x, L)][j] = PRODUCT_SUM(acc[SHARED_ROW(r, x, L)][j], a, b_[SHARED_K(x, L)][j]); \
         }

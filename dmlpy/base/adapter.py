@@ -21,6 +21,7 @@ class AdapterType(enum.IntEnum):
 SUBGROUP_BASIC = 0x1
 SUBGROUP_VOTE = 0x2
 SUBGROUP_BALLOT = 0x8
+SUBGROUP_SHUFFLE = 0x10
 
 
 @dataclass(frozen=True)

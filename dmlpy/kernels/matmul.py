@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ..base.adapter import SUBGROUP_BALLOT, SUBGROUP_BASIC, SUBGROUP_VOTE, AdapterInfo, AdapterType
+from ..base.adapter import SUBGROUP_BASIC, SUBGROUP_SHUFFLE, SUBGROUP_VOTE, AdapterInfo, AdapterType
 from ..base.errors import UnsupportedError
 from ..base.tensor_desc import BufferTensorDesc
 from ..base.types import TensorDataType, data_type_info
@@ -121,9 +121,10 @@ class TileShape:
         return self.lanes_m * self.tile_m, self.lanes_n * self.tile_n
 
 
-# What the lanes of a subgroup sharing their rows need: broadcasts, and a vote where the
-# exactness stage may send some of them to the exact arithmetic.
-SHARED_ROWS_OPERATIONS = SUBGROUP_BASIC | SUBGROUP_BALLOT | SUBGROUP_VOTE
+# What the lanes of a subgroup sharing their rows need: shuffles (each value read from a
+# constant lane), and a vote where the exactness stage may send some of them to the exact
+# arithmetic.
+SHARED_ROWS_OPERATIONS = SUBGROUP_BASIC | SUBGROUP_SHUFFLE | SUBGROUP_VOTE
 # Products smaller than this (64^3) keep 4 x 4 outputs a lane: they take well under a
 # millisecond either way, and the shared kernel's longer unrolled body costs lavapipe about
 # half a second more to compile.
@@ -136,14 +137,14 @@ def tile_shape(adapter: AdapterInfo, operands: MatmulOperands) -> TileShape:
 
     A CPU device (lavapipe) runs a subgroup's invocations as the SIMD lanes of one thread and
     loads storage buffers lane by lane, so a load costs many times an arithmetic operation:
-    where its subgroups can broadcast (4 or 8 lanes), a workgroup is one subgroup whose lanes
-    share TILE_M rows (each row of A loaded once and broadcast), each lane with 8 columns of
+    where its subgroups can shuffle (4 or 8 lanes), a workgroup is one subgroup whose lanes
+    share TILE_M rows (each row of A loaded once and shuffled to the others), each lane with 8 columns of
     its own. Large products take 32 rows (lavapipe, FP32 1024^3: 4 x 4 outputs a lane 1,782
     ms; 32 shared rows x 8 columns 253 ms, and 160-180 ms with each 16-byte vector loaded as
     two 64-bit components, where the device has shaderInt64); small ones fewer, which compile
     faster and leave no lane idle. Elsewhere 4 x 4 outputs an invocation (16
     accumulators, whole 16-byte vectors of A and B where their layouts allow): a CPU device
-    without broadcasts 8 lanes along N; a GPU 16 or 32 lanes along N for coalesced rows of B."""
+    without shuffles 8 lanes along N; a GPU 16 or 32 lanes along N for coalesced rows of B."""
     m, n, k = operands.dimensions
     size = workgroup_size_for(adapter)
     if adapter.adapter_type == AdapterType.CPU:
