@@ -138,10 +138,12 @@ def tile_shape(adapter: AdapterInfo, operands: MatmulOperands) -> TileShape:
     A CPU device (lavapipe) runs a subgroup's invocations as the SIMD lanes of one thread and
     loads storage buffers lane by lane, so a load costs many times an arithmetic operation:
     where its subgroups can shuffle (4 or 8 lanes), a workgroup is one subgroup whose lanes
-    share TILE_M rows (each row of A loaded once and shuffled to the others), each lane with 8 columns of
-    its own. Large products take 32 rows (lavapipe, FP32 1024^3: 4 x 4 outputs a lane 1,782
-    ms; 32 shared rows x 8 columns 253 ms, and 160-180 ms with each 16-byte vector loaded as
-    two 64-bit components, where the device has shaderInt64); small ones fewer, which compile
+    share TILE_M rows (each row of A loaded once and shuffled to the others), each lane with 8
+    columns of its own. Products of 2^21 pairs or more take 32 rows, each value of B loaded
+    once for all of them (lavapipe, FP32 1024^3: 4 x 4 outputs a lane 1,782 ms; 32 shared rows
+    x 8 columns 253 ms, and 160-180 ms with each 16-byte vector loaded as two 64-bit
+    components, where the device has shaderInt64; a training step's 256 x 64 x 128 ran in
+    0.41-0.58 ms on 32 rows against 0.52-0.99 on 16); smaller ones fewer, which compile
     faster and leave no lane idle. Elsewhere 4 x 4 outputs an invocation (16
     accumulators, whole 16-byte vectors of A and B where their layouts allow): a CPU device
     without shuffles 8 lanes along N; a GPU 16 or 32 lanes along N for coalesced rows of B."""
@@ -152,7 +154,7 @@ def tile_shape(adapter: AdapterInfo, operands: MatmulOperands) -> TileShape:
         pairs = m * n * k
         if lanes in (4, 8) and adapter.has_subgroup_operations(SHARED_ROWS_OPERATIONS) and not operands.integer \
                 and pairs >= SHARED_ROWS_MIN_PAIRS:
-            rows = 32 if pairs >= 1 << 24 else 16 if pairs >= 1 << 20 else lanes
+            rows = 32 if pairs >= 1 << 21 else 16 if pairs >= 1 << 20 else lanes
             return TileShape(lanes, 1, min(rows, max(lanes, -(-m // lanes) * lanes)), 8, shared_lanes=lanes)
         lanes_n = min(size, 8)
         return TileShape(lanes_n, max(1, min(16, size // lanes_n)), 4, 4)
