@@ -250,6 +250,8 @@ def test_bench_quick_runs_and_reports_every_figure(tmp_path):
     report = json.loads(report_path.read_text())
     assert report["rows"] and all(row["gbps"] > 0 and 0 < row["copy_ratio_low"] <= row["copy_ratio"]
                                   <= row["copy_ratio_high"] and row["copy_gbps"] > 0 for row in report["rows"])
+    assert all(row["streams_ratio"] > 0 and row["read_gbps"] > 0 and row["write_gbps"] > 0 for row in report["rows"])
+    assert "/streams" in result.stdout and "read/write GB/s" in result.stdout
     assert {row["path"] for row in report["host_overhead"]} >= {"bare kp sequence eval", "execute(binding table)"}
     assert "/copy" in result.stdout and "host cost" in result.stdout
     assert report["chains"] and all(row["same_bits"] and row["fused_ms"] > 0 for row in report["chains"])
@@ -306,6 +308,47 @@ def test_the_arithmetic_yardstick_performs_every_pair_it_plans(device):
         words = result.read(np.uint32, stage.invocations)
         assert np.array_equal(words, multiply_add_reference(plan).view(np.uint32)), (accumulators, unroll)
         result.destroy()
+
+
+def test_the_copy_yardstick_moves_its_words_one_way_or_both(device):
+    """The copy shader, in every shape the benchmark tries: the copy writes the source's words;
+    the read-only form reads them and writes nothing (the destination keeps its words); the
+    write-only form writes vector v as v in each of its components and reads nothing. 100
+    words: 25 vectors, so the last invocation's vectors run past the end."""
+    from dmlpy.kernels.codegen import COPY_DIRECTIONS, plan_copy
+    from dmlpy.runtime.kompute import Launch
+    from dmlpy.runtime.shader_compiler import compile_glsl
+
+    sys.path.insert(0, str(ROOT / "tools"))
+    from bench import COPY_SHAPES
+
+    words = 100
+    source_words = np.arange(1, words + 1, dtype=np.uint32) * np.uint32(2654435761)
+    untouched = np.full(words + 4, 0xDEADBEEF, np.uint32)
+    vectors = np.arange(words // 4)
+    expected = {"copy": np.concatenate([source_words, untouched[words:]]), "read": untouched,
+                "write": {False: np.concatenate([np.repeat(vectors, 4).astype(np.uint32), untouched[words:]]),
+                          True: np.concatenate([np.stack([vectors, 0 * vectors, vectors, 0 * vectors], 1).ravel()
+                                                .astype(np.uint32), untouched[words:]])}}
+    for workgroup_size, vectors_each, interleaved, words_64 in COPY_SHAPES:
+        if words_64 and not device.adapter.shader_int64:
+            continue
+        for direction in COPY_DIRECTIONS:
+            (stage,) = plan_copy(words, device.adapter, workgroup_size, vectors_each, interleaved, words_64,
+                                 direction).stages
+            source, destination = device.create_buffer(4 * words), device.create_buffer(4 * words + 16)
+            source.write(source_words)
+            destination.write(untouched)
+            device.context.run(device.context.create_dispatch(compile_glsl(stage.source()).spirv, [Launch(
+                [source.segments[0], destination.segments[0]], stage.workgroups(device.adapter, words),
+                np.array([words], np.uint32))]))
+            want = expected[direction][words_64] if direction == "write" else expected[direction]
+            assert np.array_equal(destination.read(np.uint32, words + 4), want), \
+                (workgroup_size, vectors_each, interleaved, words_64, direction)
+            source.destroy()
+            destination.destroy()
+    with pytest.raises(ValueError, match="direction 'sideways' is not one of"):
+        plan_copy(words, device.adapter, direction="sideways")
 
 
 def test_bench_gemm_only_reports_gemm_against_the_arithmetic_yardstick(tmp_path):

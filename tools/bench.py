@@ -56,7 +56,7 @@ from reference import prelu_grad as reference_prelu_grad  # noqa: E402
 
 import dmlpy as dml  # noqa: E402
 from dmlpy.cli.progress import Progress  # noqa: E402
-from dmlpy.kernels.codegen import plan_copy  # noqa: E402
+from dmlpy.kernels.codegen import COPY_DIRECTIONS, plan_copy  # noqa: E402
 from dmlpy.kernels.yardstick import SHAPES as ARITHMETIC_SHAPES  # noqa: E402
 from dmlpy.kernels.yardstick import plan_multiply_add  # noqa: E402
 from dmlpy.ops.activations import TABLE  # noqa: E402
@@ -195,6 +195,13 @@ class Row:
     copy_buffer_ratio: float  # our bandwidth / vkCmdCopyBuffer's, median over rounds
     numpy_ratio: float | None  # their time / ours, median over rounds (above 1: dmlpy faster)
     torch_ratio: float | None
+    # The time the fastest one-way copy shaders take to read our bytes read and write our bytes
+    # written, over ours, median over rounds (a kernel that reads more than it writes meets the
+    # copy's own mix of the two only at 1); the one-way shaders' bandwidths, median over rounds.
+    # None in reports written before these figures.
+    streams_ratio: float | None = None
+    read_gbps: float | None = None
+    write_gbps: float | None = None
 
 
 def shape_of(case: Case, count: int) -> tuple[int, ...]:
@@ -214,7 +221,8 @@ def shape_of(case: Case, count: int) -> tuple[int, ...]:
 
 
 def build(case: Case, count: int):
-    """The desc for a case (its strides realise the layout) and the bytes it must move."""
+    """The desc for a case (its strides realise the layout), its elements, the bytes it must
+    move and how many of them it reads."""
     sizes = shape_of(case, count)
     desc = dml.BufferTensorDesc
     schema = dml.OPERATORS[case.operator]
@@ -241,9 +249,11 @@ def build(case: Case, count: int):
         output = desc(case.output_type or own[-1], sizes, column_major if case.layout == "transposed-output" else None)
         op = schema.desc_class(*inputs, output, **scalars_of(case.operator))
     elements = math.prod(sizes)
-    moved = sum(min(getattr(op, f.name).total_tensor_size_in_bytes, elements * getattr(op, f.name).element_size)
-                for f in schema.tensors)
-    return op, elements, moved
+
+    def bytes_of(fields):
+        return sum(min(getattr(op, f.name).total_tensor_size_in_bytes, elements * getattr(op, f.name).element_size)
+                   for f in fields)
+    return op, elements, bytes_of(schema.tensors), bytes_of(schema.inputs)
 
 
 TOP_K = 8  # what the top_k cases select from each row
@@ -300,21 +310,24 @@ class Device:
         return self.timed(self.context.record(table.steps, timestamped=self.gpu_timer))
 
     def copy_runs(self, byte_count: int):
-        """({shape name: copy shader run}, vkCmdCopyBuffer run, bytes each moves, buffers):
-        each reads and writes about byte_count / 2 bytes."""
+        """({"copy SHAPE", "read SHAPE", "write SHAPE": run}, vkCmdCopyBuffer run, bytes each
+        copy moves, buffers): each copy reads and writes about byte_count / 2 bytes, each
+        one-way shader reads (or writes) byte_count / 2 bytes alone."""
         words = max(4, byte_count // 8 // 4 * 4)
         source, destination = (self.device.create_buffer(words * 4) for _ in range(2))
         shaders = {}
         for workgroup_size, vectors, interleaved, words_64 in COPY_SHAPES:
             if words_64 and not self.device.adapter.shader_int64:
                 continue
-            plan = plan_copy(words, self.device.adapter, workgroup_size, vectors, interleaved, words_64)
-            (stage,) = plan.stages
-            algorithms = self.context.create_algorithms(compile_glsl(stage.source()).spirv, [Launch(
-                [source.segments[0], destination.segments[0]], stage.workgroups(self.device.adapter, words),
-                np.array([words], np.uint32))])
             name = f"{workgroup_size}x{vectors}{'i' if interleaved else ''}{'w' if words_64 else ''}"
-            shaders[name] = self.timed(self.context.record([algorithms], timestamped=self.gpu_timer))
+            for direction in COPY_DIRECTIONS:
+                plan = plan_copy(words, self.device.adapter, workgroup_size, vectors, interleaved, words_64, direction)
+                (stage,) = plan.stages
+                algorithms = self.context.create_algorithms(compile_glsl(stage.source()).spirv, [Launch(
+                    [source.segments[0], destination.segments[0]], stage.workgroups(self.device.adapter, words),
+                    np.array([words], np.uint32))])
+                recorded = self.context.record([algorithms], timestamped=self.gpu_timer)
+                shaders[f"{direction} {name}"] = self.timed(recorded)
         buffer_copy = self.timed(self.context.record_buffer_copy(source.segments[0], destination.segments[0],
                                                                  self.gpu_timer))
         return shaders, buffer_copy, 8 * words, (source, destination)
@@ -599,7 +612,7 @@ def run_case(bench: Device, case: Case, count: int, rounds: int) -> Row:
     """The operator, every copy shape, vkCmdCopyBuffer, NumPy and PyTorch, interleaved:
     one run of each per round (each run the median of several where one is short)."""
     device = bench.device
-    op, elements, moved = build(case, count)
+    op, elements, moved, read = build(case, count)
     compiled = device.compile_operator(device.create_operator(op))
     buffers = [device.create_buffer(getattr(op, f.name).total_tensor_size_in_bytes) for f in op.schema.tensors]
     inputs = len(op.schema.inputs)
@@ -607,8 +620,7 @@ def run_case(bench: Device, case: Case, count: int, rounds: int) -> Row:
     table = device.create_binding_table(compiled, inputs=buffers[:inputs], outputs=buffers[inputs:],
                                         temporary=device.create_buffer(temporary_size) if temporary_size else None)
     shaders, buffer_copy, copy_bytes, copy_buffers = bench.copy_runs(moved)
-    runs = {"op": bench.table_run(table), **{f"copy {name}": run for name, run in shaders.items()},
-            "vkcopy": buffer_copy, "numpy": numpy_run(case, count)}
+    runs = {"op": bench.table_run(table), **shaders, "vkcopy": buffer_copy, "numpy": numpy_run(case, count)}
     torch_call = torch_run(case, count)
     if torch_call:
         runs["torch"] = torch_call
@@ -623,10 +635,20 @@ def run_case(bench: Device, case: Case, count: int, rounds: int) -> Row:
     for buffer in (*buffers, *copy_buffers):
         buffer.destroy()
     ours = samples["op"]
-    copy_names = [name for name in runs if name.startswith("copy ")]
-    best = [min(copy_names, key=lambda name: samples[name][r]) for r in range(rounds)]
+
+    def fastest(direction):  # per round, the fastest shader of a direction and its seconds
+        names = [name for name in runs if name.startswith(f"{direction} ")]
+        return [min(names, key=lambda name: samples[name][r]) for r in range(rounds)]
+    best = fastest("copy")
     ratios = [(moved / ours[r]) / (copy_bytes / samples[best[r]][r]) for r in range(rounds)]
     median_ratio, low, high = spread(ratios)
+    # The one-way shaders each move copy_bytes / 2: the time they would take for our reads
+    # and our writes, round by round, over ours.
+    reads = [samples[name][r] for r, name in enumerate(fastest("read"))]
+    writes = [samples[name][r] for r, name in enumerate(fastest("write"))]
+    one_way = copy_bytes / 2
+    streams = statistics.median((read / one_way * reads[r] + (moved - read) / one_way * writes[r]) / ours[r]
+                                for r in range(rounds))
 
     def time_ratio(name):
         return statistics.median(t / o for t, o in zip(samples[name], ours)) if name in samples else None
@@ -635,7 +657,9 @@ def run_case(bench: Device, case: Case, count: int, rounds: int) -> Row:
                statistics.median(copy_bytes / samples[best[r]][r] for r in range(rounds)) / 1e9,
                max(set(best), key=best.count).removeprefix("copy "),
                statistics.median((moved / o) / (copy_bytes / v) for o, v in zip(ours, samples["vkcopy"])),
-               time_ratio("numpy"), time_ratio("torch"))
+               time_ratio("numpy"), time_ratio("torch"), streams,
+               statistics.median(one_way / t for t in reads) / 1e9,
+               statistics.median(one_way / t for t in writes) / 1e9)
 
 
 @dataclass
@@ -808,15 +832,22 @@ def print_chains(rows: list[dict]) -> None:
 def print_tables(header: str, rows: list[Row], overhead: list[dict]) -> None:
     print(header)
     print(f"{'case':36} {'elements':>9} {'median ms':>10} {'GB/s':>7} {'/copy':>6} {'spread':>12} "
-          f"{'copy GB/s':>9} {'shape':>7} {'/vkcopy':>7} {'NumPy':>7} {'torch':>7}")
+          f"{'copy GB/s':>9} {'shape':>7} {'/vkcopy':>7} {'NumPy':>7} {'torch':>7} {'/streams':>8} "
+          f"{'read/write GB/s':>15}")
     for r in rows:
+        streams = "-" if r.streams_ratio is None else f"{r.streams_ratio:.2f}"
+        one_way = "-" if r.read_gbps is None else f"{r.read_gbps:.2f}/{r.write_gbps:.2f}"
         print(f"{r.case:36} {r.elements:>9} {r.median_ms:>10.3f} {r.gbps:>7.2f} {r.copy_ratio:>6.2f} "
               f"{f'{r.copy_ratio_low:.2f}-{r.copy_ratio_high:.2f}':>12} {r.copy_gbps:>9.2f} {r.copy_shape:>7} "
-              f"{r.copy_buffer_ratio:>7.2f} {ratio_cell(r.numpy_ratio)} {ratio_cell(r.torch_ratio)}")
+              f"{r.copy_buffer_ratio:>7.2f} {ratio_cell(r.numpy_ratio)} {ratio_cell(r.torch_ratio)} {streams:>8} "
+              f"{one_way:>15}")
     print("\n/copy: our bandwidth over the fastest copy shader's moving the same bytes, median over rounds;")
     print("spread: the lowest and highest round; shape: that copy shader (workgroup x vectors per invocation,")
     print("i: interleaved, w: in 64-bit components); /vkcopy: over vkCmdCopyBuffer; NumPy, torch: their time")
-    print("over ours (above 1: dmlpy faster).\n")
+    print("over ours (above 1: dmlpy faster); /streams: the time the fastest read-only and write-only shaders")
+    print("take for the bytes we read and the bytes we write, over ours (1: as fast as this device reads and")
+    print("writes them apart; a kernel that reads more than it writes can reach 1 where /copy stays below);")
+    print("read/write GB/s: those shaders' bandwidths.\n")
     print(f"{'host cost of one 256-element dispatch':52} {'us':>8} {'vs bare kp':>11} {'spread':>12}")
     for row in overhead:
         if row["path"].startswith("command list batch_count"):

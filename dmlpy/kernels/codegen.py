@@ -477,16 +477,26 @@ def column_run_length(adapter: AdapterInfo) -> int:
     return 64 if adapter.adapter_type == AdapterType.CPU else 8
 
 
+# plan_copy's directions: both ways, or one (the words read and none written, or written and
+# none read), the defines of shaders/copy.comp that select them.
+COPY_DIRECTIONS = {"copy": {}, "read": {"READ_ONLY": ""}, "write": {"WRITE_ONLY": ""}}
+
+
 def plan_copy(word_count: int, adapter: AdapterInfo, workgroup_size: int | None = None, vectors_per_invocation: int = 1,
-              interleaved: bool = False, words_64: bool = False) -> KernelPlan:
+              interleaved: bool = False, words_64: bool = False, direction: str = "copy") -> KernelPlan:
     """A copy of word_count words (a multiple of 4) as 16-byte vectors, in one of several
     dispatch shapes (the benchmark's yardstick takes the fastest); `words_64` moves each
-    vector as two 64-bit components (the device must have shaderInt64)."""
+    vector as two 64-bit components (the device must have shaderInt64). `direction` (a key of
+    COPY_DIRECTIONS): "read" reads the words and writes none, "write" writes them and reads
+    none, the one-way yardsticks of kernels that read and write different amounts."""
     if words_64 and not adapter.shader_int64:
         raise UnsupportedError("a copy in 64-bit components needs shaderInt64, which the device lacks")
+    if direction not in COPY_DIRECTIONS:
+        raise ValueError(f"direction {direction!r} is not one of {sorted(COPY_DIRECTIONS)}")
     workgroup_size = workgroup_size or workgroup_size_for(adapter)
     defines = {"WORKGROUP_SIZE": workgroup_size, "VECTORS_PER_INVOCATION": f"{vectors_per_invocation}u",
-               **({"INTERLEAVED": ""} if interleaved else {}), **({"WORDS_64": ""} if words_64 else {})}
+               **({"INTERLEAVED": ""} if interleaved else {}), **({"WORDS_64": ""} if words_64 else {}),
+               **COPY_DIRECTIONS[direction]}
     stage = KernelStage("main", "copy.comp", defines, workgroup_size, elements_per_item=4 * vectors_per_invocation)
     return KernelPlan("copy", (stage,), word_count)
 
