@@ -6,9 +6,13 @@ operator's one recorded submission (GPU timestamps where the device has them, el
 time), the bytes the operation must move over that time, and the ratio to the device's
 copy limit. The limit is the fastest of several copy-shader shapes (workgroup size, vectors
 per invocation, consecutive or interleaved, 32- or 64-bit components) moving the same bytes;
-vkCmdCopyBuffer is shown beside it. Every measurement is interleaved: each round runs the
-operator, every copy shape, vkCmdCopyBuffer, NumPy and PyTorch (CPU, or CUDA where present)
-once each, in that order, so a machine that slows down mid-run slows all of them alike. Ratios are per round; the table
+vkCmdCopyBuffer is shown beside it. The same shapes also run one way, reading without writing
+and writing without reading, and /streams sets the operator beside them: the time they take
+for the bytes it reads and the bytes it writes, over its own (a device that reads slower
+than it writes holds a kernel that reads more than it writes below the copy's ratio).
+Every measurement is interleaved: each round runs the operator, every copy shape and
+direction, vkCmdCopyBuffer, NumPy and PyTorch (CPU, or CUDA where present) once each, in
+that order, so a machine that slows down mid-run slows all of them alike. Ratios are per round; the table
 gives their median and their spread (lowest and highest round). A second table gives the
 host's cost of one small dispatch through each path, interleaved with a bare kp evaluation.
 A GEMM table gives the multiply-add pairs per second of GEMMs (M x N x K pairs each) against
