@@ -358,6 +358,27 @@ def test_large_products_on_lanes_sharing_rows(device, what, a_sizes, b_sizes, tr
     assert_same_bits(got, gemm_reference(a, b, trans_a=trans_a, trans_b=trans_b), what)
 
 
+@pytest.mark.parametrize("a_sizes, b_sizes, trans_a, trans_b, rows", [
+    ((256, 64), (64, 128), False, False, 32),  # a training step's forward, 2^21 pairs
+    ((256, 128), (64, 128), False, True, 32),  # its dX = dY W^T
+    ((128, 64), (128, 256), True, False, 32),  # its dW = X^T dY
+    ((100, 105), (105, 104), False, False, 16),  # just over 2^20 pairs
+    ((64, 64), (64, 64), False, False, 8),  # 2^18 pairs, the smallest that shares
+])
+def test_a_cpu_device_shares_more_rows_for_larger_products(device, a_sizes, b_sizes, trans_a, trans_b, rows):
+    """On a CPU device the lanes share 32 rows from 2^21 pairs (a training step's GEMMs), 16
+    from 2^20, 8 below (the plan says how many); each plan gives the reference's bits."""
+    if device.adapter.adapter_type != dml.AdapterType.CPU or device.adapter.subgroup_size != 8:
+        pytest.skip("rows shared by the 8 lanes of a CPU device's subgroups")
+    desc = gemm_desc(a_sizes, b_sizes, trans_a=trans_a, trans_b=trans_b)
+    compiled = device.compile_operator(device.create_operator(desc))
+    assert f"sharing {rows} rows" in compiled.plan.reason, compiled.plan.reason
+    rng = np.random.default_rng(sum(a_sizes) + rows)
+    a_storage, a, b_storage, b = shared_operands(rng, desc)
+    got = run_gemm(device, desc, a_storage, b_storage)
+    assert_same_bits(got, gemm_reference(a, b, trans_a=trans_a, trans_b=trans_b), f"{rows} rows")
+
+
 def cpu_profile(tmp_path, name, **changes):
     """The shipped lavapipe profile with `changes`, as a file of one's own."""
     text = (Path(dml.__file__).parent / "profiles" / "lavapipe.json").read_text()
