@@ -200,9 +200,9 @@ class Row:
     numpy_ratio: float | None  # their time / ours, median over rounds (above 1: dmlpy faster)
     torch_ratio: float | None
     # The time the fastest one-way copy shaders take to read our bytes read and write our bytes
-    # written, over ours, median over rounds (a kernel that reads more than it writes meets the
-    # copy's own mix of the two only at 1); the one-way shaders' bandwidths, median over rounds.
-    # None in reports written before these figures.
+    # written, over ours, median over rounds (1: as fast as this device reads and writes those
+    # bytes apart); the one-way shaders' bandwidths, median over rounds. None in reports
+    # written before these figures.
     streams_ratio: float | None = None
     read_gbps: float | None = None
     write_gbps: float | None = None
