@@ -613,7 +613,7 @@ def chain_rows(device, sizes: list[int], repeats: int, progress: Progress | None
 
 
 def run_case(bench: Device, case: Case, count: int, rounds: int) -> Row:
-    """The operator, every copy shape, vkCmdCopyBuffer, NumPy and PyTorch, interleaved:
+    """The operator, every copy shape both ways and one way, vkCmdCopyBuffer, NumPy and PyTorch, interleaved:
     one run of each per round (each run the median of several where one is short)."""
     device = bench.device
     op, elements, moved, read = build(case, count)
@@ -640,7 +640,7 @@ def run_case(bench: Device, case: Case, count: int, rounds: int) -> Row:
         buffer.destroy()
     ours = samples["op"]
 
-    def fastest(direction):  # per round, the fastest shader of a direction and its seconds
+    def fastest(direction):  # per round, the name of the fastest copy shape run that way
         names = [name for name in runs if name.startswith(f"{direction} ")]
         return [min(names, key=lambda name: samples[name][r]) for r in range(rounds)]
     best = fastest("copy")
