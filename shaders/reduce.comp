@@ -100,6 +100,17 @@ uvec2 total_as_wide(uint bits) {
 #endif
 }
 
+#if defined(STAGE_ROW)
+// STAGE_ROW's row in private memory (run_row): each element's input bits, and the values a
+// later pass reads from an earlier one (the generated row_term stores and reads row_values).
+uint row_bits[REDUCED_COUNT][INPUT_COUNT];
+#if KEPT_VALUES > 0
+float row_values[KEPT_VALUES][REDUCED_COUNT];
+#endif
+// Called in order by the generated row_reductions, one call a reduction.
+uint row_total(uint k, uint totals[TOTAL_SLOTS]);
+#endif
+
 #include "operator_body.glsl"
 
 const uint KEPT_SIZES_[KEPT_RANK] = uint[KEPT_RANK](KEPT_SIZES);
@@ -144,17 +155,49 @@ uint scratch_word(uint index) {
 #define KEY_FLIP 0u
 #endif
 
-#if defined(REDUCE_SUM) || defined(REDUCE_PRODUCT)
+// An order key on a number's bits, for its maximum and minimum: -0 below +0, no device's
+// subnormal flushing involved.
+uint order_key(float value) {
+    uint bits = floatBitsToUint(value);
+    return (bits & 0x80000000u) != 0u ? ~bits : bits | 0x80000000u;
+}
+
+#if defined(DENORMALS_EXACT)
+// Whether a sum's term is not plain: not a zero, nor a multiple of 2^-126 below 2^64
+// (biased exponents 24 to 190). Every partial sum of plain terms is again a multiple of
+// 2^-126, below 2^76 for a row of 4,096 of them, so never subnormal and never infinite: the
+// hardware's adds are then IEEE's on every device, even one that flushes subnormals.
+uint not_plain(float value) {
+    uint magnitude = floatBitsToUint(value) & 0x7FFFFFFFu;
+    return uint(magnitude != 0u) & (uint(magnitude < (24u << 23)) | uint(magnitude >= (191u << 23)));
+}
+#endif
+
+// The floating reductions, by name where one stage takes several (STAGE_ROW).
+#define OP_SUM 0u
+#define OP_PRODUCT 1u
+#define OP_MAX 2u
+#define OP_MIN 3u
+
+// Reduction `op`'s combination of a and b, a's elements before b's: a sum (with `hardware`,
+// the hardware's add, see CHECKED_SUMS) or a product; a maximum or minimum by order_key, the
+// first NaN kept.
+float combine(uint op, float a, float b, bool hardware) {
+    if (op == OP_SUM) return hardware ? dml_hardware_add(a, b) : dml_add(a, b);
+    if (op == OP_PRODUCT) return dml_mul(a, b);
+    bool later_wins = op == OP_MAX ? order_key(b) > order_key(a) : order_key(b) < order_key(a);
+    return !dml_isnan(a) && (dml_isnan(b) || later_wins) ? b : a;
+}
+
+#if defined(REDUCE_SUM) || defined(REDUCE_PRODUCT) || defined(STAGE_ROW)
 // Pairwise summation (or multiplication) by a binary counter: term i is combined with the
 // partial results of equal size on the stack while i's low bits are ones, so the terms form
 // the balanced binary tree; what is left on the stack at the end is combined from the
 // smallest partial result up, which is that tree padded to a power of two.
 #if defined(REDUCE_SUM)
-#define COMBINE dml_add
-#define IDENTITY_BITS 0x80000000u  // -0: the identity of IEEE addition
-#else
-#define COMBINE dml_mul
-#define IDENTITY_BITS 0x3F800000u  // 1
+#define STACK_OP OP_SUM
+#elif defined(REDUCE_PRODUCT)
+#define STACK_OP OP_PRODUCT
 #endif
 #define STACK_DEPTH 33
 // Each row of the group has its own stack; the rows take their terms at the same indices, so
@@ -162,64 +205,60 @@ uint scratch_word(uint index) {
 float stack_sums[ROW_GROUP][STACK_DEPTH];
 uint stack_size;
 
-void start_reductions() { stack_size = 0u; }
-
-float combine_terms(float below, float value, bool hardware) {
-    return hardware ? dml_hardware_add(below, value) : COMBINE(below, value);
-}
+void start_stack() { stack_size = 0u; }
 
 // Term k of its level (an element, a block of eight, a chunk) of each row of the group into
-// the stack of that level's results; with `hardware` (sums only, see CHECKED_SUMS), combined
-// by the hardware's add.
-void take_at(uint k, float terms[ROW_GROUP], bool hardware) {
+// the stack of that level's results, combined by `op`; with `hardware` (sums only, see
+// CHECKED_SUMS), by the hardware's add.
+void take_at(uint op, uint k, float terms[ROW_GROUP], bool hardware) {
     for (; (k & 1u) != 0u; k >>= 1) {
         --stack_size;
-        [[unroll]] for (uint g = 0u; g < ROW_GROUP; ++g) terms[g] = combine_terms(stack_sums[g][stack_size], terms[g], hardware);
+        [[unroll]] for (uint g = 0u; g < ROW_GROUP; ++g) terms[g] = combine(op, stack_sums[g][stack_size], terms[g], hardware);
     }
     [[unroll]] for (uint g = 0u; g < ROW_GROUP; ++g) stack_sums[g][stack_size] = terms[g];
     ++stack_size;
 }
 
-void take(uint i, float terms[ROW_GROUP]) { take_at(i, terms, false); }
-
 // Eight elements i..i+7 (i a multiple of 8) of each row at once: an aligned subtree, one trip
 // through the stack.
-void take_eight(uint i, float eight[ROW_GROUP][8], bool hardware) {
+void take_eight(uint op, uint i, float eight[ROW_GROUP][8], bool hardware) {
     float totals[ROW_GROUP];
     [[unroll]] for (uint g = 0u; g < ROW_GROUP; ++g) {
         float v[8] = eight[g];
-        totals[g] = combine_terms(combine_terms(combine_terms(v[0], v[1], hardware), combine_terms(v[2], v[3], hardware), hardware),
-                                  combine_terms(combine_terms(v[4], v[5], hardware), combine_terms(v[6], v[7], hardware), hardware),
-                                  hardware);
+        totals[g] = combine(op, combine(op, combine(op, v[0], v[1], hardware), combine(op, v[2], v[3], hardware), hardware),
+                            combine(op, combine(op, v[4], v[5], hardware), combine(op, v[6], v[7], hardware), hardware),
+                            hardware);
     }
-    take_at(i >> 3, totals, hardware);
+    take_at(op, i >> 3, totals, hardware);
 }
+
+// The stack's total of row g of the group (an empty one's: the identity).
+float stack_total(uint op, uint g) {
+    if (stack_size == 0u) return uintBitsToFloat(op == OP_SUM ? 0x80000000u : 0x3F800000u);  // -0 or 1
+    float total = stack_sums[g][stack_size - 1u];
+    for (uint k = stack_size - 1u; k > 0u; --k) {
+        total = combine(op, stack_sums[g][k - 1u], total, false);
+    }
+    return total;
+}
+#endif
+
+#if defined(REDUCE_SUM) || defined(REDUCE_PRODUCT)
+void start_reductions() { start_stack(); }
+
+void take(uint i, float terms[ROW_GROUP]) { take_at(STACK_OP, i, terms, false); }
 
 #if defined(REDUCE_SUM) && defined(DENORMALS_EXACT)
 // On a device that may flush subnormals, dml_add's checks on every add (and their branches,
 // which a SIMD device runs for every lane) would cost more than the sum itself. So a chunk is
 // first summed with the hardware's adds, and summed again with dml_add only if a term is not
-// plain: a zero, or a multiple of 2^-126 below 2^64 (biased exponents 24 to 190). Every
-// partial sum of plain terms is again a multiple of 2^-126, below 2^76 for a chunk, so never
-// subnormal and never infinite: the hardware's adds are then IEEE's on every device.
+// plain (not_plain).
 #define CHECKED_SUMS
-uint not_plain(float value) {
-    uint magnitude = floatBitsToUint(value) & 0x7FFFFFFFu;
-    return uint(magnitude != 0u) & (uint(magnitude < (24u << 23)) | uint(magnitude >= (191u << 23)));
-}
 #endif
 
-uint taken_bits(uint g) {
-    if (stack_size == 0u) return IDENTITY_BITS;
-    float total = stack_sums[g][stack_size - 1u];
-    for (uint k = stack_size - 1u; k > 0u; --k) {
-        total = COMBINE(stack_sums[g][k - 1u], total);
-    }
-    return floatBitsToUint(total);
-}
+uint taken_bits(uint g) { return floatBitsToUint(stack_total(STACK_OP, g)); }
 #elif defined(REDUCE_MAX) || defined(REDUCE_MIN)
-// An order key on bits (-0 below +0, no device's subnormal flushing involved); NaN wins,
-// the first one met.
+// By order_key (-0 below +0); NaN wins, the first one met.
 float extreme[ROW_GROUP];
 
 void start_reductions() {
@@ -228,11 +267,6 @@ void start_reductions() {
 #else
     [[unroll]] for (uint g = 0u; g < ROW_GROUP; ++g) extreme[g] = uintBitsToFloat(0x7F800000u);  // +inf
 #endif
-}
-
-uint order_key(float value) {
-    uint bits = floatBitsToUint(value);
-    return (bits & 0x80000000u) != 0u ? ~bits : bits | 0x80000000u;
 }
 
 void take(uint i, float values[ROW_GROUP]) {
@@ -505,7 +539,7 @@ uint walk_chunk(uint first, uint end, uint row_at[TENSOR_COUNT], uint totals[ROW
 #endif
         }
 #if defined(REDUCE_SUM) || defined(REDUCE_PRODUCT)
-        take_eight(element - first, eight, hardware);
+        take_eight(STACK_OP, element - first, eight, hardware);
 #endif
 #if BLOCK_STORES != 0
         [[unroll]] for (uint o = 0u; o < OUTPUT_COUNT; ++o) {
@@ -534,7 +568,7 @@ uint walk_chunk(uint first, uint end, uint row_at[TENSOR_COUNT], uint totals[ROW
         }
 #if defined(CHECKED_SUMS)
         if (hardware) {
-            take_at(element - first, values, true);
+            take_at(STACK_OP, element - first, values, true);
             continue;
         }
 #endif
@@ -551,6 +585,133 @@ uint walk(uint first, uint end, uint row_at[TENSOR_COUNT], uint totals[ROW_GROUP
     if (vectors_aligned()) return walk_chunk(first, end, row_at, totals, hardware, true);
 #endif
     return walk_chunk(first, end, row_at, totals, hardware, false);
+}
+#endif
+
+#if defined(STAGE_ROW)
+const uint REDUCTION_OPS_[REDUCTION_COUNT] = uint[REDUCTION_COUNT](REDUCTION_OPS);
+
+// Reduction k over the row, from row_bits and the totals before it: its terms eight at a
+// time, a sum or a product in the stack's tree (as the partial stage's walk for a row of one
+// chunk), a maximum or minimum in order. With `hardware` (sums), the hardware's adds; returns
+// nonzero where a term was not plain.
+uint row_walk(uint k, uint totals[TOTAL_SLOTS], bool hardware, out float total) {
+    uint op = REDUCTION_OPS_[k];
+    bool in_order = op == OP_MAX || op == OP_MIN;
+    float extreme = uintBitsToFloat(op == OP_MAX ? 0xFF800000u : 0x7F800000u);  // -inf or +inf
+    uint unplain = 0u;
+    start_stack();
+    uint element = 0u;
+    for (; element + 8u <= REDUCED_COUNT; element += 8u) {
+        float eight[1][8];
+        [[unroll]] for (uint j = 0u; j < 8u; ++j) {
+            eight[0][j] = row_term(k, row_bits[element + j], totals, element + j);
+#if defined(DENORMALS_EXACT)
+            unplain |= not_plain(eight[0][j]);
+#endif
+            if (in_order) extreme = combine(op, extreme, eight[0][j], false);
+        }
+        if (!in_order) take_eight(op, element, eight, hardware);
+    }
+    for (; element < REDUCED_COUNT; ++element) {
+        float one[1];
+        one[0] = row_term(k, row_bits[element], totals, element);
+#if defined(DENORMALS_EXACT)
+        unplain |= not_plain(one[0]);
+#endif
+        if (in_order) extreme = combine(op, extreme, one[0], false);
+        else take_at(op, element, one, hardware);
+    }
+    total = in_order ? extreme : stack_total(op, 0u);
+    return unplain;
+}
+
+// The bits of reduction k's total over the row (row_reductions takes them in order).
+uint row_total(uint k, uint totals[TOTAL_SLOTS]) {
+    float total;
+#if defined(DENORMALS_EXACT)
+    // Plain terms: the hardware's adds were exact (not_plain); else the sum again, by dml_add.
+    // A loop under a condition no lane meets costs lavapipe one pass of its body.
+    if (REDUCTION_OPS_[k] == OP_SUM && row_walk(k, totals, true, total) == 0u) return floatBitsToUint(total);
+#endif
+    row_walk(k, totals, false, total);
+    return floatBitsToUint(total);
+}
+
+// The row's inputs into row_bits, each element once: with `vectors`, those in BLOCK_LOADS a
+// block of eight at a time.
+void load_row(uint row_at[TENSOR_COUNT], bool vectors) {
+    uint offsets[TENSOR_COUNT];
+    uint element = 0u;
+#if BLOCK_LOADS != 0
+    uint block_words[INPUT_COUNT][8];
+    for (; vectors && element + 8u <= REDUCED_COUNT; element += 8u) {
+        [[unroll]] for (uint j = 0u; j < 8u; ++j) {
+            element_offsets(row_at, element + j, element + j == 0u, offsets);
+            [[unroll]] for (uint t = 0u; t < INPUT_COUNT; ++t) {
+                if (((BLOCK_LOADS >> t) & 1u) != 0u) {
+                    if (j == 0u) load_block(t, offsets[t], block_words[t]);
+                    row_bits[element + j][t] = block_element(t, block_words[t], j);
+                } else {
+                    row_bits[element + j][t] = input_load(t, offsets[t]);
+                }
+            }
+        }
+    }
+#endif
+    for (; element < REDUCED_COUNT; ++element) {
+        element_offsets(row_at, element, element == 0u, offsets);
+        [[unroll]] for (uint t = 0u; t < INPUT_COUNT; ++t) row_bits[element][t] = input_load(t, offsets[t]);
+    }
+}
+
+// The element outputs of the row, from row_bits and every total: with `vectors`, those in
+// BLOCK_STORES a block of eight at a time.
+void store_row(uint row_at[TENSOR_COUNT], uint totals[TOTAL_SLOTS], bool vectors) {
+    uint offsets[TENSOR_COUNT];
+    uint output_bits[OUTPUT_COUNT];
+    REDUCE_VALUE no_term;
+    uint element = 0u;
+#if BLOCK_STORES != 0
+    uint block_outputs[OUTPUT_COUNT][8];
+    uint block_at[TENSOR_COUNT];
+    for (; vectors && element + 8u <= REDUCED_COUNT; element += 8u) {
+        [[unroll]] for (uint j = 0u; j < 8u; ++j) {
+            element_offsets(row_at, element + j, element + j == 0u, offsets);
+            if (j == 0u) block_at = offsets;
+            element_math(row_bits[element + j], totals, element + j, no_term, output_bits);
+            [[unroll]] for (uint o = 0u; o < OUTPUT_COUNT; ++o) {
+                if (((BLOCK_STORES >> o) & 1u) != 0u) block_outputs[o][j] = output_bits[o];
+                else if (((ELEMENT_OUTPUTS >> o) & 1u) != 0u) output_store(o, offsets[INPUT_COUNT + o], output_bits[o]);
+            }
+        }
+        [[unroll]] for (uint o = 0u; o < OUTPUT_COUNT; ++o) {
+            if (((BLOCK_STORES >> o) & 1u) != 0u) store_block(o, block_at[INPUT_COUNT + o], block_outputs[o]);
+        }
+    }
+#endif
+    for (; element < REDUCED_COUNT; ++element) {
+        element_offsets(row_at, element, element == 0u, offsets);
+        element_math(row_bits[element], totals, element, no_term, output_bits);
+        [[unroll]] for (uint o = 0u; o < OUTPUT_COUNT; ++o) {
+            if (((ELEMENT_OUTPUTS >> o) & 1u) != 0u) output_store(o, offsets[INPUT_COUNT + o], output_bits[o]);
+        }
+    }
+}
+
+// A whole row in one invocation: its inputs read once, every reduction in order over the
+// private copy, then the element outputs.
+void run_row(uint row_at[TENSOR_COUNT], inout uint totals[TOTAL_SLOTS]) {
+    bool vectors = false;
+#if BLOCK_LOADS != 0 || BLOCK_STORES != 0
+    vectors = vectors_aligned();
+#endif
+    // Decided out here, as walk's: a condition inside the loops keeps both kinds of load.
+    if (vectors) load_row(row_at, true);
+    else load_row(row_at, false);
+    row_reductions(totals);
+    if (vectors) store_row(row_at, totals, true);
+    else store_row(row_at, totals, false);
 }
 #endif
 
@@ -582,6 +743,8 @@ void main() {
         take_partial(c, scratch[scratch_word(PARTIALS_AT + c * ROW_COUNT + row)]);
 #endif
     }
+#elif defined(STAGE_ROW)
+    run_row(row_at, totals[0]);
 #elif defined(STAGE_PARTIAL) || defined(FINAL_ELEMENTS)
     uint first = chunk * CHUNK, end = min(first + CHUNK, REDUCED_COUNT);
 #if defined(CHECKED_SUMS)

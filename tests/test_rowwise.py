@@ -3,10 +3,14 @@ their gradients) against the independent float64 references in reference.py; the
 stability, NaN and tie rules; the bits' independence of layout and chunking; and their
 gating."""
 
+import json
+from pathlib import Path
+
 import ml_dtypes
 import numpy as np
 import pytest
 from reference import LONG_ROW_BOUNDS, REFERENCES_ROWWISE, ROWWISE_BOUNDS, assert_rowwise_matches, ulp_error
+from reference_reduce import assert_same_bits
 
 import dmlpy as dml
 from dmlpy.ops.activations import TABLE
@@ -184,3 +188,49 @@ def test_desc_rules_and_gating(device_at, row):
 def test_cache_keys_distinguish_axes(device):
     x = np.arange(12, dtype=np.float32).reshape(3, 4)
     assert not np.array_equal(dml.softmax(x, axes=(0,), device=device), dml.softmax(x, axes=(1,), device=device))
+
+
+def rows_with_specials(rng, rows, length):
+    """Rows of N(0, 16) values, then rows holding each special value: NaN, ±inf, ±0, subnormals
+    (terms a flushing device's checked sums must redo exactly), huge and tiny magnitudes."""
+    x = (rng.standard_normal((rows, length)) * 4).astype(np.float32)
+    specials = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1e-40, -3e-42, 1e30, -1e30, 1e-30], np.float32)
+    for row, value in zip(range(1, rows, 2), specials):
+        x[row, rng.integers(0, length, max(1, length // 8))] = value
+    return x
+
+
+# The operators that walk a row more than once (a maximum, then sums of terms of it).
+WALKED_AGAIN = {
+    "softmax": lambda x, dy, device: dml.softmax(x, device=device),
+    "log_softmax": lambda x, dy, device: dml.log_softmax(x, device=device),
+    "softmax_grad": lambda x, dy, device: dml.softmax_grad(x, dy, device=device),
+    "log_softmax_grad": lambda x, dy, device: dml.log_softmax_grad(x, dy, device=device),
+    "softmax_grad use_dst": lambda y, dy, device: dml.softmax_grad(y, dy, use_dst=True, device=device),
+    "log_sum_exp": lambda x, dy, device: dml.reduce(x, "LOG_SUM_EXP", axes=(1,), device=device),
+}
+
+
+@pytest.mark.parametrize("length", [1, 9, 1000, 2048])
+def test_a_row_read_once_into_private_memory_gives_the_staged_plans_bits(device, tmp_path, length):
+    """On a CPU device a row whose inputs and kept values fit in private memory is read once,
+    and every reduction and the outputs walk that copy (the plan says so); elsewhere each
+    reduction is a stage that reads the row again. The bits are the same: on lavapipe as it
+    is, planned as a CPU device that flushes subnormals (sums of plain terms by the hardware,
+    redone exactly otherwise), and planned as a GPU (NVIDIA's profile: the staged plan)."""
+    text = json.loads((Path(dml.__file__).parent / "profiles" / "lavapipe.json").read_text())
+    flushing = tmp_path / "lavapipe-flushing.json"
+    flushing.write_text(json.dumps({**text, "name": "lavapipe-flushing", "denormals": "flush"}))
+    rng = np.random.default_rng(length)
+    x = rows_with_specials(rng, 24, length)
+    dy = rng.standard_normal(x.shape).astype(np.float32)
+    with dml.create_device(profile=flushing) as cpu_flushing, dml.create_device(profile="nvidia-h100") as gpu:
+        for name, run in WALKED_AGAIN.items():
+            results = [run(x, dy, d) for d in (device, cpu_flushing, gpu)]
+            for got, planned_as in zip(results[1:], ("a flushing CPU device", "a GPU")):
+                assert_same_bits(got, results[0], f"{name}, rows of {length}, planned as {planned_as}")
+        desc = dml.ActivationSoftmaxOperatorDesc(*[dml.BufferTensorDesc(T.FLOAT32, x.shape)] * 2)
+        for d in (device, cpu_flushing, gpu):
+            reason = d.compile_operator(d.create_operator(desc)).plan.reason
+            once = d.adapter.adapter_type == dml.AdapterType.CPU and length > 1  # rows of 1: a row group a lane
+            assert ("read once into private memory" in reason) == once, (d.adapter.name, reason)

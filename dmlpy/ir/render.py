@@ -237,13 +237,17 @@ def render_wide(result: Expr, inputs: tuple[T, ...], wide_type: T) -> list[str]:
 
 
 def render_assignments(assignments: list[tuple[str, Expr, str]], inputs: tuple[T, ...], stored_type: T,
-                       totals: dict[int, int] | None = None, table: dict[str, str] = RENDER) -> list[str]:
+                       totals: dict[int, int] | None = None, table: dict[str, str] = RENDER,
+                       kept: dict[int, str] | None = None) -> list[str]:
     """GLSL statements computing each (target, expression, kind) in one SSA namespace and
     assigning it to its target as that kind. Input k's bits are decoded as `inputs[k]`;
     numbers are rounded, and stored targets written, as `stored_type`. `totals` maps the
     reduce nodes whose totals are known to their slot in `totals[]`; a reduce node not
-    among them is an error. `table` is RENDER, or WIDE_RENDER for the 64-bit kernel."""
+    among them is an error. `table` is RENDER, or WIDE_RENDER for the 64-bit kernel. `kept`
+    maps FP32 nodes already computed, by an earlier pass over the same element, to the GLSL
+    that reads their value."""
     totals = totals or {}
+    kept = kept or {}
     glsl_types = {**_GLSL_TYPE, STORED: "uvec2"} if table is WIDE_RENDER else _GLSL_TYPE
     names: dict[int, str] = {}
     types: dict[int, T | None] = {}  # each stored value's data type (None: +0, any type's)
@@ -267,6 +271,10 @@ def render_assignments(assignments: list[tuple[str, Expr, str]], inputs: tuple[T
 
     def visit(node: Expr) -> str:
         if node.serial in names:
+            return names[node.serial]
+        if node.serial in kept:
+            names[node.serial] = f"v{len(names)}"
+            lines.append(f"float {names[node.serial]} = {kept[node.serial]};")
             return names[node.serial]
         if node.op in REDUCTIONS:
             if node.serial not in totals:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ..base.adapter import AdapterInfo
+from ..base.adapter import AdapterInfo, AdapterType
 from ..base.errors import UnsupportedError
 from ..base.tensor_desc import BufferTensorDesc
 from ..base.types import data_type_info
@@ -45,6 +45,14 @@ ARG_REDUCTIONS = ("index_of_max", "index_of_min")  # partials of (index, rank): 
 # CPU device the more bytes of a row a step reads, the fewer pages the walk down its column
 # visits (one vector: 0.34 of the copy limit for FP32 columns, two: 0.50, four: no faster).
 GROUP_VECTORS = 2
+# On a CPU device a storage buffer's loads cost several times a private array's (lavapipe
+# loads lane by lane), so a row whose inputs, terms and kept values fit in this many words a
+# lane is read once into private memory, and its reductions and outputs walk that copy
+# (STAGE_ROW): a softmax reads its input once, not three times.
+ROW_PRIVATE_WORDS = 4096
+ROW_STAGE_REDUCTIONS = ("reduce_sum", "reduce_product", "reduce_max", "reduce_min")
+# Values cheaper to recompute from a private row than to keep beside it.
+LEAF_OPS = frozenset(("input", "float", "scalar", "const", "zero"))
 
 
 def row_group(lines: list[tuple[BufferTensorDesc, tuple[int, ...], tuple[int, ...]]], kept_size: int,
@@ -100,6 +108,33 @@ def plan_reduction_math(math: ReductionMath, inputs: list[BufferTensorDesc], out
                         adapter: AdapterInfo) -> KernelPlan:
     return plan_reduction(inputs, [ReducedOutput(desc, value, per_row) for desc, (value, per_row)
                                    in zip(outputs, math.outputs)], math.reduced, adapter, math.scalars)
+
+
+def _is_leaf(node: e.Expr) -> bool:
+    return node.op in LEAF_OPS and all(_is_leaf(arg) for arg in node.args)
+
+
+def kept_between_passes(passes: list[list[e.Expr]]) -> dict[int, tuple[int, e.Expr]]:
+    """The values a pass over a private row reads from an earlier pass, given each pass's
+    expressions (a reduction's term, or the element outputs): each FP32 value that is more than
+    an input, scalar or constant, computed by one pass and needed by a later one. Maps its
+    serial to (the pass that computes it, the node)."""
+    computed: dict[int, int] = {}
+    kept: dict[int, tuple[int, e.Expr]] = {}
+    for number, roots in enumerate(passes):
+        here: set[int] = set()
+        stack = list(roots)
+        while stack:
+            node = stack.pop()
+            if node.serial in here or node.serial in kept or node.op in e.REDUCTIONS:
+                continue
+            if node.serial in computed and node.kind == e.FLOAT and not _is_leaf(node):
+                kept[node.serial] = (computed[node.serial], node)
+                continue
+            here.add(node.serial)
+            stack.extend(node.args)
+        computed.update((serial, number) for serial in here if serial not in computed)
+    return kept
 
 
 def _reduction_body(lines_element: list[str], lines_row: list[str]) -> tuple[str, ...]:
@@ -199,6 +234,49 @@ def plan_reduction(inputs: list[BufferTensorDesc], outputs: list[ReducedOutput],
     common.update(render.transcendental_defines(*(o.value for o in outputs)))
 
     final_elements = any(at == len(nodes) and not o.per_row for at, o in zip(written_by, outputs))
+    element_values = [o.value for o in outputs if not o.per_row]
+    kept = kept_between_passes([*([node.args[0]] for node in nodes), element_values])
+    walks = len(nodes) + (1 if final_elements else 0)  # the staged plan's walks over each row
+    if (adapter.adapter_type == AdapterType.CPU and walks >= 2 and chunk_count == 1 and group == 1
+            and all(node.op in ROW_STAGE_REDUCTIONS for node in nodes)
+            and reduced_count * (len(inputs) + len(kept)) <= ROW_PRIVATE_WORDS
+            and reduced_count * ((2 + loops) * (len(nodes) + 1) + 1) <= LOOP_BUDGET):
+        slots = {serial: slot for slot, serial in enumerate(kept)}
+
+        def kept_before(number: int) -> dict[int, str]:
+            return {serial: f"row_values[{slots[serial]}][element]" for serial, (at, _) in kept.items() if at < number}
+
+        def keeps(number: int) -> list[tuple[str, e.Expr, str]]:
+            return [(f"row_values[{slots[serial]}][element]", node, e.FLOAT)
+                    for serial, (at, node) in kept.items() if at == number]
+
+        terms = ["float row_term(uint k, uint bits[INPUT_COUNT], uint totals[TOTAL_SLOTS], uint element) {",
+                 "    float term = 0.0;"]
+        for k, node in enumerate(nodes):
+            lines = render.render_assignments([("term", node.args[0], e.FLOAT), *keeps(k)], input_types, output_type,
+                                              {n.serial: j for j, n in enumerate(nodes[:k])},
+                                              kept=kept_before(k))
+            terms += [f"    if (k == {k}u) {{", *(f"        {line}" for line in lines), "    }"]
+        terms += ["    return term;", "}", "void row_reductions(inout uint totals[TOTAL_SLOTS]) {",
+                  *(f"    totals[{k}] = row_total({k}u, totals);" for k in range(len(nodes))), "}"]
+        every_total = {node.serial: k for k, node in enumerate(nodes)}
+        body = (*terms, *_reduction_body(
+            render.render_assignments([(f"output_bits[{o}]", out.value, e.STORED) for o, out in enumerate(outputs)
+                                       if not out.per_row], input_types, output_type, every_total,
+                                      kept=kept_before(len(nodes))),
+            render.render_assignments([(f"output_bits[{o}]", out.value, e.STORED) for o, out in enumerate(outputs)
+                                       if out.per_row], input_types, output_type, every_total)))
+        defines = {**common, "STAGE_ROW": "", "TOTALS_KNOWN": "0u", "KEPT_VALUES": len(kept),
+                   "REDUCTION_OPS": ", ".join(f"OP_{e.REDUCTIONS[node.op]}" for node in nodes),
+                   "ELEMENT_OUTPUTS": sum(1 << o for o, out in enumerate(outputs) if not out.per_row),
+                   "ROW_OUTPUTS": sum(1 << o for o, out in enumerate(outputs) if out.per_row),
+                   "BLOCK_LOADS": block_loads, "BLOCK_STORES": block_stores}
+        stage = KernelStage("row", "reduce.comp", defines, workgroup_size, invocations=row_count,
+                            generated=(("kernel_interface.glsl", interface.header()), ("operator_body.glsl", body)))
+        return KernelPlan("reduction", (stage,), inputs[0].element_count, temporary_size=4,
+                          scalar_bits=fp32_bits(scalars), interface=interface,
+                          reason=f"{row_count} rows of {reduced_count}, each read once into private memory (a CPU "
+                                 f"device): {len(nodes)} reductions and the outputs in one stage, not {walks} walks")
     # Row outputs come from the stage that completes the last total: the final stage where
     # element outputs need one anyway, else the last reduction's own (partial or total) stage.
     rows_at = "final" if final_elements or not nodes else f"{'total' if chunk_count > 1 else 'partial'}{len(nodes) - 1}"
@@ -252,5 +330,8 @@ def plan_reduction(inputs: list[BufferTensorDesc], outputs: list[ReducedOutput],
     if rows_at == "final" and any(at == len(nodes) for at in written_by):
         stages.append(stage("final", "final", len(nodes), row_count * (chunk_count if final_elements else 1)))
     temporary_words = max(1, totals_words + sum(regions) * partials_words)
+    grouped = f", {group} rows an invocation" if group > 1 else ""
     return KernelPlan("reduction", tuple(stages), inputs[0].element_count, temporary_size=4 * temporary_words,
-                      scalar_bits=fp32_bits(scalars), interface=interface)
+                      scalar_bits=fp32_bits(scalars), interface=interface,
+                      reason=f"{row_count} rows of {reduced_count}, {chunk_count} chunk(s) of at most {chunk} a row"
+                             f"{grouped}: {len(stages)} stage(s)")
