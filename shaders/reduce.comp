@@ -108,7 +108,7 @@ uint row_bits[REDUCED_COUNT][INPUT_COUNT];
 float row_values[KEPT_VALUES][REDUCED_COUNT];
 #endif
 // Called in order by the generated row_reductions, one call a reduction.
-uint row_total(uint k, uint totals[TOTAL_SLOTS]);
+uint row_total(uint k, uint totals[TOTAL_SLOTS], uint row_at[TENSOR_COUNT], bool vectors);
 #endif
 
 #include "operator_body.glsl"
@@ -591,21 +591,51 @@ uint walk(uint first, uint end, uint row_at[TENSOR_COUNT], uint totals[ROW_GROUP
 #if defined(STAGE_ROW)
 const uint REDUCTION_OPS_[REDUCTION_COUNT] = uint[REDUCTION_COUNT](REDUCTION_OPS);
 
-// Reduction k over the row, from row_bits and the totals before it: its terms eight at a
-// time, a sum or a product in the stack's tree (as the partial stage's walk for a row of one
-// chunk), a maximum or minimum in order. With `hardware` (sums), the hardware's adds; returns
-// nonzero where a term was not plain.
-uint row_walk(uint k, uint totals[TOTAL_SLOTS], bool hardware, out float total) {
+// Element `element`'s input bits: with `loading`, read from the buffers (at `offsets`; with
+// `vectors`, those in BLOCK_LOADS a block of eight at a time, the block's first element
+// reading it into block_words) into row_bits; else from row_bits.
+void row_element(uint element, uint j, bool loading, bool vectors, uint offsets[TENSOR_COUNT],
+                 inout uint block_words[INPUT_COUNT][8], out uint bits[INPUT_COUNT]) {
+    if (!loading) {
+        bits = row_bits[element];
+        return;
+    }
+    [[unroll]] for (uint t = 0u; t < INPUT_COUNT; ++t) {
+#if BLOCK_LOADS != 0
+        if (vectors && ((BLOCK_LOADS >> t) & 1u) != 0u) {
+            if (j == 0u) load_block(t, offsets[t], block_words[t]);
+            bits[t] = block_element(t, block_words[t], j);
+            continue;
+        }
+#endif
+        bits[t] = input_load(t, offsets[t]);
+    }
+    row_bits[element] = bits;
+}
+
+// Reduction k over the row, from the totals before it: its terms eight at a time, a sum or a
+// product in the stack's tree (as the partial stage's walk for a row of one chunk), a
+// maximum or minimum in order. With `loading` (the first reduction), the row is read from
+// the buffers into row_bits as it goes (at row_at, see row_element); later ones walk
+// row_bits. With `hardware` (sums), the hardware's adds; returns nonzero where a term was
+// not plain.
+uint row_walk(uint k, uint totals[TOTAL_SLOTS], bool hardware, bool loading, bool vectors, uint row_at[TENSOR_COUNT],
+              out float total) {
     uint op = REDUCTION_OPS_[k];
     bool in_order = op == OP_MAX || op == OP_MIN;
     float extreme = uintBitsToFloat(op == OP_MAX ? 0xFF800000u : 0x7F800000u);  // -inf or +inf
     uint unplain = 0u;
     start_stack();
+    uint offsets[TENSOR_COUNT];
+    uint block_words[INPUT_COUNT][8];
+    uint bits[INPUT_COUNT];
     uint element = 0u;
     for (; element + 8u <= REDUCED_COUNT; element += 8u) {
         float eight[1][8];
         [[unroll]] for (uint j = 0u; j < 8u; ++j) {
-            eight[0][j] = row_term(k, row_bits[element + j], totals, element + j);
+            if (loading) element_offsets(row_at, element + j, element + j == 0u, offsets);
+            row_element(element + j, j, loading, vectors, offsets, block_words, bits);
+            eight[0][j] = row_term(k, bits, totals, element + j);
 #if defined(DENORMALS_EXACT)
             unplain |= not_plain(eight[0][j]);
 #endif
@@ -614,8 +644,10 @@ uint row_walk(uint k, uint totals[TOTAL_SLOTS], bool hardware, out float total) 
         if (!in_order) take_eight(op, element, eight, hardware);
     }
     for (; element < REDUCED_COUNT; ++element) {
+        if (loading) element_offsets(row_at, element, element == 0u, offsets);
+        row_element(element, 1u, loading, false, offsets, block_words, bits);
         float one[1];
-        one[0] = row_term(k, row_bits[element], totals, element);
+        one[0] = row_term(k, bits, totals, element);
 #if defined(DENORMALS_EXACT)
         unplain |= not_plain(one[0]);
 #endif
@@ -626,43 +658,24 @@ uint row_walk(uint k, uint totals[TOTAL_SLOTS], bool hardware, out float total) 
     return unplain;
 }
 
-// The bits of reduction k's total over the row (row_reductions takes them in order).
-uint row_total(uint k, uint totals[TOTAL_SLOTS]) {
+// The bits of reduction k's total over the row (row_reductions takes them in order; the
+// first reads the row, with `vectors` as run_row decided).
+uint row_total(uint k, uint totals[TOTAL_SLOTS], uint row_at[TENSOR_COUNT], bool vectors) {
     float total;
+    bool loading = k == 0u;
 #if defined(DENORMALS_EXACT)
-    // Plain terms: the hardware's adds were exact (not_plain); else the sum again, by dml_add.
-    // A loop under a condition no lane meets costs lavapipe one pass of its body.
-    if (REDUCTION_OPS_[k] == OP_SUM && row_walk(k, totals, true, total) == 0u) return floatBitsToUint(total);
+    // Plain terms: the hardware's adds were exact (not_plain); else the sum again, by dml_add,
+    // from row_bits. A loop under a condition no lane meets costs lavapipe one pass of its body.
+    if (REDUCTION_OPS_[k] == OP_SUM) {
+        uint unplain = loading && vectors ? row_walk(k, totals, true, true, true, row_at, total)
+                                          : row_walk(k, totals, true, loading, false, row_at, total);
+        if (unplain != 0u) row_walk(k, totals, false, false, false, row_at, total);
+        return floatBitsToUint(total);
+    }
 #endif
-    row_walk(k, totals, false, total);
+    if (loading && vectors) row_walk(k, totals, false, true, true, row_at, total);
+    else row_walk(k, totals, false, loading, false, row_at, total);
     return floatBitsToUint(total);
-}
-
-// The row's inputs into row_bits, each element once: with `vectors`, those in BLOCK_LOADS a
-// block of eight at a time.
-void load_row(uint row_at[TENSOR_COUNT], bool vectors) {
-    uint offsets[TENSOR_COUNT];
-    uint element = 0u;
-#if BLOCK_LOADS != 0
-    uint block_words[INPUT_COUNT][8];
-    for (; vectors && element + 8u <= REDUCED_COUNT; element += 8u) {
-        [[unroll]] for (uint j = 0u; j < 8u; ++j) {
-            element_offsets(row_at, element + j, element + j == 0u, offsets);
-            [[unroll]] for (uint t = 0u; t < INPUT_COUNT; ++t) {
-                if (((BLOCK_LOADS >> t) & 1u) != 0u) {
-                    if (j == 0u) load_block(t, offsets[t], block_words[t]);
-                    row_bits[element + j][t] = block_element(t, block_words[t], j);
-                } else {
-                    row_bits[element + j][t] = input_load(t, offsets[t]);
-                }
-            }
-        }
-    }
-#endif
-    for (; element < REDUCED_COUNT; ++element) {
-        element_offsets(row_at, element, element == 0u, offsets);
-        [[unroll]] for (uint t = 0u; t < INPUT_COUNT; ++t) row_bits[element][t] = input_load(t, offsets[t]);
-    }
 }
 
 // The element outputs of the row, from row_bits and every total: with `vectors`, those in
@@ -699,17 +712,15 @@ void store_row(uint row_at[TENSOR_COUNT], uint totals[TOTAL_SLOTS], bool vectors
     }
 }
 
-// A whole row in one invocation: its inputs read once, every reduction in order over the
-// private copy, then the element outputs.
+// A whole row in one invocation: its inputs read once, as the first reduction walks them;
+// every later reduction in order over the private copy; then the element outputs.
 void run_row(uint row_at[TENSOR_COUNT], inout uint totals[TOTAL_SLOTS]) {
     bool vectors = false;
 #if BLOCK_LOADS != 0 || BLOCK_STORES != 0
     vectors = vectors_aligned();
 #endif
-    // Decided out here, as walk's: a condition inside the loops keeps both kinds of load.
-    if (vectors) load_row(row_at, true);
-    else load_row(row_at, false);
-    row_reductions(totals);
+    row_reductions(totals, row_at, vectors);
+    // Decided out here, as walk's: a condition inside the loops keeps both kinds of store.
     if (vectors) store_row(row_at, totals, true);
     else store_row(row_at, totals, false);
 }

@@ -257,8 +257,9 @@ def plan_reduction(inputs: list[BufferTensorDesc], outputs: list[ReducedOutput],
                                               {n.serial: j for j, n in enumerate(nodes[:k])},
                                               kept=kept_before(k))
             terms += [f"    if (k == {k}u) {{", *(f"        {line}" for line in lines), "    }"]
-        terms += ["    return term;", "}", "void row_reductions(inout uint totals[TOTAL_SLOTS]) {",
-                  *(f"    totals[{k}] = row_total({k}u, totals);" for k in range(len(nodes))), "}"]
+        terms += ["    return term;", "}",
+                  "void row_reductions(inout uint totals[TOTAL_SLOTS], uint row_at[TENSOR_COUNT], bool vectors) {",
+                  *(f"    totals[{k}] = row_total({k}u, totals, row_at, vectors);" for k in range(len(nodes))), "}"]
         every_total = {node.serial: k for k, node in enumerate(nodes)}
         body = (*terms, *_reduction_body(
             render.render_assignments([(f"output_bits[{o}]", out.value, e.STORED) for o, out in enumerate(outputs)
