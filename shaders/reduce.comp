@@ -103,7 +103,7 @@ uvec2 total_as_wide(uint bits) {
 #if defined(STAGE_ROW)
 // STAGE_ROW's row in private memory (run_row): each element's input bits, and the values a
 // later pass reads from an earlier one (the generated row_term stores and reads row_values).
-uint row_bits[REDUCED_COUNT][INPUT_COUNT];
+uint private_row[REDUCED_COUNT][INPUT_COUNT];
 #if KEPT_VALUES > 0
 float row_values[KEPT_VALUES][REDUCED_COUNT];
 #endif
@@ -593,11 +593,11 @@ const uint REDUCTION_OPS_[REDUCTION_COUNT] = uint[REDUCTION_COUNT](REDUCTION_OPS
 
 // Element `element`'s input bits: with `loading`, read from the buffers (at `offsets`; with
 // `vectors`, those in BLOCK_LOADS a block of eight at a time, the block's first element
-// reading it into block_words) into row_bits; else from row_bits.
+// reading it into block_words) into private_row; else from private_row.
 void row_element(uint element, uint j, bool loading, bool vectors, uint offsets[TENSOR_COUNT],
                  inout uint block_words[INPUT_COUNT][8], out uint bits[INPUT_COUNT]) {
     if (!loading) {
-        bits = row_bits[element];
+        bits = private_row[element];
         return;
     }
     [[unroll]] for (uint t = 0u; t < INPUT_COUNT; ++t) {
@@ -610,14 +610,14 @@ void row_element(uint element, uint j, bool loading, bool vectors, uint offsets[
 #endif
         bits[t] = input_load(t, offsets[t]);
     }
-    row_bits[element] = bits;
+    private_row[element] = bits;
 }
 
 // Reduction k over the row, from the totals before it: its terms eight at a time, a sum or a
 // product in the stack's tree (as the partial stage's walk for a row of one chunk), a
 // maximum or minimum in order. With `loading` (the first reduction), the row is read from
-// the buffers into row_bits as it goes (at row_at, see row_element); later ones walk
-// row_bits. With `hardware` (sums), the hardware's adds; returns nonzero where a term was
+// the buffers into private_row as it goes (at row_at, see row_element); later ones walk
+// private_row. With `hardware` (sums), the hardware's adds; returns nonzero where a term was
 // not plain.
 uint row_walk(uint k, uint totals[TOTAL_SLOTS], bool hardware, bool loading, bool vectors, uint row_at[TENSOR_COUNT],
               out float total) {
@@ -665,7 +665,7 @@ uint row_total(uint k, uint totals[TOTAL_SLOTS], uint row_at[TENSOR_COUNT], bool
     bool loading = k == 0u;
 #if defined(DENORMALS_EXACT)
     // Plain terms: the hardware's adds were exact (not_plain); else the sum again, by dml_add,
-    // from row_bits. A loop under a condition no lane meets costs lavapipe one pass of its body.
+    // from private_row. A loop under a condition no lane meets costs lavapipe one pass of its body.
     if (REDUCTION_OPS_[k] == OP_SUM) {
         uint unplain = loading && vectors ? row_walk(k, totals, true, true, true, row_at, total)
                                           : row_walk(k, totals, true, loading, false, row_at, total);
@@ -678,7 +678,7 @@ uint row_total(uint k, uint totals[TOTAL_SLOTS], uint row_at[TENSOR_COUNT], bool
     return floatBitsToUint(total);
 }
 
-// The element outputs of the row, from row_bits and every total: with `vectors`, those in
+// The element outputs of the row, from private_row and every total: with `vectors`, those in
 // BLOCK_STORES a block of eight at a time.
 void store_row(uint row_at[TENSOR_COUNT], uint totals[TOTAL_SLOTS], bool vectors) {
     uint offsets[TENSOR_COUNT];
@@ -692,7 +692,7 @@ void store_row(uint row_at[TENSOR_COUNT], uint totals[TOTAL_SLOTS], bool vectors
         [[unroll]] for (uint j = 0u; j < 8u; ++j) {
             element_offsets(row_at, element + j, element + j == 0u, offsets);
             if (j == 0u) block_at = offsets;
-            element_math(row_bits[element + j], totals, element + j, no_term, output_bits);
+            element_math(private_row[element + j], totals, element + j, no_term, output_bits);
             [[unroll]] for (uint o = 0u; o < OUTPUT_COUNT; ++o) {
                 if (((BLOCK_STORES >> o) & 1u) != 0u) block_outputs[o][j] = output_bits[o];
                 else if (((ELEMENT_OUTPUTS >> o) & 1u) != 0u) output_store(o, offsets[INPUT_COUNT + o], output_bits[o]);
@@ -705,7 +705,7 @@ void store_row(uint row_at[TENSOR_COUNT], uint totals[TOTAL_SLOTS], bool vectors
 #endif
     for (; element < REDUCED_COUNT; ++element) {
         element_offsets(row_at, element, element == 0u, offsets);
-        element_math(row_bits[element], totals, element, no_term, output_bits);
+        element_math(private_row[element], totals, element, no_term, output_bits);
         [[unroll]] for (uint o = 0u; o < OUTPUT_COUNT; ++o) {
             if (((ELEMENT_OUTPUTS >> o) & 1u) != 0u) output_store(o, offsets[INPUT_COUNT + o], output_bits[o]);
         }
