@@ -720,9 +720,11 @@ void run_row(uint row_at[TENSOR_COUNT], inout uint totals[TOTAL_SLOTS]) {
     vectors = vectors_aligned();
 #endif
     row_reductions(totals, row_at, vectors);
+#if ELEMENT_OUTPUTS != 0
     // Decided out here, as walk's: a condition inside the loops keeps both kinds of store.
     if (vectors) store_row(row_at, totals, true);
     else store_row(row_at, totals, false);
+#endif
 }
 #endif
 

@@ -237,6 +237,9 @@ def plan_reduction(inputs: list[BufferTensorDesc], outputs: list[ReducedOutput],
     element_values = [o.value for o in outputs if not o.per_row]
     kept = kept_between_passes([*([node.args[0]] for node in nodes), element_values])
     walks = len(nodes) + (1 if final_elements else 0)  # the staged plan's walks over each row
+    # A row stage's invocation walks its row once a reduction and once for the outputs, each
+    # walk at most an iteration an element (eight an iteration, the stack's merges, a sub-word
+    # store's retries) and the math's loops.
     if (adapter.adapter_type == AdapterType.CPU and walks >= 2 and chunk_count == 1 and group == 1
             and all(node.op in ROW_STAGE_REDUCTIONS for node in nodes)
             and reduced_count * (len(inputs) + len(kept)) <= ROW_PRIVATE_WORDS
