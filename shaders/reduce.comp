@@ -189,6 +189,12 @@ float combine(uint op, float a, float b, bool hardware) {
     return !dml_isnan(a) && (dml_isnan(b) || later_wins) ? b : a;
 }
 
+// What reduction `op` starts from: -0 (IEEE addition's identity), 1, -inf or +inf.
+float identity_of(uint op) {
+    return uintBitsToFloat(op == OP_SUM ? 0x80000000u : op == OP_PRODUCT ? 0x3F800000u
+                           : op == OP_MAX ? 0xFF800000u : 0x7F800000u);
+}
+
 #if defined(REDUCE_SUM) || defined(REDUCE_PRODUCT) || defined(STAGE_ROW)
 // Pairwise summation (or multiplication) by a binary counter: term i is combined with the
 // partial results of equal size on the stack while i's low bits are ones, so the terms form
@@ -234,7 +240,7 @@ void take_eight(uint op, uint i, float eight[ROW_GROUP][8], bool hardware) {
 
 // The stack's total of row g of the group (an empty one's: the identity).
 float stack_total(uint op, uint g) {
-    if (stack_size == 0u) return uintBitsToFloat(op == OP_SUM ? 0x80000000u : 0x3F800000u);  // -0 or 1
+    if (stack_size == 0u) return identity_of(op);
     float total = stack_sums[g][stack_size - 1u];
     for (uint k = stack_size - 1u; k > 0u; --k) {
         total = combine(op, stack_sums[g][k - 1u], total, false);
@@ -258,27 +264,20 @@ void take(uint i, float terms[ROW_GROUP]) { take_at(STACK_OP, i, terms, false); 
 
 uint taken_bits(uint g) { return floatBitsToUint(stack_total(STACK_OP, g)); }
 #elif defined(REDUCE_MAX) || defined(REDUCE_MIN)
-// By order_key (-0 below +0); NaN wins, the first one met.
+// In order, by combine: order_key (-0 below +0); NaN wins, the first one met.
+#if defined(REDUCE_MAX)
+#define EXTREME_OP OP_MAX
+#else
+#define EXTREME_OP OP_MIN
+#endif
 float extreme[ROW_GROUP];
 
 void start_reductions() {
-#if defined(REDUCE_MAX)
-    [[unroll]] for (uint g = 0u; g < ROW_GROUP; ++g) extreme[g] = uintBitsToFloat(0xFF800000u);  // -inf
-#else
-    [[unroll]] for (uint g = 0u; g < ROW_GROUP; ++g) extreme[g] = uintBitsToFloat(0x7F800000u);  // +inf
-#endif
+    [[unroll]] for (uint g = 0u; g < ROW_GROUP; ++g) extreme[g] = identity_of(EXTREME_OP);
 }
 
 void take(uint i, float values[ROW_GROUP]) {
-    [[unroll]] for (uint g = 0u; g < ROW_GROUP; ++g) {
-        float value = values[g];
-        if (dml_isnan(extreme[g])) continue;
-#if defined(REDUCE_MAX)
-        if (dml_isnan(value) || order_key(value) > order_key(extreme[g])) extreme[g] = value;
-#else
-        if (dml_isnan(value) || order_key(value) < order_key(extreme[g])) extreme[g] = value;
-#endif
-    }
+    [[unroll]] for (uint g = 0u; g < ROW_GROUP; ++g) extreme[g] = combine(EXTREME_OP, extreme[g], values[g], false);
 }
 
 uint taken_bits(uint g) { return floatBitsToUint(extreme[g]); }
@@ -623,7 +622,7 @@ uint row_walk(uint k, uint totals[TOTAL_SLOTS], bool hardware, bool loading, boo
               out float total) {
     uint op = REDUCTION_OPS_[k];
     bool in_order = op == OP_MAX || op == OP_MIN;
-    float extreme = uintBitsToFloat(op == OP_MAX ? 0xFF800000u : 0x7F800000u);  // -inf or +inf
+    float extreme = identity_of(op);
     uint unplain = 0u;
     start_stack();
     uint offsets[TENSOR_COUNT];
