@@ -48,6 +48,10 @@
 // vectors of every input and element output (read and written a vector at a time where the
 // dispatch's bases are multiples of one): a column reduction then moves whole vectors, as a
 // row's blocks do. Each row keeps its own tree, so the bits are a lone row's.
+// LOCKSTEP_ROWS (STAGE_PARTIAL with ROW_GROUP, a CPU device): the workgroup's invocations
+// meet at a barrier every so many reduced indices of their chunks, which are all as long,
+// so that a CPU device's SIMD slices, which it runs one after another, read the same rows
+// together (dmlpy/kernels/reduction.py lockstep_workgroup).
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
 #if defined(VECTOR_WORDS_64)
@@ -458,6 +462,13 @@ void store_group(uint o, uint at, bool vectors, uint values[ROW_GROUP]) {
     }
 }
 
+// Before the chunk's element i: at every LOCKSTEP_ROWS-th, wait for the workgroup.
+void keep_lockstep(uint i) {
+#if defined(LOCKSTEP_ROWS)
+    if (i != 0u && i % LOCKSTEP_ROWS == 0u) barrier();
+#endif
+}
+
 // The elements of the chunk [first, end) of the group's rows (the first at row_at): the
 // element outputs this stage writes, and its reduction of their terms. With `hardware`
 // (CHECKED_SUMS), a sum's adds are the hardware's, and the result is nonzero where a term was
@@ -486,6 +497,7 @@ uint walk_chunk(uint first, uint end, uint row_at[TENSOR_COUNT], uint totals[ROW
     uint block_at[TENSOR_COUNT];
 #endif
     for (; element + 8u <= end; element += 8u) {
+        keep_lockstep(element - first);
 #if defined(REDUCE_SUM) || defined(REDUCE_PRODUCT)
         float eight[ROW_GROUP][8];
 #endif
@@ -548,6 +560,7 @@ uint walk_chunk(uint first, uint end, uint row_at[TENSOR_COUNT], uint totals[ROW
     }
 #endif
     for (; element < end; ++element) {
+        keep_lockstep(element - first);
         element_offsets(row_at, element, element == first, offsets);
         uint bits[ROW_GROUP][INPUT_COUNT];
         load_group(offsets, vectors, row_bits, bits);

@@ -8,7 +8,9 @@ levels, strict_directml, 64-bit indices)."""
 from __future__ import annotations
 
 import functools
+import json
 import math
+from pathlib import Path
 
 import ml_dtypes
 import numpy as np
@@ -304,6 +306,50 @@ def test_a_column_view_starting_inside_a_vector(device):
     view = dml.asarray(x, device=device)[:, 1:9]
     for function in (F.SUM, F.ARGMAX, F.MAX):
         assert_reduce_matches(np.asarray(dml.reduce(view, function, (0,))), x[:, 1:9], function, (0,))
+
+
+# Column reductions a CPU device's workgroups walk in lockstep (every invocation walks as far:
+# whole chunks, no invocation past the last), and one it may not: chunks of different lengths.
+LOCKSTEP_LAYOUTS = [((64, 4096), (0,), True), ((8192, 256), (0,), True), ((3, 33, 4, 256), (0, 1), True),
+                    ((4100, 256), (0,), False)]
+
+
+@pytest.mark.parametrize("function, data_type", [(F.SUM, T.FLOAT32), (F.MAX, T.FLOAT16), (F.ARGMIN, T.FLOAT32),
+                                                 (F.SUM, T.INT32)])
+def test_columns_walked_in_lockstep_give_the_reference_bits(device, function, data_type):
+    """On a CPU device a column reduction whose workgroups hold adjacent groups of rows of
+    one chunk meets at a barrier every few elements, so that the workgroup reads each row's
+    span together: in one chunk, across chunks, over two leading axes with a last block
+    shorter than eight. Not where the chunks differ in length (an invocation would miss a
+    barrier). The plan says which; the bits are the reference's either way."""
+    rng = np.random.default_rng(function.value * 32 + data_type.value)
+    cpu = device.adapter.adapter_type == dml.AdapterType.CPU
+    for sizes, axes, eligible in LOCKSTEP_LAYOUTS:
+        x = values_for(function, data_type, sizes, rng)
+        if function in ARG:
+            x = with_specials_and_ties(x, function, data_type, rng)
+        desc = reduce_desc(function, data_type, sizes, axes)
+        reason = device.compile_operator(device.create_operator(desc)).plan.reason
+        assert ("in lockstep" in reason) == (eligible and cpu), (sizes, reason)
+        assert_reduce_matches(run_desc(device, desc, x), x, function, axes, what=f"{sizes} over {axes}")
+
+
+def test_a_device_that_may_sum_a_chunk_again_walks_it_out_of_lockstep(tmp_path):
+    """On a CPU device that flushes subnormals, a floating sum's chunk is summed again exactly
+    where a term was not plain, by the invocations that met one: those would meet barriers
+    the others do not, so such a sum is not walked in lockstep; a maximum still is. Subnormal
+    terms in some columns take the second walk; the bits are the reference's."""
+    text = json.loads((Path(dml.__file__).parent / "profiles" / "lavapipe.json").read_text())
+    flushing = tmp_path / "lavapipe-flushing.json"
+    flushing.write_text(json.dumps({**text, "name": "lavapipe-flushing", "denormals": "flush"}))
+    x = np.random.default_rng(3).standard_normal((64, 4096)).astype(np.float32)
+    x[5, ::7] = np.float32(1e-40)
+    with dml.create_device(profile=flushing) as d:
+        for function, walked_in_lockstep in ((F.SUM, False), (F.MAX, True)):
+            desc = reduce_desc(function, T.FLOAT32, x.shape, (0,))
+            reason = d.compile_operator(d.create_operator(desc)).plan.reason
+            assert ("in lockstep" in reason) == walked_in_lockstep, reason
+            assert_reduce_matches(run_desc(d, desc, x), x, function, (0,))
 
 
 # --- Special values ------------------------------------------------------------------------------
