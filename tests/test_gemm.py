@@ -14,13 +14,12 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import json
 import math
-from pathlib import Path
 
 import ml_dtypes
 import numpy as np
 import pytest
+from changed_profile import cpu_profile
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from layout import element_offsets
@@ -377,14 +376,6 @@ def test_a_cpu_device_shares_more_rows_for_larger_products(device, a_sizes, b_si
     a_storage, a, b_storage, b = shared_operands(rng, desc)
     got = run_gemm(device, desc, a_storage, b_storage)
     assert_same_bits(got, gemm_reference(a, b, trans_a=trans_a, trans_b=trans_b), f"{rows} rows")
-
-
-def cpu_profile(tmp_path, name, **changes):
-    """The shipped lavapipe profile with `changes`, as a file of one's own."""
-    text = (Path(dml.__file__).parent / "profiles" / "lavapipe.json").read_text()
-    path = tmp_path / f"{name}.json"
-    path.write_text(json.dumps({**json.loads(text), "name": name, **changes}))
-    return path
 
 
 @pytest.mark.parametrize("changes", [{"denormals": "flush"}, {"subgroupSize": 4}], ids=["flushing", "subgroups-of-4"])

@@ -3,12 +3,11 @@ their gradients) against the independent float64 references in reference.py; the
 stability, NaN and tie rules; the bits' independence of layout and chunking; and their
 gating."""
 
-import json
-from pathlib import Path
 
 import ml_dtypes
 import numpy as np
 import pytest
+from changed_profile import cpu_profile
 from reference import LONG_ROW_BOUNDS, REFERENCES_ROWWISE, ROWWISE_BOUNDS, assert_rowwise_matches, ulp_error
 from reference_reduce import assert_same_bits
 
@@ -219,9 +218,7 @@ def test_a_row_read_once_into_private_memory_gives_the_staged_plans_bits(device,
     reduction is a stage that reads the row again. The bits are the same: on lavapipe as it
     is, planned as a CPU device that flushes subnormals (sums of plain terms by the hardware,
     redone exactly otherwise), and planned as a GPU (NVIDIA's profile: the staged plan)."""
-    text = json.loads((Path(dml.__file__).parent / "profiles" / "lavapipe.json").read_text())
-    flushing = tmp_path / "lavapipe-flushing.json"
-    flushing.write_text(json.dumps({**text, "name": "lavapipe-flushing", "denormals": "flush"}))
+    flushing = cpu_profile(tmp_path, "lavapipe-flushing", denormals="flush")
     rng = np.random.default_rng(length)
     x = rows_with_specials(rng, 24, length)
     dy = rng.standard_normal(x.shape).astype(np.float32)
