@@ -8,13 +8,12 @@ levels, strict_directml, 64-bit indices)."""
 from __future__ import annotations
 
 import functools
-import json
 import math
-from pathlib import Path
 
 import ml_dtypes
 import numpy as np
 import pytest
+from changed_profile import cpu_profile
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from layout import element_offsets
@@ -339,9 +338,7 @@ def test_a_device_that_may_sum_a_chunk_again_walks_it_out_of_lockstep(tmp_path):
     where a term was not plain, by the invocations that met one: those would meet barriers
     the others do not, so such a sum is not walked in lockstep; a maximum still is. Subnormal
     terms in some columns take the second walk; the bits are the reference's."""
-    text = json.loads((Path(dml.__file__).parent / "profiles" / "lavapipe.json").read_text())
-    flushing = tmp_path / "lavapipe-flushing.json"
-    flushing.write_text(json.dumps({**text, "name": "lavapipe-flushing", "denormals": "flush"}))
+    flushing = cpu_profile(tmp_path, "lavapipe-flushing", denormals="flush")
     x = np.random.default_rng(3).standard_normal((64, 4096)).astype(np.float32)
     x[5, ::7] = np.float32(1e-40)
     with dml.create_device(profile=flushing) as d:
@@ -350,6 +347,26 @@ def test_a_device_that_may_sum_a_chunk_again_walks_it_out_of_lockstep(tmp_path):
             reason = d.compile_operator(d.create_operator(desc)).plan.reason
             assert ("in lockstep" in reason) == walked_in_lockstep, reason
             assert_reduce_matches(run_desc(d, desc, x), x, function, (0,))
+
+
+@pytest.mark.parametrize("function", [F.SUM, F.MULTIPLY, F.MAX, F.ARGMAX, F.L2, F.LOG_SUM_EXP])
+def test_a_gpu_cuts_rows_into_more_chunks_with_the_same_bits(function):
+    """On a GPU a reduction of 2^20 elements or more cuts its rows into chunks of as few as
+    128 elements until the partial stage has 2^17 invocations: rows of 2048 in 16 whole
+    chunks, rows of 1000 in 8 with a short last one, every chunk an aligned subtree of the
+    row's tree; a smaller one keeps its rows whole. The plan says so; the bits are the
+    reference's (which a CPU device gives in one chunk a row), ties and NaNs across chunks
+    included."""
+    rng = np.random.default_rng(function.value)
+    with dml.create_device(profile="nvidia-h100") as gpu:
+        for sizes, chunks in (((512, 2048), 16), ((1100, 1000), 8), ((500, 2048), 1)):
+            x = values_for(function, T.FLOAT32, sizes, rng, long_rows=True)
+            if function in ARG:
+                x = with_specials_and_ties(x, function, T.FLOAT32, rng)
+            desc = reduce_desc(function, T.FLOAT32, sizes, (1,))
+            reason = gpu.compile_operator(gpu.create_operator(desc)).plan.reason
+            assert f"{chunks} chunk(s) of at most {128 if chunks > 1 else 2048} a row" in reason, reason
+            assert_reduce_matches(run_desc(gpu, desc, x), x, function, (1,), what=f"{sizes}")
 
 
 # --- Special values ------------------------------------------------------------------------------

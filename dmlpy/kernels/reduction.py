@@ -37,6 +37,16 @@ from .interface import (
 # subtrees of the row's pairwise tree and the bits do not depend on it. Large enough that
 # most rows are one chunk (no combining stage), small enough to spread long rows out.
 MAX_REDUCTION_CHUNK = 4096
+# A GPU runs tens of thousands of invocations at once (an H100: 132 multiprocessors of 2,048
+# each), and a partial stage has one a chunk of a row (or of a group of rows): on a GPU a
+# row's chunks are halved, down to GPU_MIN_CHUNK elements, until the stage has
+# GPU_INVOCATIONS, while the total stage walks at most MAX_REDUCTION_CHUNK of them a row.
+# Only from GPU_SPREAD_ELEMENTS elements: below, the dispatches cost more than the walks (4
+# MiB of FP32 is microseconds of a GPU's bandwidth), and a second one would not pay. No GPU
+# has measured these yet (docs/benchmarks.md).
+GPU_INVOCATIONS = 1 << 17
+GPU_MIN_CHUNK = 128
+GPU_SPREAD_ELEMENTS = 1 << 20
 # Loop iterations an invocation may spend: lavapipe ends its loops after 65,535 in all (the
 # elements of a chunk, the stack's merges, the loops inside the math, a sub-word store's
 # retries), so a chunk's elements and a total's chunks stay well under it.
@@ -108,6 +118,20 @@ def reduction_chunk(reduced_count: int, loops_per_element: int = 0) -> int:
     times an element: at most MAX_REDUCTION_CHUNK, and within LOOP_BUDGET."""
     within_budget = 1 << (LOOP_BUDGET // (4 + loops_per_element)).bit_length() - 1
     return min(MAX_REDUCTION_CHUNK, within_budget, 1 << max(0, reduced_count - 1).bit_length())
+
+
+def spread_chunk(chunk: int, row_count: int, reduced_count: int) -> int:
+    """A GPU's chunk for `row_count` rows of `reduced_count` elements: from
+    GPU_SPREAD_ELEMENTS elements, `chunk` halved while the partial stage has fewer than
+    GPU_INVOCATIONS invocations, down to GPU_MIN_CHUNK and to at most MAX_REDUCTION_CHUNK
+    chunks a row. Still a power of two: an aligned subtree of
+    each row's tree, so the bits do not change."""
+    if row_count * reduced_count < GPU_SPREAD_ELEMENTS:
+        return chunk
+    while (chunk > GPU_MIN_CHUNK and row_count * math.ceil(reduced_count / chunk) < GPU_INVOCATIONS
+           and math.ceil(reduced_count / (chunk // 2)) <= MAX_REDUCTION_CHUNK):
+        chunk //= 2
+    return chunk
 
 
 @dataclass(frozen=True)
@@ -203,6 +227,8 @@ def plan_reduction(inputs: list[BufferTensorDesc], outputs: list[ReducedOutput],
     # Each row of a group spends an element's loops (the math's, its stack's merges) on it.
     loops = render.loop_iterations(*(o.value for o in outputs))
     chunk = reduction_chunk(reduced_count, (4 + loops) * group - 4)
+    if adapter.adapter_type != AdapterType.CPU:
+        chunk = spread_chunk(chunk, row_count, reduced_count)
     chunk_count = math.ceil(reduced_count / chunk)
     if chunk_count > LOOP_BUDGET:  # the total stage walks a row's chunks in one invocation
         raise UnsupportedError(
