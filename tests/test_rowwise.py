@@ -3,7 +3,6 @@ their gradients) against the independent float64 references in reference.py; the
 stability, NaN and tie rules; the bits' independence of layout and chunking; and their
 gating."""
 
-
 import ml_dtypes
 import numpy as np
 import pytest

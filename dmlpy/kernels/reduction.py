@@ -124,8 +124,8 @@ def spread_chunk(chunk: int, row_count: int, reduced_count: int) -> int:
     """A GPU's chunk for `row_count` rows of `reduced_count` elements: from
     GPU_SPREAD_ELEMENTS elements, `chunk` halved while the partial stage has fewer than
     GPU_INVOCATIONS invocations, down to GPU_MIN_CHUNK and to at most MAX_REDUCTION_CHUNK
-    chunks a row. Still a power of two: an aligned subtree of
-    each row's tree, so the bits do not change."""
+    chunks a row. Still a power of two: an aligned subtree of each row's tree, so the bits
+    do not change."""
     if row_count * reduced_count < GPU_SPREAD_ELEMENTS:
         return chunk
     while (chunk > GPU_MIN_CHUNK and row_count * math.ceil(reduced_count / chunk) < GPU_INVOCATIONS
@@ -339,7 +339,6 @@ def plan_reduction(inputs: list[BufferTensorDesc], outputs: list[ReducedOutput],
     rows_at = "final" if final_elements or not nodes else f"{'total' if chunk_count > 1 else 'partial'}{len(nodes) - 1}"
 
     header = interface.header()
-    in_lockstep: list[str] = []  # the stages whose workgroups walk in lockstep
 
     def stage(name: str, kind: str, known: int, invocations: int, reduction: e.Expr | None = None):
         element_outputs = [o for o, at in enumerate(written_by) if at == known and not outputs[o].per_row
@@ -359,7 +358,6 @@ def plan_reduction(inputs: list[BufferTensorDesc], outputs: list[ReducedOutput],
             if lockstep:
                 defines.update({"WORKGROUP_SIZE": lockstep, "LOCKSTEP_ROWS": f"{LOCKSTEP_ROWS}u"})
                 stage_workgroup = lockstep
-                in_lockstep.append(name)
         if reduction is not None:
             defines.update({f"REDUCE_{e.REDUCTIONS[reduction.op]}": "", "REDUCTION": f"{known}u",
                             "PARTIALS_AT": f"{partials_at[known]}u"})
@@ -397,7 +395,8 @@ def plan_reduction(inputs: list[BufferTensorDesc], outputs: list[ReducedOutput],
         stages.append(stage("final", "final", len(nodes), row_count * (chunk_count if final_elements else 1)))
     temporary_words = max(1, totals_words + sum(regions) * partials_words)
     grouped = f", {group} rows an invocation" if group > 1 else ""
-    grouped += f", workgroups in lockstep every {LOCKSTEP_ROWS} elements" if in_lockstep else ""
+    if any("LOCKSTEP_ROWS" in s.defines for s in stages):
+        grouped += f", workgroups in lockstep every {LOCKSTEP_ROWS} elements"
     return KernelPlan("reduction", tuple(stages), inputs[0].element_count, temporary_size=4 * temporary_words,
                       scalar_bits=fp32_bits(scalars), interface=interface,
                       reason=f"{row_count} rows of {reduced_count}, {chunk_count} chunk(s) of at most {chunk} a row"
