@@ -538,6 +538,12 @@ def test_gemm_front_end(device):
     wide = random_values(rng, np.float32, (5, 34))
     got = dml.gemm(a, wide[:, ::2], device=device)
     assert_same_bits(got, gemm_reference(a, wide[:, ::2]), "a strided view")
+    # A 0-d C (NumPy's and ONNX's scalar bias) broadcasts like any other, host or device array.
+    scalar = np.array(-1.25, np.float32)
+    got = dml.gemm(a, b, scalar, beta=0.5, device=device)
+    assert_same_bits(got, gemm_reference(a, b, scalar, beta=0.5), "a 0-d c")
+    on_device = dml.gemm(dml.asarray(a, device), dml.asarray(b, device), dml.asarray(scalar, device), beta=0.5)
+    assert_same_bits(on_device.numpy(), got, "a 0-d device-array c")
 
 
 def test_gemm_front_end_errors(device):

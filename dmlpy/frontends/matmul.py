@@ -125,7 +125,8 @@ def gemm(a: ArrayLike | DeviceArray, b: ArrayLike | DeviceArray, c: ArrayLike | 
     (docs/numerics.md): the same bits on every device. Device arrays give a DeviceArray."""
     trans_a, trans_b = _transform(trans_a, "trans_a"), _transform(trans_b, "trans_b")
     a, b = _operand(a, "a"), _operand(b, "b")
-    c = None if c is None else _operand(c, "c")
+    # C only broadcasts, so it may be 0-d (NumPy's and ONNX's scalar bias).
+    c = None if c is None else c if isinstance(c, DeviceArray) else as_array(c, "c")
     for name, x in (("a", a), ("b", b)):
         if not 2 <= x.ndim <= MAX_GEMM_DIMS:
             raise InvalidArgumentError(f"gemm: {name} has {x.ndim} dims: GEMM takes 2 to {MAX_GEMM_DIMS} (use matmul "
