@@ -68,6 +68,12 @@ if ! $PY -c "import $IMPORTS" 2>/dev/null || [ ! -e "$VENV/bin/glslangValidator"
 then
     $PY -m pip install -q "${PACKAGES[@]}"
 fi
+# ONNX's backend node tests (tests/test_onnx_node_tests.py) come from this release's generators;
+# docs/onnx.md gives its counts, so a new release comes in by changing the pin.
+ONNX_PIN=1.23.2
+if [ "$OWN_VENV" = 0 ] && ! $PY -c "import onnx, sys; sys.exit(onnx.__version__ != '$ONNX_PIN')" 2>/dev/null; then
+    $PY -m pip install -q "onnx==$ONNX_PIN"
+fi
 
 # kp 0.9.0 is an sdist whose CMake fetches its dependencies unless told to use the system's.
 # tools/kp/kp-0.9.0.patch binds Manager.clear (kp otherwise keeps a record of every object it
