@@ -1,7 +1,9 @@
 """ONNX's own backend node tests, run through dmlpy (tests/onnx_nodes.py): each case's outputs
 against the ones ONNX's generators computed, under ONNX's backend rule (NumPy's allclose with
 the case's rtol and atol for floating outputs; integers and booleans exactly, and the same
-dtype and shape)."""
+dtype and shape). Each case runs twice: on NumPy arrays, one operator at a time, and on
+device arrays, whose element-wise chains and reductions are deferred and fused; the two give
+the same bits (up to which NaN)."""
 
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ import pytest
 
 pytest.importorskip("onnx")
 
-from onnx_nodes import REFUSED, RUNNERS, NotCovered, check_types, node_cases, refusal, run_case
+from onnx_nodes import REFUSED, RUNNERS, NotCovered, check_case, node_cases, refusal, run_case, runs
 
 import dmlpy as dml
 
@@ -23,15 +25,14 @@ DOC = Path(__file__).resolve().parent.parent / "docs" / "onnx.md"
 
 def outside_directml(case) -> str | None:
     try:
-        check_types(case.inputs)
-        check_types(case.outputs)
+        check_case(case)
     except NotCovered as reason:
         return str(reason)
     return None
 
 
 def runnable():
-    return [case for case in node_cases() if case.op_type in RUNNERS and outside_directml(case) is None]
+    return [case for case in node_cases() if runs(case) and outside_directml(case) is None]
 
 
 def assert_like_onnx(ours, theirs, case) -> None:
@@ -45,12 +46,21 @@ def assert_like_onnx(ours, theirs, case) -> None:
         np.testing.assert_array_equal(ours, theirs, err_msg=case.name)
 
 
+def assert_same_bits(fused: np.ndarray, one_by_one: np.ndarray, case) -> None:
+    assert fused.dtype == one_by_one.dtype and fused.shape == one_by_one.shape, case.name
+    if fused.dtype.kind == "f" or fused.dtype.name == "bfloat16":
+        nan = np.isnan(fused.astype(np.float64)) & np.isnan(one_by_one.astype(np.float64))
+        bits = f"u{fused.dtype.itemsize}"
+        fused, one_by_one = np.where(nan, 0, fused.view(bits)), np.where(nan, 0, one_by_one.view(bits))
+    np.testing.assert_array_equal(fused, one_by_one, err_msg=f"{case.name}: device arrays against NumPy arrays")
+
+
 @pytest.mark.parametrize("case", runnable(), ids=lambda case: case.name)
 def test_onnx_node_case(case):
     reason = refusal(case)
     if reason is not None:
-        # A DirectML rule refuses it: dmlpy must say so, not compute something else.
-        with pytest.raises(dml.DmlError):
+        # A DirectML type rule refuses it: dmlpy must say so, not compute something else.
+        with pytest.raises(dml.DmlError, match="dtype|data_type|InputTensor"):
             run_case(case)
         return
     try:
@@ -60,6 +70,8 @@ def test_onnx_node_case(case):
     assert len(outputs) == len(case.outputs)
     for ours, theirs in zip(outputs, case.outputs):
         assert_like_onnx(ours, theirs, case)
+    for fused, one_by_one in zip(run_case(case, on_device=True), outputs):
+        assert_same_bits(fused, one_by_one, case)
 
 
 def test_every_refusal_names_a_case():
@@ -72,7 +84,7 @@ def test_every_refusal_names_a_case():
 def test_the_counts_in_docs_onnx_md_are_the_suites():
     """docs/onnx.md states how many of ONNX's node tests dmlpy runs; the statement stays true."""
     cases = node_cases()
-    with_runner = [case for case in cases if case.op_type in RUNNERS]
+    with_runner = [case for case in cases if runs(case)]
     outcome = Counter()
     for case in with_runner:
         if outside_directml(case) is not None:
@@ -89,7 +101,7 @@ def test_the_counts_in_docs_onnx_md_are_the_suites():
     if onnx.__version__ != release.group(1):
         pytest.skip(f"ONNX {onnx.__version__} is installed; docs/onnx.md counts {release.group(1)}'s cases "
                     "(`make setup` installs that one)")
-    stated = re.search(r"runs (\d+) of the (\d+) single-node cases .* refuses (\d+) .* (\d+) lie outside", text,
+    stated = re.search(r"runs (\d+) of the (\d+) cases .* refuses (\d+) .* (\d+) lie outside", text,
                        re.S)
     assert stated, "docs/onnx.md lost its counts sentence"
     assert tuple(map(int, stated.groups())) == (outcome["run"], len(cases), outcome["refused"], outcome["outside"])
