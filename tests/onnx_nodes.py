@@ -124,14 +124,6 @@ def check_types(arrays: Sequence, tensors: bool = True) -> None:
             raise NotCovered(f"{array.ndim} dimensions: DirectML's tensors have 1 to 8")
 
 
-# Inputs that are parameters of the ONNX operator (axes, counts, bounds, a type to copy), read
-# on the host: an empty axis list is a parameter, not an empty tensor.
-PARAMETER_INPUTS = {"CumSum": {1}, "CumProd": {1}, "TopK": {1}, "Clip": {1, 2}, "CastLike": {1}, "OneHot": {1, 2},
-                    **{op_type: {1} for op_type in ("ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin",
-                                                    "ReduceProd", "ReduceL1", "ReduceL2", "ReduceLogSum",
-                                                    "ReduceLogSumExp", "ReduceSumSquare")}}
-
-
 def check_case(case: NodeCase) -> None:
     """NotCovered if the case lies outside DirectML's tensor model: its outputs, and the graph
     inputs its nodes read as tensors, must be DirectML tensors; every input must have a type
@@ -272,6 +264,12 @@ def cast_like(node: Node):
 REDUCE_FUNCTIONS = {"ReduceSum": "SUM", "ReduceMean": "AVERAGE", "ReduceMax": "MAX", "ReduceMin": "MIN",
                     "ReduceProd": "MULTIPLY", "ReduceL1": "L1", "ReduceL2": "L2", "ReduceLogSum": "LOG_SUM",
                     "ReduceLogSumExp": "LOG_SUM_EXP", "ReduceSumSquare": "SUM_SQUARE"}
+
+
+# Inputs that are parameters of the ONNX operator (axes, counts, bounds, a type to copy), read
+# on the host: an empty axis list is a parameter, not an empty tensor.
+PARAMETER_INPUTS = {"CumSum": {1}, "CumProd": {1}, "TopK": {1}, "Clip": {1, 2}, "CastLike": {1}, "OneHot": {1, 2},
+                    **{op_type: {1} for op_type in REDUCE_FUNCTIONS}}
 
 
 def reduce(node: Node):
