@@ -188,6 +188,48 @@ def test_reshape_is_a_view_of_packed_arrays_and_a_copy_of_strided_ones(device):
     assert [row.numpy().tolist() for row in a[:2]] == a.numpy()[:2].tolist()
 
 
+def test_squeeze_is_a_view_and_flatten_a_copy(device):
+    host = values((3, 1, 4, 1), np.float32)
+    a = dml.asarray(host, device=device)
+    for axis in (None, 1, -1, (1, 3)):
+        squeezed = a.squeeze(axis)
+        assert squeezed.base is a and squeezed.shape == host.squeeze(axis).shape
+        assert np.array_equal(squeezed.numpy(), host.squeeze(axis))
+    assert isinstance(np.squeeze(a), dml.DeviceArray)  # NumPy's function calls the method
+    strided = a[::2, :, 1:].squeeze()  # strides survive the dropped dims
+    assert strided.base is a and np.array_equal(strided.numpy(), host[::2, :, 1:].squeeze())
+    assert a[0, 0, 0].squeeze().shape == () and a[0, :, 0].squeeze((0, 1)).shape == ()
+    for axis, words in ((0, "axis 0 has size 3"), (4, "out of range"), ((1, -3), "twice"), ("1", "ints")):
+        with pytest.raises(dml.InvalidArgumentError, match=words) as caught:
+            a.squeeze(axis)
+        assert caught.value.field == "axis"
+    for source, expected in ((a, host), (a.T, host.T), (a[1:, :, ::2], host[1:, :, ::2])):
+        flat = source.flatten()
+        assert flat.shape == (expected.size,) and flat.base is None and not flat.may_share_memory(a)
+        assert np.array_equal(flat.numpy(), expected.flatten())
+    flat = a.flatten()
+    a[0] = -1.0  # the copy keeps the values it was made from
+    assert np.array_equal(flat.numpy(), host.flatten())
+
+
+def test_one_element_arrays_convert_to_python_numbers(device):
+    host = values((2, 3), np.float32)
+    a = dml.asarray(host, device=device)
+    assert a[1, 2].item() == host[1, 2].item() and type(a[1, 2].item()) is float
+    assert float(a.sum()) == float(dml.sum(host)) and float(a[1:2, 2:]) == float(host[1, 2])
+    assert int(a[0, 1]) == int(host[0, 1]) and complex(a[0, 0]) == complex(host[0, 0])
+    assert a.tolist() == host.tolist() and a[0, 0].tolist() == host[0, 0].tolist()
+    count = dml.asarray(np.int32(3), device=device)
+    assert list(range(count)) == [0, 1, 2] and type(count.item()) is int
+    assert int(dml.asarray(np.uint8(200), device=device) + 1) == 201
+    for convert in (lambda x: x.item(), float, int):
+        with pytest.raises(dml.InvalidArgumentError, match="6 elements"):
+            convert(a)
+    for not_an_index in (a[0, 0], dml.asarray(np.int32([3]), device=device)):
+        with pytest.raises(dml.InvalidArgumentError, match="only a 0-d integer array"):
+            range(not_an_index)
+
+
 def test_views_of_deferred_results_and_deferred_results_of_views(device):
     host = values((5, 8), np.float32)
     a = dml.asarray(host, device=device)

@@ -46,6 +46,44 @@ def test_numpys_functions_call_the_methods(device):
     assert int(np.argmax(a).numpy()) == 11
     with pytest.raises(dml.InvalidArgumentError, match="out"):
         a.sum(out=np.empty(4, np.float32))
+    # NumPy passes dtype and out to mean, and keepdims where given
+    assert np.array_equal(bits(np.mean(a).numpy()), bits(dml.mean(x, device=device)))
+    assert np.array_equal(bits(np.mean(a, axis=0).numpy()), bits(dml.mean(x, axis=0, device=device)))
+    assert np.argmin(a, axis=1, keepdims=True).shape == (3, 1)
+    assert np.array_equal(bits(np.prod(a[:, 1:], axis=1).numpy()), bits(dml.prod(x[:, 1:], axis=1, device=device)))
+
+
+@pytest.mark.parametrize("method", ["sum", "prod", "mean", "cumsum", "cumprod"])
+def test_an_accumulator_dtype_casts_the_elements_first(device, method):
+    x = (np.random.default_rng(6).standard_normal((4, 6)) + 1).astype(np.float32)
+    a = dml.asarray(x, device=device)
+    got = getattr(np, method)(a, axis=1, dtype=np.float16)
+    want = getattr(dml, method)(x.astype(np.float16), axis=1, device=device)
+    assert isinstance(got, dml.DeviceArray) and got.dtype == np.float16
+    assert np.array_equal(bits(got.numpy()), bits(want))
+    same = getattr(a, method)(axis=1, dtype=np.float32)
+    assert np.array_equal(bits(same.numpy()), bits(getattr(dml, method)(x, axis=1, device=device)))
+
+
+@pytest.mark.parametrize("method", ["cumsum", "cumprod"])
+def test_running_sums_and_products_are_methods_too(device, method):
+    x = np.random.default_rng(7).standard_normal((3, 5)).astype(np.float32)
+    a = dml.asarray(x, device=device)
+    for axis in (None, 0, -1):
+        got = getattr(a, method)(axis)
+        assert isinstance(got, dml.DeviceArray)
+        assert np.array_equal(bits(got.numpy()), bits(getattr(dml, method)(x, axis, device=device)))
+    assert isinstance(getattr(np, method)(a), dml.DeviceArray)  # NumPy's function calls the method
+    with pytest.raises(dml.InvalidArgumentError, match="out"):
+        getattr(a, method)(out=np.empty(15, np.float32))
+
+
+def test_dtype_is_refused_where_numpy_has_none(device):
+    a = dml.asarray(np.ones((2, 3), np.float32), device=device)
+    for method in ("max", "min", "argmax", "argmin"):
+        with pytest.raises(dml.InvalidArgumentError, match=f"{method}: dtype") as caught:
+            getattr(a, method)(dtype=np.float16)
+        assert caught.value.field == "dtype"
 
 
 def test_a_reduction_reads_a_deferred_chain_computed(device):

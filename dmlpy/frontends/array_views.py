@@ -104,6 +104,31 @@ def transposed(layout: Layout, axes: tuple[int, ...] | None) -> Layout:
     return Layout(tuple(layout.shape[a] for a in order), tuple(layout.strides[a] for a in order), layout.offset)
 
 
+def squeezed(layout: Layout, axis) -> Layout:
+    """`layout` without dims of size 1: those named by `axis` (an int or a tuple of ints,
+    negative from the end), or all of them where `axis` is None (NumPy's squeeze)."""
+    count = len(layout.shape)
+    if axis is None:
+        dropped = {d for d, n in enumerate(layout.shape) if n == 1}
+    else:
+        try:
+            named = tuple(operator.index(a) for a in (axis if isinstance(axis, (tuple, list)) else (axis,)))
+        except TypeError:
+            raise InvalidArgumentError(f"axis {axis!r} must be an int or a tuple of ints", "axis") from None
+        for a in named:
+            if not -count <= a < count:
+                raise InvalidArgumentError(f"axis {a} is out of range for an array of {count} dims", "axis")
+        dropped = {a % count for a in named}
+        if len(dropped) != len(named):
+            raise InvalidArgumentError(f"axis {axis!r} names a dim twice", "axis")
+        for a in sorted(dropped):
+            if layout.shape[a] != 1:
+                raise InvalidArgumentError(f"axis {a} has size {layout.shape[a]}: squeeze removes dims of size 1 "
+                                           "only", "axis")
+    kept = [d for d in range(count) if d not in dropped]
+    return Layout(tuple(layout.shape[d] for d in kept), tuple(layout.strides[d] for d in kept), layout.offset)
+
+
 def reshaped_shape(size: int, shape: tuple[int, ...], requested) -> tuple[int, ...]:
     """NumPy's `reshape` shape: integers, one of them -1 (inferred)."""
     try:

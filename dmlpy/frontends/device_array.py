@@ -48,7 +48,7 @@ from ..ops.fusion import MAX_FUSED_NODES
 from ..ops.schema import OperatorDesc
 from ..runtime.binding import MINIMUM_BUFFER_TENSOR_ALIGNMENT, Buffer, BufferBinding
 from ..runtime.device import Device
-from .array_views import Layout, indexed, reshaped_shape, transposed
+from .array_views import Layout, indexed, reshaped_shape, squeezed, transposed
 
 DLPACK_CPU = 1  # kDLCPU: the host copy __dlpack__ exports
 
@@ -77,15 +77,42 @@ def _unary(name: str):
     return method
 
 
-def _reduction(name: str):
-    def method(self, axis: int | tuple[int, ...] | None = None, keepdims: bool = False,
-               out: None = None) -> DeviceArray:
-        if out is not None:
-            raise InvalidArgumentError(f"DeviceArray.{name}: out {type(out).__name__} is not taken; the result is a "
-                                       "new DeviceArray", "out")
-        return ARRAY_OPERATORS[name](self, axis, keepdims)
+def _no_out(name: str, out) -> None:
+    if out is not None:
+        raise InvalidArgumentError(f"DeviceArray.{name}: out {type(out).__name__} is not taken; the result is a "
+                                   "new DeviceArray", "out")
+
+
+def _converted(array: DeviceArray, name: str, dtype, accumulating: bool) -> DeviceArray:
+    """`array` in NumPy's accumulator `dtype` (its elements cast on the device, fused into the
+    operator that reads them), where one is given; refused by the methods NumPy gives none."""
+    if dtype is None:
+        return array
+    if not accumulating:
+        raise InvalidArgumentError(f"DeviceArray.{name}: dtype {dtype!r} is not taken (NumPy's {name} has none)",
+                                   "dtype")
+    return array if np.dtype(dtype) == array.dtype else array.astype(dtype)
+
+
+def _reduction(name: str, accumulating: bool = False):
+    def method(self, axis: int | tuple[int, ...] | None = None, keepdims: bool = False, out: None = None, *,
+               dtype: np.typing.DTypeLike | None = None) -> DeviceArray:
+        _no_out(name, out)
+        return ARRAY_OPERATORS[name](_converted(self, name, dtype, accumulating), axis, keepdims)
     method.__name__ = name
-    method.__doc__ = f"NumPy's `{name}` on the device (dmlpy.{name}): a new DeviceArray."
+    method.__doc__ = (f"NumPy's `{name}` on the device (dmlpy.{name}): a new DeviceArray"
+                      + (", of the elements cast to `dtype` first where one is given." if accumulating else "."))
+    return method
+
+
+def _scan(name: str):
+    def method(self, axis: int | None = None, dtype: np.typing.DTypeLike | None = None,
+               out: None = None) -> DeviceArray:
+        _no_out(name, out)
+        return ARRAY_OPERATORS[name](_converted(self, name, dtype, True), axis)
+    method.__name__ = name
+    method.__doc__ = (f"NumPy's `{name}` on the device (dmlpy.{name}; axis None: of the elements flattened): "
+                      "a new DeviceArray, of the elements cast to `dtype` first where one is given.")
     return method
 
 
@@ -119,8 +146,9 @@ class DeviceArray:
     __matmul__, __rmatmul__ = _operator("matmul"), _operator("matmul", True)
     __neg__, __abs__, __invert__ = _unary("negative"), _unary("abs"), _unary("bitwise_not")
     __hash__ = object.__hash__
-    sum, prod, mean = _reduction("sum"), _reduction("prod"), _reduction("mean")
+    sum, prod, mean = _reduction("sum", True), _reduction("prod", True), _reduction("mean", True)
     max, min, argmax, argmin = _reduction("max"), _reduction("min"), _reduction("argmax"), _reduction("argmin")
+    cumsum, cumprod = _scan("cumsum"), _scan("cumprod")
 
     def astype(self, dtype: np.typing.DTypeLike) -> DeviceArray:
         """The array converted to `dtype` on the device (DML_CAST; its rounding rules in
@@ -190,6 +218,41 @@ class DeviceArray:
     def ravel(self) -> DeviceArray:
         """The elements as one dim (`reshape(-1)`)."""
         return self.reshape(-1)
+
+    def flatten(self) -> DeviceArray:
+        """The elements as one dim, in a new array (a copy made on the device, as NumPy's)."""
+        return self.reshape(-1).copy()
+
+    def squeeze(self, axis: int | tuple[int, ...] | None = None) -> DeviceArray:
+        """Without the dims of size 1 that `axis` names (all of them where None): a view."""
+        return self._view(squeezed(self._layout(), axis))
+
+    def item(self) -> int | float | complex:
+        """The one element of a one-element array as a Python number (read from the device)."""
+        if self.size != 1:
+            raise InvalidArgumentError(f"item() of a DeviceArray of {self.size} elements: only a one-element array "
+                                       "converts to a Python scalar (index it first, a[i, j].item())", "self")
+        return self.numpy().reshape(-1)[0].item()
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __complex__(self) -> complex:
+        return complex(self.item())
+
+    def __index__(self) -> int:
+        """A 0-d integer array as an index (`range(n)`, `x[n]`), as NumPy's."""
+        if self.ndim or self.dtype.kind not in "iu":
+            raise InvalidArgumentError(f"a DeviceArray of shape {self.shape} and dtype {self.dtype} is not an "
+                                       "index: only a 0-d integer array is", "self")
+        return int(self.item())
+
+    def tolist(self) -> list | int | float | complex:
+        """The values as nested Python lists (read from the device), as NumPy's."""
+        return self.numpy().tolist()
 
     def _layout(self) -> Layout:
         return Layout(self.shape, self._strides, self._offset)

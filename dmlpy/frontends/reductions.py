@@ -324,5 +324,6 @@ def top_k(x: ArrayLike | DeviceArray, k: int, axis: int = -1, largest: bool = Tr
 
 
 FRONT_ENDS = {f.__name__: f for f in (reduce, sum, prod, mean, max, min, argmax, argmin, cumsum, cumprod, top_k)}
-ARRAY_OPERATORS.update({name: FRONT_ENDS[name] for name in ("sum", "prod", "mean", "max", "min", "argmax", "argmin")})
+ARRAY_OPERATORS.update({name: FRONT_ENDS[name] for name in ("sum", "prod", "mean", "max", "min", "argmax", "argmin",
+                                                            "cumsum", "cumprod")})
 __all__ = [*FRONT_ENDS]
