@@ -119,10 +119,14 @@ def _integer_rows(rows: np.ndarray, function: str) -> np.ndarray:
     dtype = rows.dtype
     if function in ("MAX", "MIN"):
         return (rows.max(axis=-1) if function == "MAX" else rows.min(axis=-1)).astype(dtype)
-    if function in ("SUM", "MULTIPLY"):
+    if function in ("SUM", "MULTIPLY", "L1", "SUM_SQUARE"):
         # Modulo 2**32 arithmetic is associative: uint64 wraps modulo 2**64, a multiple of it.
-        wide = rows.astype(np.int64).astype(np.uint64)
-        total = (np.add if function == "SUM" else np.multiply).reduce(wide, axis=-1) & np.uint64(0xFFFFFFFF)
+        exact = rows.astype(np.int64)
+        terms = np.abs(exact) if function == "L1" else exact
+        wide = terms.astype(np.uint64)
+        if function == "SUM_SQUARE":
+            wide = wide * wide
+        total = (np.multiply if function == "MULTIPLY" else np.add).reduce(wide, axis=-1) & np.uint64(0xFFFFFFFF)
         words = total.astype(np.uint32)
         return words.view(np.int32) if dtype == np.int32 else words.astype(dtype)
     raise ValueError(f"{function} has no integer form")

@@ -36,10 +36,14 @@ NUMPY_WIDE = {T.INT64: np.int64, T.UINT64: np.uint64}
 FLOATS = (T.FLOAT32, T.FLOAT16, T.BFLOAT16)
 INTEGERS = (T.INT32, T.INT16, T.INT8, T.UINT32, T.UINT16, T.UINT8)
 ARG = (F.ARGMAX, F.ARGMIN)
-FLOAT_ONLY = (F.AVERAGE, F.L1, F.L2, F.LOG_SUM, F.LOG_SUM_EXP, F.SUM_SQUARE)
-# The data types each function computes (DirectML's, with BFLOAT16 wherever FLOAT16 is).
+FLOAT_ONLY = (F.AVERAGE, F.L2, F.LOG_SUM, F.LOG_SUM_EXP)
+# The data types each function computes (DirectML's, with BFLOAT16 wherever FLOAT16 is; L1's and
+# SUM_SQUARE's 32-bit integers from FEATURE_LEVEL_5_0).
 TYPES = {**{f: FLOATS + INTEGERS for f in (*ARG, F.MAX, F.MIN)}, **{f: FLOATS for f in FLOAT_ONLY},
-         **{f: FLOATS + (T.INT32, T.UINT32) for f in (F.SUM, F.MULTIPLY)}}
+         **{f: FLOATS + (T.INT32, T.UINT32) for f in (F.SUM, F.MULTIPLY, F.L1, F.SUM_SQUARE)}}
+# DirectML takes INT64 and UINT64 for these (ARGMIN and ARGMAX from FEATURE_LEVEL_4_1, the rest from
+# 5_0); dmlpy validates them and refuses to compile them (no 64-bit reduction kernel yet).
+TAKES_64_BITS = (*ARG, F.MAX, F.MIN, F.SUM, F.MULTIPLY, F.L1, F.SUM_SQUARE)
 SHAPES = [((37,), (0,)), ((5, 6, 7), (0,)), ((5, 6, 7), (1,)), ((5, 6, 7), (2,)), ((5, 6, 7), (0, 2)),
           ((5, 6, 7), (0, 1, 2))]
 
@@ -486,6 +490,29 @@ def test_integer_sums_and_products_wrap_modulo_2_to_the_32(device):
     assert dml.sum(np.array([2**31 - 1, 1], np.int32), device=device) == np.int32(-(2**31))
 
 
+def test_integer_l1_and_sum_square_wrap_modulo_2_to_the_32(device):
+    i32 = np.array([[2**31 - 1, -(2**31), 7], [3, -4, 5], [46341, -65537, 0]], np.int32)
+    assert np.array_equal(dml.reduce(i32, "L1", (1,), device=device)[:, 0], [6, 12, 111878])
+    squares = [(2**31 - 1) ** 2 + 2**62 + 49, 50, 46341**2 + 65537**2]
+    assert np.array_equal(dml.reduce(i32, "SUM_SQUARE", (1,), device=device)[:, 0],
+                          np.array([v % 2**32 for v in squares], np.uint64).astype(np.uint32).view(np.int32))
+    u32 = np.array([[2**32 - 1, 2**31, 7], [65536, 65537, 1]], np.uint32)
+    assert np.array_equal(dml.reduce(u32, "L1", (1,), device=device)[:, 0], np.array([2**31 + 6, 131074], np.uint32))
+    assert np.array_equal(dml.reduce(u32, "SUM_SQUARE", (1,), device=device)[:, 0],
+                          np.array([(1 + 0 + 49), (131073 + 1) % 2**32], np.uint32))
+
+
+def test_64_bit_integer_inputs_are_validated_and_refused_at_compile(device):
+    for function in TAKES_64_BITS:
+        for data_type in NUMPY_WIDE:
+            desc = reduce_desc(function, data_type, (2, 3), (1,))
+            op = device.create_operator(desc)
+            with raises(dml.UnsupportedError, data_type.name, "no 64-bit elements"):
+                device.compile_operator(op)
+    with raises(dml.UnsupportedError, "INT64", "no 64-bit elements"):
+        dml.sum(np.arange(5), device=device)
+
+
 def test_integer_extremes_compare_exactly_with_their_signedness(device):
     """Values above 2**24 that a float comparison would tie, and the top bit of each type."""
     close = np.array([16777216, 16777217, 16777216], np.int32)
@@ -746,7 +773,7 @@ def test_data_types_each_function_takes(function):
     for data_type in (*NUMPY, T.FLOAT64, T.INT64, T.UINT64):
         x = dml.BufferTensorDesc(data_type, (1, 1, 2, 3))
         out = dml.BufferTensorDesc(T.UINT32 if function in ARG else data_type, (1, 1, 2, 1))
-        if data_type in TYPES[function]:
+        if data_type in TYPES[function] or (data_type in NUMPY_WIDE and function in TAKES_64_BITS):
             assert dml.ReduceOperatorDesc(x, out, function, (3,)).function is function
         else:
             with raises(dml.InvalidArgumentError, "input_tensor.data_type", data_type.name):
@@ -773,6 +800,16 @@ def test_feature_level_gating(device_at):
         for data_type in (T.INT16, T.INT8, T.UINT16, T.UINT8):
             check(FL.LEVEL_2_1, reduce_desc(function, data_type, four, (2,)), False, "LEVEL_3_0")
             check(FL.LEVEL_3_0, reduce_desc(function, data_type, four, (2,)), True)
+    for function in (F.L1, F.SUM_SQUARE):
+        for data_type in (T.INT32, T.UINT32):
+            check(FL.LEVEL_4_1, reduce_desc(function, data_type, three, (2,)), False, "LEVEL_5_0")
+            check(FL.LEVEL_5_0, reduce_desc(function, data_type, three, (2,)), True)
+    for function in TAKES_64_BITS:
+        for data_type in NUMPY_WIDE:
+            level = FL.LEVEL_4_1 if function in ARG else FL.LEVEL_5_0
+            check(FL.LEVEL_4_0 if function in ARG else FL.LEVEL_4_1, reduce_desc(function, data_type, three, (2,)),
+                  False, level.name)
+            check(level, reduce_desc(function, data_type, three, (2,)), True)
     for function in ARG:
         for data_type in INTEGERS:
             check(FL.LEVEL_2_0, reduce_desc(function, data_type, four, (2,)), False, "LEVEL_2_1")

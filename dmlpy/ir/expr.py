@@ -447,6 +447,12 @@ def wrapping_neg(x: Expr) -> Expr:
     return wrapping_sub(INTEGER_ZERO, x)
 
 
+def wrapping_abs(x: Expr) -> Expr:
+    """|x| of an exact integer, negated where below 0 (stored, the most negative value of a
+    signed type keeps its bits: it wraps)."""
+    return where(x < 0, wrapping_neg(x), x)
+
+
 integer_to_float = _operation("wide_to_float", INTEGER, FLOAT, 1)  # of at most 32 bits: nearest, ties to even
 
 

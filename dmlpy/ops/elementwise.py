@@ -188,7 +188,7 @@ TABLE: tuple[ElementWise, ...] = (
         "ABS", "abs", "abs(ScaleBias(InputTensor))",
         ladder((FL.LEVEL_4_1, (*SIGNED, T.INT64), "1 to 8"), (FL.LEVEL_3_0, SIGNED, "1 to 8"),
                (FL.LEVEL_2_1, SIGNED, "4"), (FL.LEVEL_1_0, F2, "4")),
-        floats=e.abs_, integers=lambda x: e.where(x < 0, e.wrapping_neg(x), x), scale_bias=True,
+        floats=e.abs_, integers=e.wrapping_abs, scale_bias=True,
         notes="Clears the sign bit of floats (NaN stays NaN); the most negative integer stays itself (it wraps)."),
     ElementWise("CEIL", "ceil", "ceil(ScaleBias(InputTensor))", FLOAT_UNARY_1_0, floats=e.ceil, scale_bias=True,
                 notes="Exact; -0.5 gives -0."),

@@ -41,6 +41,7 @@ FAMILY = Family(
 
 FLOATS = (T.FLOAT32, T.FLOAT16, T.BFLOAT16)  # BFLOAT16 wherever DirectML takes FLOAT16: a dmlpy extension
 INT32S = (T.INT32, T.UINT32)
+INT64S = (T.INT64, T.UINT64)
 SMALL_INTEGERS = (T.INT16, T.INT8, T.UINT16, T.UINT8)
 FOUR = range(4, 5)  # before FEATURE_LEVEL_3_0, REDUCE took 4-D tensors only
 INDEX_TYPES = (T.INT32, T.UINT32, T.INT64, T.UINT64)  # ARGMIN/ARGMAX's outputs from FEATURE_LEVEL_3_0
@@ -75,17 +76,24 @@ class Reduction:
         return min(levels) if levels else None
 
 
-def _levels(first: tuple[T, ...], integers_at_2_1: tuple[T, ...] = (), integers_at_3_0: tuple[T, ...] = ()):
-    """DirectML's three rows: floats in 4-D from 1_0, some integers in 4-D from 2_1, 1 to 8
-    dimensions (and maybe more integers) from 3_0."""
+def _levels(first: tuple[T, ...], integers_at_2_1: tuple[T, ...] = (), integers_at_3_0: tuple[T, ...] = (),
+            later: tuple[tuple[FL, tuple[T, ...]], ...] = ()):
+    """DirectML's rows: floats in 4-D from 1_0, some integers in 4-D from 2_1, 1 to 8
+    dimensions (and maybe more integers) from 3_0, and `later` levels with the types they add
+    (in 1 to 8 dimensions)."""
     rows = [Support(FL.LEVEL_1_0, first, FOUR)]
     if integers_at_2_1:
         rows.append(Support(FL.LEVEL_2_1, first + integers_at_2_1, FOUR))
-    rows.append(Support(FL.LEVEL_3_0, first + integers_at_2_1 + integers_at_3_0, range(1, 9)))
+    types = first + integers_at_2_1 + integers_at_3_0
+    rows.append(Support(FL.LEVEL_3_0, types, range(1, 9)))
+    for level, added in later:
+        types += added
+        rows.append(Support(level, types, range(1, 9)))
     return tuple(rows)
 
 
-ARG_SUPPORT = _levels(FLOATS, INT32S + SMALL_INTEGERS)
+ARG_SUPPORT = _levels(FLOATS, INT32S + SMALL_INTEGERS, later=((FL.LEVEL_4_1, INT64S),))
+AT_5_0 = (FL.LEVEL_5_0, INT64S)  # FEATURE_LEVEL_5_0's 64-bit integers for SUM, MULTIPLY, MIN, MAX, L1, SUM_SQUARE
 
 REDUCTIONS: dict[ReduceFunction, Reduction] = {row.function: row for row in (
     Reduction(ReduceFunction.ARGMAX, "the index of the row's largest element", ARG_SUPPORT,
@@ -100,7 +108,9 @@ REDUCTIONS: dict[ReduceFunction, Reduction] = {row.function: row for row in (
     Reduction(ReduceFunction.AVERAGE, "(x1 + ... + xn) / n", _levels(FLOATS),
               lambda x, n: e.reduce_sum(x) / e.const(float(np.float32(n))),
               notes="The FP32 sum divided by n, correctly rounded (n as FP32: exact below 2^24)."),
-    Reduction(ReduceFunction.L1, "|x1| + ... + |xn|", _levels(FLOATS), lambda x, n: e.reduce_sum(e.abs_(x))),
+    Reduction(ReduceFunction.L1, "|x1| + ... + |xn|", _levels(FLOATS, later=((FL.LEVEL_5_0, INT32S + INT64S),)),
+              lambda x, n: e.reduce_sum(e.abs_(x)), lambda x, n: e.reduce_sum(e.wrapping_abs(x)),
+              notes="Integers: each |x| and the sum wrap to 32 bits (|INT32_MIN| is INT32_MIN's bits)."),
     Reduction(ReduceFunction.L2, "sqrt(x1^2 + ... + xn^2)", _levels(FLOATS),
               lambda x, n: e.sqrt(e.reduce_sum(x * x)),
               notes="Each square rounded to FP32, summed, and the square root correctly rounded."),
@@ -109,20 +119,21 @@ REDUCTIONS: dict[ReduceFunction, Reduction] = {row.function: row for row in (
     Reduction(ReduceFunction.LOG_SUM_EXP, "log(e^x1 + ... + e^xn)", _levels(FLOATS), lambda x, n: _log_sum_exp(x),
               notes="Stable: m + log(sum(e^(x - m))) with m the row's maximum, so no term overflows; a row of -inf "
                     "gives -inf, a +inf gives +inf, a NaN gives NaN."),
-    Reduction(ReduceFunction.MAX, "max(x1, ..., xn)", _levels(FLOATS, INT32S, SMALL_INTEGERS),
+    Reduction(ReduceFunction.MAX, "max(x1, ..., xn)", _levels(FLOATS, INT32S, SMALL_INTEGERS, later=(AT_5_0,)),
               lambda x, n: e.reduce_max(x), lambda x, n: e.reduce_max(x),
               notes="Exact; NaN if any element is NaN; +0 is larger than -0."),
-    Reduction(ReduceFunction.MIN, "min(x1, ..., xn)", _levels(FLOATS, INT32S, SMALL_INTEGERS),
+    Reduction(ReduceFunction.MIN, "min(x1, ..., xn)", _levels(FLOATS, INT32S, SMALL_INTEGERS, later=(AT_5_0,)),
               lambda x, n: e.reduce_min(x), lambda x, n: e.reduce_min(x),
               notes="Exact; NaN if any element is NaN; -0 is smaller than +0."),
-    Reduction(ReduceFunction.MULTIPLY, "x1 * ... * xn", _levels(FLOATS, INT32S),
+    Reduction(ReduceFunction.MULTIPLY, "x1 * ... * xn", _levels(FLOATS, INT32S, later=(AT_5_0,)),
               lambda x, n: e.reduce_product(x), lambda x, n: e.reduce_product(x),
               notes="FP32 products in the sums' pairwise tree, each rounded; integers wrap to 32 bits."),
-    Reduction(ReduceFunction.SUM, "x1 + ... + xn", _levels(FLOATS, INT32S),
+    Reduction(ReduceFunction.SUM, "x1 + ... + xn", _levels(FLOATS, INT32S, later=(AT_5_0,)),
               lambda x, n: e.reduce_sum(x), lambda x, n: e.reduce_sum(x),
               notes="Integers wrap to 32 bits (two's complement), as ELEMENT_WISE_ADD does."),
-    Reduction(ReduceFunction.SUM_SQUARE, "x1^2 + ... + xn^2", _levels(FLOATS),
-              lambda x, n: e.reduce_sum(x * x), notes="Each square rounded to FP32, then summed."),
+    Reduction(ReduceFunction.SUM_SQUARE, "x1^2 + ... + xn^2", _levels(FLOATS, later=((FL.LEVEL_5_0, INT32S + INT64S),)),
+              lambda x, n: e.reduce_sum(x * x), lambda x, n: e.reduce_sum(e.wrapping_mul(x, x)),
+              notes="Each square rounded to FP32, then summed; integers: each square and the sum wrap to 32 bits."),
 )}
 
 REDUCE_NOTES = (
@@ -135,7 +146,9 @@ REDUCE_NOTES = (
             f"{'4' if r.dimension_counts == FOUR else '1 to 8'} dimensions from {r.level.name}"
             for r in row.support) for row in REDUCTIONS.values())
     + ". BFLOAT16 wherever FLOAT16 (a dmlpy extension). ARGMAX and ARGMIN write UINT32 before FEATURE_LEVEL_3_0, "
-    "and INT32, UINT32, INT64 or UINT64 from it (a 64-bit index is the index zero-extended). "
+    "and INT32, UINT32, INT64 or UINT64 from it (a 64-bit index is the index zero-extended). INT64 and UINT64 "
+    "inputs pass validation where DirectML's table takes them, but dmlpy's reduction kernel reads no 64-bit "
+    "elements yet: compiling such a desc raises UnsupportedError. "
     + " ".join(f"{row.function.name}: {row.notes}" for row in REDUCTIONS.values() if row.notes))
 
 
@@ -219,6 +232,10 @@ def _reduce_math(desc) -> ReductionMath:
 
 def _plan(reduction_math: Callable):
     def plan(desc, adapter):
+        if data_type_info(desc.input_tensor.data_type).bits == 64:
+            raise UnsupportedError(
+                f"{type(desc).__name__}: input_tensor.data_type {desc.input_tensor.data_type.name} is DirectML's, but "
+                "dmlpy's reduction kernel reads no 64-bit elements yet", "data_type")
         return plan_reduction_math(reduction_math(desc), [desc.input_tensor], [desc.output_tensor], adapter)
     return plan
 
