@@ -54,8 +54,9 @@ def scan_reference(x: np.ndarray, axis: int, combine: str, reverse: bool = False
     if is_float(dtype):
         wide = rows.astype(np.float32)  # FLOAT16 and BFLOAT16 convert exactly
         identity = np.float32(0.0 if combine == "sum" else 1.0)
-    elif dtype in (np.dtype(np.uint32), np.dtype(np.uint16)):
-        wide = rows.astype(np.uint64)
+    elif dtype in (np.dtype(np.uint32), np.dtype(np.uint16), np.dtype(np.int32)):
+        # two's complement: an int32's bits as uint32, summed or multiplied modulo 2**64 (a multiple of 2**32)
+        wide = (rows.view(np.uint32) if dtype == np.int32 else rows).astype(np.uint64)
         identity = np.uint64(0 if combine == "sum" else 1)
     else:
         raise ValueError(f"no scan of {dtype}")
@@ -68,7 +69,8 @@ def scan_reference(x: np.ndarray, axis: int, combine: str, reverse: bool = False
         result = inclusive
     with np.errstate(all="ignore"):
         # float32 -> float16 / bfloat16 rounds to nearest even; uint64 -> uint32 / uint16 keeps the low bits
-        result = result.astype(dtype)
+        result = (result & np.uint64(0xFFFFFFFF)).astype(np.uint32).view(np.int32) if dtype == np.int32 \
+            else result.astype(dtype)
     if reverse:
         result = result[..., ::-1]
     return np.ascontiguousarray(np.moveaxis(result, -1, axis))

@@ -26,7 +26,7 @@ INC, DEC = dml.AxisDirection.INCREASING, dml.AxisDirection.DECREASING
 NUMPY = {T.FLOAT32: np.float32, T.FLOAT16: np.float16, T.BFLOAT16: ml_dtypes.bfloat16, T.INT32: np.int32,
          T.INT16: np.int16, T.INT8: np.int8, T.UINT32: np.uint32, T.UINT16: np.uint16, T.UINT8: np.uint8}
 FLOATS = (T.FLOAT32, T.FLOAT16, T.BFLOAT16)
-SCAN_TYPES = (T.FLOAT32, T.FLOAT16, T.BFLOAT16, T.UINT32, T.UINT16)
+SCAN_TYPES = (T.FLOAT32, T.FLOAT16, T.BFLOAT16, T.INT32, T.UINT32, T.UINT16)
 TOP_K_TYPES = (T.FLOAT32, T.FLOAT16, T.BFLOAT16, T.INT32, T.INT16, T.INT8, T.UINT32, T.UINT16, T.UINT8)
 SCANS = {"sum": (dml.CumulativeSummationOperatorDesc, "has_exclusive_sum", dml.cumsum),
          "product": (dml.CumulativeProductOperatorDesc, "has_exclusive_product", dml.cumprod)}
@@ -51,10 +51,10 @@ def scan_values(combine, data_type, shape, rng, long_rows=False):
             values = rng.standard_normal(shape) * (4.0 if data_type is T.FLOAT32 else 1.0)
         return values.astype(np.float32).astype(dtype)
     info = np.iinfo(dtype)
-    values = rng.integers(0, info.max, shape, endpoint=True, dtype=np.uint64)
+    values = rng.integers(0, info.max - info.min, shape, endpoint=True, dtype=np.uint64)
     if combine == "product":
         values |= (rng.integers(0, 8, shape) != 0).astype(np.uint64)  # 7 in 8 odd
-    return values.astype(dtype)
+    return (values.astype(np.int64) + info.min).astype(dtype)  # the whole range, negatives too
 
 
 def select_values(data_type, shape, rng, ties=True):
@@ -382,8 +382,8 @@ def test_scan_front_ends_follow_numpys_axis_rules(device):
                           np.flip(np.cumsum(np.flip(x, -1), -1), -1) - x)
     zero = dml.cumsum(np.float32(3), device=device)
     assert zero.shape == (1,) and zero[0] == 3  # NumPy's: a 0-d array gives one element
-    for dtype in (np.float16, ml_dtypes.bfloat16, np.uint16, np.uint32):  # x's dtype, not NumPy's widening
-        assert (dml.cumsum if dtype in (np.float16, np.uint16) else dml.cumprod)(
+    for dtype in (np.float16, ml_dtypes.bfloat16, np.uint16, np.uint32, np.int32):  # x's dtype, not NumPy's widening
+        assert (dml.cumsum if dtype in (np.float16, np.uint16, np.int32) else dml.cumprod)(
             np.ones(4, dtype), device=device).dtype == dtype
     empty = dml.cumsum(np.zeros((0, 3), np.float32), 1, device=device)
     assert empty.shape == (0, 3) and empty.dtype == np.float32
@@ -436,10 +436,19 @@ def test_scan_desc_rules(combine):
     assert getattr(cls(f32, f32, 0, **{flag: np.True_}), flag)
     with raises(dml.InvalidArgumentError, "axis_direction"):
         cls(f32, f32, 0, "SIDEWAYS")
-    for data_type in (T.INT32, T.INT16, T.INT8, T.UINT8, T.FLOAT64, T.INT64, T.UINT64):
+    for data_type in (T.INT16, T.INT8, T.UINT8, T.FLOAT64):
         tensor = dml.BufferTensorDesc(data_type, (2, 3, 4))
         with raises(dml.InvalidArgumentError, "data_type", data_type.name):
             cls(tensor, tensor, 1)
+    for data_type in (T.INT64, T.UINT64):  # DirectML's from FEATURE_LEVEL_5_0; dmlpy stores none yet
+        tensor = dml.BufferTensorDesc(data_type, (2, 3, 4))
+        device = dml.create_device()
+        try:
+            op = device.create_operator(cls(tensor, tensor, 1))
+            with raises(dml.UnsupportedError, "no 64-bit elements"):
+                device.compile_operator(op)
+        finally:
+            device.close()
     with raises(dml.InvalidArgumentError, "data_type", "FLOAT16"):
         cls(f32, dml.BufferTensorDesc(T.FLOAT16, (2, 3, 4)), 1)
     with raises(dml.InvalidArgumentError, "sizes", "(2, 3, 5)"):
@@ -465,9 +474,11 @@ def test_scan_front_end_rules(device):
         for axis in (True, 1.0, (0,), "0"):
             with raises(dml.InvalidArgumentError, "axis"):
                 front_end(x, axis, device=device)
-        for dtype in (np.int32, np.int8, np.uint8, np.int16):
+        for dtype in (np.int8, np.uint8, np.int16):
             with raises(dml.InvalidArgumentError, "data_type"):
                 front_end(np.ones(3, dtype), device=device)
+        with raises(dml.UnsupportedError, "INT64", "no 64-bit elements"):
+            front_end(np.ones(3, np.int64), device=device)
         with raises(dml.InvalidArgumentError, "FLOAT64"):
             front_end(np.ones(3, np.float64), device=device)
         with raises(dml.InvalidArgumentError, "axis"):
@@ -487,6 +498,10 @@ def test_scan_feature_levels(device_at):
             for sizes in (three, one, eight):
                 check(FL.LEVEL_3_1, scan_desc(combine, data_type, sizes, 0), False, "LEVEL_4_0", str(len(sizes)))
                 check(FL.LEVEL_4_0, scan_desc(combine, data_type, sizes, 0), True)
+    for combine in ("sum", "product"):
+        for data_type in (T.INT64, T.UINT64):
+            check(FL.LEVEL_4_1, scan_desc(combine, data_type, three, 0), False, "LEVEL_5_0")
+            check(FL.LEVEL_5_0, scan_desc(combine, data_type, three, 0), True)
 
 
 def test_strict_directml_refuses_bfloat16_scans_and_selections():

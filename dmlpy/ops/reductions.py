@@ -318,19 +318,24 @@ def _check_cumulative(desc) -> None:
 def _plan_cumulative(combine: str, exclusive: str):
     def plan(desc, adapter):
         if data_type_info(desc.input_tensor.data_type).bits == 64:
-            raise UnsupportedError(f"{type(desc).__name__}: dmlpy's kernels store no 64-bit elements yet",
-                                   "data_type")
+            raise UnsupportedError(
+                f"{type(desc).__name__}: input_tensor.data_type {desc.input_tensor.data_type.name} is DirectML's, but "
+                "dmlpy's scan kernel stores no 64-bit elements yet", "data_type")
         return plan_scan(desc.input_tensor, desc.output_tensor, desc.axis, combine,
                          desc.axis_direction is AxisDirection.DECREASING, getattr(desc, exclusive), adapter)
     return plan
 
 
-CUMULATIVE_TYPES = (T.FLOAT32, T.FLOAT16, T.UINT32, T.UINT16)
+# DirectML's page lists FLOAT32, FLOAT16, INT32 and UINT32 (and from FEATURE_LEVEL_5_0 INT64 and
+# UINT64); its earlier version listed UINT16 where INT32 is now, and dmlpy keeps taking it.
+CUMULATIVE_TYPES = (T.FLOAT32, T.FLOAT16, T.INT32, T.UINT32, T.UINT16, T.BFLOAT16)
 CUMULATIVE_NOTES = (
     "Each row is walked in order (backwards for DECREASING) and each output is the running value, FP32 for "
     "floats (FLOAT16 and BFLOAT16 converted exactly, each output rounded once) and 32-bit wrapping integers: "
     "NumPy's cumsum and cumprod, bit for bit, on every device. An exclusive scan writes +0 (or 1) first. "
-    "BFLOAT16 is a dmlpy extension. The output may be bound over the input. A row is walked 4,096 elements a "
+    "BFLOAT16 is a dmlpy extension; UINT16 is in the earlier version of DirectML's table. INT64 and UINT64 "
+    "(FEATURE_LEVEL_5_0) pass validation, but dmlpy's scan kernel stores no 64-bit elements yet: compiling "
+    "raises UnsupportedError. The output may be bound over the input. A row is walked 4,096 elements a "
     "dispatch, the running value carried between them (lavapipe ends an invocation's loops after 65,535 "
     "iterations).")
 
@@ -338,8 +343,8 @@ CUMULATIVE_NOTES = (
 @operator(
     dml_name="CUMULATIVE_SUMMATION", family=FAMILY, name="cumulative_summation",
     formula="OutputTensor[i] = InputTensor[0] + ... + InputTensor[i] along Axis (without [i] when HasExclusiveSum)",
-    support=(Support(FL.LEVEL_2_1, (*CUMULATIVE_TYPES, T.BFLOAT16), FOUR),
-             Support(FL.LEVEL_4_0, (*CUMULATIVE_TYPES, T.BFLOAT16))),
+    support=(Support(FL.LEVEL_2_1, CUMULATIVE_TYPES, FOUR), Support(FL.LEVEL_4_0, CUMULATIVE_TYPES),
+             Support(FL.LEVEL_5_0, (*CUMULATIVE_TYPES, *INT64S))),
     same={"data_type": None, "sizes": None}, shader="scan.comp", kernel=_plan_cumulative("sum", "has_exclusive_sum"),
     check=_check_cumulative, notes=CUMULATIVE_NOTES,
 )
@@ -357,8 +362,8 @@ class CumulativeSummationOperatorDesc(OperatorDesc):
     dml_name="CUMULATIVE_PRODUCT", family=FAMILY, name="cumulative_product",
     formula="OutputTensor[i] = InputTensor[0] * ... * InputTensor[i] along Axis (without [i] when "
             "HasExclusiveProduct)",
-    support=(Support(FL.LEVEL_3_1, (*CUMULATIVE_TYPES, T.BFLOAT16), FOUR),
-             Support(FL.LEVEL_4_0, (*CUMULATIVE_TYPES, T.BFLOAT16))),
+    support=(Support(FL.LEVEL_3_1, CUMULATIVE_TYPES, FOUR), Support(FL.LEVEL_4_0, CUMULATIVE_TYPES),
+             Support(FL.LEVEL_5_0, (*CUMULATIVE_TYPES, *INT64S))),
     same={"data_type": None, "sizes": None}, shader="scan.comp",
     kernel=_plan_cumulative("product", "has_exclusive_product"), check=_check_cumulative, notes=CUMULATIVE_NOTES,
 )
