@@ -16,7 +16,7 @@
 // Defines: DTYPE_* and ELEMENT_BITS (the values'), WORKGROUP_SIZE, ROW_COUNT, LENGTH, K,
 // PER_STAGE, AXIS_STRIDES and KEPT_STRIDES (per dim: input, values, indices), KEPT_RANK,
 // KEPT_SIZES, VALUE_BITS, KEY_FLOAT with INFINITY_BITS, KEY_SIGNED, SMALLEST, STAGED,
-// FIRST_STAGE.
+// FIRST_STAGE, WIDE_INDICES (the indices are UINT64, bound as UINT32 words).
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
 
@@ -84,7 +84,13 @@ void main() {
             }
         }
         output_store(0u, at[1] + j * AXIS_STRIDES_[1], best_bits);
+#if defined(WIDE_INDICES)
+        // a UINT64 index, bound as UINT32 words: element k at words 2k (the index) and 2k + 1 (zero)
+        output_store(1u, 2u * (at[2] + j * AXIS_STRIDES_[2]), best_index);
+        output_store(1u, 2u * (at[2] + j * AXIS_STRIDES_[2]) + 1u, 0u);
+#else
         output_store(1u, at[2] + j * AXIS_STRIDES_[2], best_index);
+#endif
         last_key = best_key;
         last_index = best_index;
         first = false;

@@ -509,6 +509,11 @@ def test_64_bit_integer_inputs_are_validated_and_refused_at_compile(device):
             op = device.create_operator(desc)
             with raises(dml.UnsupportedError, data_type.name, "no 64-bit elements"):
                 device.compile_operator(op)
+    for cls in (dml.ArgMaxOperatorDesc, dml.ArgMinOperatorDesc):
+        op = device.create_operator(cls(dml.BufferTensorDesc(T.INT64, (2, 3)), dml.BufferTensorDesc(T.INT64, (2, 1)),
+                                        (1,)))
+        with raises(dml.UnsupportedError, "INT64", "no 64-bit elements"):
+            device.compile_operator(op)
     with raises(dml.UnsupportedError, "INT64", "no 64-bit elements"):
         dml.sum(np.arange(5), device=device)
 
@@ -823,6 +828,10 @@ def test_feature_level_gating(device_at):
         check(FL.LEVEL_2_1, desc, False, "LEVEL_3_0")
         check(FL.LEVEL_3_0, desc, True)
         check(FL.LEVEL_3_0, cls(dml.BufferTensorDesc(T.INT8, (7,)), dml.BufferTensorDesc(T.INT32, (1,)), (0,)), True)
+        for data_type in NUMPY_WIDE:
+            wide = cls(dml.BufferTensorDesc(data_type, (7,)), dml.BufferTensorDesc(T.UINT32, (1,)), (0,))
+            check(FL.LEVEL_4_0, wide, False, data_type.name, "LEVEL_4_1")
+            check(FL.LEVEL_4_1, wide, True)
 
 
 def test_strict_directml_refuses_bfloat16():

@@ -8,6 +8,7 @@ front ends enforce (axis, k, sizes, data types, flags, feature levels, strict_di
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 
@@ -24,7 +25,8 @@ T = dml.TensorDataType
 FL = dml.FeatureLevel
 INC, DEC = dml.AxisDirection.INCREASING, dml.AxisDirection.DECREASING
 NUMPY = {T.FLOAT32: np.float32, T.FLOAT16: np.float16, T.BFLOAT16: ml_dtypes.bfloat16, T.INT32: np.int32,
-         T.INT16: np.int16, T.INT8: np.int8, T.UINT32: np.uint32, T.UINT16: np.uint16, T.UINT8: np.uint8}
+         T.INT16: np.int16, T.INT8: np.int8, T.UINT32: np.uint32, T.UINT16: np.uint16, T.UINT8: np.uint8,
+         T.UINT64: np.uint64}
 FLOATS = (T.FLOAT32, T.FLOAT16, T.BFLOAT16)
 SCAN_TYPES = (T.FLOAT32, T.FLOAT16, T.BFLOAT16, T.INT32, T.UINT32, T.UINT16)
 TOP_K_TYPES = (T.FLOAT32, T.FLOAT16, T.BFLOAT16, T.INT32, T.INT16, T.INT8, T.UINT32, T.UINT16, T.UINT8)
@@ -502,6 +504,21 @@ def test_scan_feature_levels(device_at):
         for data_type in (T.INT64, T.UINT64):
             check(FL.LEVEL_4_1, scan_desc(combine, data_type, three, 0), False, "LEVEL_5_0")
             check(FL.LEVEL_5_0, scan_desc(combine, data_type, three, 0), True)
+    for direction in (None, INC):
+        wide_indices = top_k_desc(T.FLOAT32, three, 1, 2, direction, index_type=T.UINT64)
+        check(FL.LEVEL_4_1, wide_indices, False, "output_index_tensor", "UINT64", "LEVEL_5_0")
+        check(FL.LEVEL_5_0, wide_indices, True)
+        for data_type in (T.INT64, T.UINT64):
+            check(FL.LEVEL_4_1, top_k_desc(data_type, three, 1, 2, direction), False, "LEVEL_5_0")
+            check(FL.LEVEL_5_0, top_k_desc(data_type, three, 1, 2, direction), True)
+
+
+def test_64_bit_values_are_validated_and_refused_at_compile(device):
+    for direction in (None, INC):
+        for data_type in (T.INT64, T.UINT64):
+            op = device.create_operator(top_k_desc(data_type, (2, 5), 1, 2, direction))
+            with raises(dml.UnsupportedError, data_type.name, "no 64-bit elements"):
+                device.compile_operator(op)
 
 
 def test_strict_directml_refuses_bfloat16_scans_and_selections():
@@ -556,6 +573,25 @@ def test_top_k_descs(device, direction):
                dml.BufferTensorDesc(T.UINT32, (2, 1)))
     assert dml.TopK1OperatorDesc(*tensors, 1, 1).axis_direction is DEC
     assert dml.TopK1OperatorDesc(*tensors, 1, 1, "INCREASING").axis_direction is INC
+
+
+@pytest.mark.parametrize("direction", [None, INC, DEC], ids=["TOP_K", "TOP_K1-INCREASING", "TOP_K1-DECREASING"])
+def test_top_k_writes_uint64_indices_zero_extended(device, direction):
+    """FEATURE_LEVEL_5_0's UINT64 OutputIndexTensor: each index in the low word, zero above it
+    (the buffer's random bytes elsewhere untouched), packed and strided, in one stage and several."""
+    rng = np.random.default_rng(7 if direction is None else 8 + direction.value)
+    for data_type, sizes, axis, k, index_strides in ((T.FLOAT32, (3, 40), 1, 5, None),
+                                                     (T.INT16, (6, 4, 3), 0, 6, (24, 6, 2)),
+                                                     (T.FLOAT16, (2, 20000), 1, 3, None)):
+        selected = tuple(k if d == axis else n for d, n in enumerate(sizes))
+        desc = top_k_desc(data_type, sizes, axis, k, direction, index_type=T.UINT64)
+        if index_strides is not None:
+            desc = dataclasses.replace(desc, output_index_tensor=dml.BufferTensorDesc(T.UINT64, selected,
+                                                                                        index_strides))
+        x = select_values(data_type, sizes, rng)
+        values, indices = run_desc(device, desc, x, seed=k)
+        assert indices.dtype == np.uint64
+        assert_top_k(values, indices, x, k, axis, direction is not INC, f"{data_type.name} {sizes} UINT64 indices")
 
 
 def test_ties_nans_and_signed_zeros_spelled_out(device):
@@ -717,15 +753,17 @@ def test_top_k_desc_rules(direction):
         make(values=(2, 2, 4), indices=(2, 2, 4), axis=2)
     with raises(dml.InvalidArgumentError, "dimension_count"):
         make(values=(2, 3, 2, 1), indices=(2, 3, 2, 1))
-    for index_type in (T.INT32, T.UINT64, T.INT64, T.FLOAT32, T.UINT16):
+    for index_type in (T.INT32, T.INT64, T.FLOAT32, T.UINT16):
         with raises(dml.InvalidArgumentError, "output_index_tensor", index_type.name):
             make(index_type=index_type)
+    make(index_type=T.UINT64)  # FEATURE_LEVEL_5_0's (test_scan_feature_levels)
     for value_type in (T.FLOAT16, T.UINT32):
         with raises(dml.InvalidArgumentError, "data_type", value_type.name):
             make(value_type=value_type)
-    for data_type in (T.FLOAT64, T.INT64, T.UINT64):
-        with raises(dml.InvalidArgumentError, "data_type", data_type.name):
-            make(value_type=data_type, source=dml.BufferTensorDesc(data_type, (2, 3, 4)))
+    with raises(dml.InvalidArgumentError, "data_type", "FLOAT64"):
+        make(value_type=T.FLOAT64, source=dml.BufferTensorDesc(T.FLOAT64, (2, 3, 4)))
+    for data_type in (T.INT64, T.UINT64):  # FEATURE_LEVEL_5_0's, refused at compile
+        make(value_type=data_type, source=dml.BufferTensorDesc(data_type, (2, 3, 4)))
     with raises(dml.InvalidArgumentError, "output_index_tensor"):
         cls(x, dml.BufferTensorDesc(T.FLOAT32, (2, 3, 2)), None, 2, 2, *extra)
     if direction is not None:

@@ -10,7 +10,7 @@ from ..base.errors import UnsupportedError
 from ..base.tensor_desc import BufferTensorDesc
 from ..base.types import TensorDataType as T
 from ..base.types import data_type_info
-from .codegen import KernelPlan, KernelStage, merge_dims, uint_list, workgroup_size_for
+from .codegen import KernelPlan, KernelStage, bound_type, is_wide, merge_dims, uint_list, workgroup_size_for
 from .interface import KernelInterface
 
 # The bits of +infinity in each float type: a magnitude above it is a NaN.
@@ -36,13 +36,16 @@ def plan_selection(source: BufferTensorDesc, values: BufferTensorDesc, indices: 
         raise UnsupportedError(
             f"a row of {length} elements along axis {axis}: the selection kernel takes rows of at most "
             f"{SELECTION_BUDGET} elements (lavapipe ends a longer invocation's loops early)", "sizes")
+    if is_wide(source):
+        raise UnsupportedError(f"input_tensor.data_type {source.data_type.name} is DirectML's, but dmlpy's selection "
+                               "kernel reads no 64-bit elements yet", "data_type")
     kept = [d for d in range(len(sizes)) if d != axis]
     tensors = (source, values, indices)
     kept_sizes, kept_strides = merge_dims(tuple(sizes[d] for d in kept),
                                           [tuple(t.element_strides[d] for d in kept) for t in tensors])
     per_stage = min(k, max(1, SELECTION_BUDGET // length))
     stage_count = math.ceil(k / per_stage)
-    interface = KernelInterface((source.data_type,), (values.data_type, indices.data_type), scratch=stage_count > 1)
+    interface = KernelInterface((source.data_type,), (values.data_type, bound_type(indices)), scratch=stage_count > 1)
     interface.check(adapter)
     info = data_type_info(source.data_type)
     workgroup_size = workgroup_size_for(adapter)
@@ -65,6 +68,7 @@ def plan_selection(source: BufferTensorDesc, values: BufferTensorDesc, indices: 
         **({"KEY_SIGNED": ""} if info.signed_integer else {}),
         **({"SMALLEST": ""} if smallest else {}),
         **({"STAGED": ""} if stage_count > 1 else {}),
+        **({"WIDE_INDICES": ""} if is_wide(indices) else {}),
     }
     generated = (("kernel_interface.glsl", interface.header()),)
     stages = tuple(KernelStage(f"select{min(j, 1)}", "select.comp",

@@ -263,7 +263,9 @@ class ReduceOperatorDesc(OperatorDesc):
 
 ARG_NOTES = ("The index is over the reduced axes in row-major order. Ties: the first index with "
              "AxisDirection.INCREASING, the last with DECREASING; -0 equals +0; a NaN counts as the extreme (the "
-             "first or last NaN). Integers compare exactly. INT64 and UINT64 outputs hold the index zero-extended.")
+             "first or last NaN). Integers compare exactly. INT64 and UINT64 outputs hold the index zero-extended. "
+             "INT64 and UINT64 inputs (FEATURE_LEVEL_4_1) pass validation, but dmlpy's reduction kernel reads no "
+             "64-bit elements yet: compiling raises UnsupportedError.")
 
 
 def _arg_math(function: ReduceFunction):
@@ -280,7 +282,8 @@ def _arg_schema(dml_name: str, function: ReduceFunction, extreme: str) -> dict:
     return dict(
         dml_name=dml_name, family=FAMILY, name=dml_name.lower(),
         formula=f"OutputTensor = the index along Axes of InputTensor's {extreme} element",
-        support=(Support(FL.LEVEL_3_0, (*FLOATS, *INT32S, *SMALL_INTEGERS)),),
+        support=(Support(FL.LEVEL_3_0, (*FLOATS, *INT32S, *SMALL_INTEGERS)),
+                 Support(FL.LEVEL_4_1, (*FLOATS, *INT32S, *SMALL_INTEGERS, *INT64S))),
         same={"dimension_count": None}, shader="reduce.comp", kernel=_plan(_arg_math(function)),
         reduction=_arg_math(function), check=_check_output_sizes,
         in_place=False, output_sizes=_output_sizes, notes=ARG_NOTES)
@@ -385,7 +388,10 @@ TOP_K_NOTES = (
     "row's start. 1 <= K <= the row's length. The kernel selects one element after another (O(length) each), "
     "one invocation per row, as many a dispatch as 32,768 comparisons allow (lavapipe ends an invocation's loops "
     "after 65,535 iterations); rows longer than 32,768 elements are refused at compile time for now. TOP_K's page "
-    "lists no data types: dmlpy gives it TOP_K1's, with FLOAT32 and FLOAT16 from FEATURE_LEVEL_1_0.")
+    "lists no data types: dmlpy gives it TOP_K1's, with FLOAT32 and FLOAT16 from FEATURE_LEVEL_1_0. From "
+    "FEATURE_LEVEL_5_0 OutputIndexTensor may be UINT64 (the index zero-extended), and INT64 and UINT64 values "
+    "pass validation, but dmlpy's selection kernel reads no 64-bit elements yet: compiling raises "
+    "UnsupportedError.")
 
 
 def _top_k_sizes(inputs: dict[str, BufferTensorDesc], fields: dict) -> dict[str, tuple[int, ...]]:
@@ -416,6 +422,15 @@ def _check_top_k(desc) -> None:
                 "sizes")
 
 
+def _top_k_level_check(desc, device_level: FL) -> None:
+    """UINT64 indices are FEATURE_LEVEL_5_0's (the index field's own type set is not in the
+    Support rows)."""
+    if desc.output_index_tensor.data_type is T.UINT64 and device_level < FL.LEVEL_5_0:
+        raise UnsupportedError(
+            f"{type(desc).__name__}.output_index_tensor.data_type UINT64 needs {FL.LEVEL_5_0} but the device is "
+            f"capped at {device_level}", "data_type")
+
+
 def _plan_top_k(desc, adapter):
     # TOP_K has no AxisDirection: it is TOP_K1's DECREASING
     smallest = getattr(desc, "axis_direction", AxisDirection.DECREASING) is AxisDirection.INCREASING
@@ -426,21 +441,22 @@ def _plan_top_k(desc, adapter):
 def _top_k_schema(dml_name: str, formula: str, support: tuple[Support, ...]) -> dict:
     return dict(dml_name=dml_name, family=FAMILY, name=dml_name.lower(), formula=formula, support=support,
                 same={"dimension_count": None, "data_type": ("input_tensor", "output_value_tensor")},
-                shader="select.comp", kernel=_plan_top_k, check=_check_top_k, in_place=False,
+                shader="select.comp", kernel=_plan_top_k, check=_check_top_k, level_check=_top_k_level_check,
+                in_place=False,
                 output_sizes=_top_k_sizes, notes=TOP_K_NOTES)
 
 
 @operator(**_top_k_schema(
     "TOP_K", "the K largest elements along Axis, largest first, and their indices",
     (Support(FL.LEVEL_1_0, FLOATS, FOUR), Support(FL.LEVEL_2_1, ALL_EIGHT, FOUR),
-     Support(FL.LEVEL_3_1, ALL_EIGHT))))
+     Support(FL.LEVEL_3_1, ALL_EIGHT), Support(FL.LEVEL_5_0, (*ALL_EIGHT, *INT64S)))))
 class TopKOperatorDesc(OperatorDesc):
     """DML_TOP_K_OPERATOR_DESC: the `k` largest elements along `axis` and their indices."""
 
     input_tensor: BufferTensorDesc = tensor_field(TensorRole.INPUT, "InputTensor", "x")
     output_value_tensor: BufferTensorDesc = tensor_field(TensorRole.OUTPUT, "OutputValueTensor")
     output_index_tensor: BufferTensorDesc = tensor_field(TensorRole.OUTPUT, "OutputIndexTensor",
-                                                         data_types=(T.UINT32,))
+                                                         data_types=(T.UINT32, T.UINT64))
     axis: int = uint_field("Axis", "a dimension of InputTensor")
     k: int = uint_field("K", "how many elements to select", minimum=1)
 
@@ -448,7 +464,8 @@ class TopKOperatorDesc(OperatorDesc):
 @operator(**_top_k_schema(
     "TOP_K1", "the K largest (DECREASING) or smallest (INCREASING) elements along Axis in that order, and "
               "their indices",
-    (Support(FL.LEVEL_2_1, ALL_EIGHT, FOUR), Support(FL.LEVEL_3_1, ALL_EIGHT))))
+    (Support(FL.LEVEL_2_1, ALL_EIGHT, FOUR), Support(FL.LEVEL_3_1, ALL_EIGHT),
+     Support(FL.LEVEL_5_0, (*ALL_EIGHT, *INT64S)))))
 class TopK1OperatorDesc(OperatorDesc):
     """DML_TOP_K1_OPERATOR_DESC: the `k` largest or smallest elements along `axis`, by
     `axis_direction`, and their indices."""
@@ -456,7 +473,7 @@ class TopK1OperatorDesc(OperatorDesc):
     input_tensor: BufferTensorDesc = tensor_field(TensorRole.INPUT, "InputTensor", "x")
     output_value_tensor: BufferTensorDesc = tensor_field(TensorRole.OUTPUT, "OutputValueTensor")
     output_index_tensor: BufferTensorDesc = tensor_field(TensorRole.OUTPUT, "OutputIndexTensor",
-                                                         data_types=(T.UINT32,))
+                                                         data_types=(T.UINT32, T.UINT64))
     axis: int = uint_field("Axis", "a dimension of InputTensor")
     k: int = uint_field("K", "how many elements to select", minimum=1)
     axis_direction: AxisDirection = enum_field(AxisDirection, "AxisDirection", "DECREASING")
