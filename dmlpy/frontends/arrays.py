@@ -16,7 +16,8 @@ from numpy.typing import ArrayLike, DTypeLike
 
 from ..base.errors import InvalidArgumentError, UnsupportedError, shown
 from ..base.tensor_desc import MAX_DIMENSION_COUNT
-from ..base.types import data_type_for_numpy, numpy_name
+from ..base.types import TensorDataType as T
+from ..base.types import data_type_for_numpy, data_type_info, numpy_name
 from ..kernels.codegen import merge_dims
 from ..runtime.device import Device, create_device
 from .device_array import DeviceArray
@@ -41,6 +42,37 @@ def _forget_default_device_in_child() -> None:
     global _default_device, _default_lock
     _default_device = None
     _default_lock = threading.Lock()
+
+
+# What an array of a type an operator does not take converts to: NumPy's and PyTorch's default
+# float and int types are 64-bit.
+NARROWER = {T.FLOAT64: np.float32, T.INT64: np.int32, T.UINT64: np.uint32}
+
+
+def _numpy_names(types) -> str:
+    return ", ".join(dict.fromkeys(numpy_name(np.dtype(data_type_info(t).numpy_dtype)) for t in types))
+
+
+def refuse_dtype(name: str, dml_name: str, argument: str, data_type: T | None, taken, computed=None) -> None:
+    """Refuse, in a front end's terms, an argument of a data type the operator takes at no
+    feature level (InvalidArgumentError), or takes where dmlpy computes it not yet (those in
+    `taken` but not `computed`: UnsupportedError): which argument, which dtypes, and how to
+    convert it."""
+    computed = list(taken) if computed is None else list(computed)
+    if data_type in computed:
+        return
+    narrower = NARROWER.get(data_type)
+    target = np.dtype(narrower if narrower is not None and data_type_for_numpy(np.dtype(narrower)) in computed
+                      else data_type_info(computed[0]).numpy_dtype)
+    dtype = np.dtype(data_type_info(data_type).numpy_dtype) if data_type is not None else "this dtype"
+    advice = f"convert it first, e.g. {argument}.astype({numpy_name(target)})"
+    if data_type in taken:
+        raise UnsupportedError(
+            f"{name}: {argument} has dtype {dtype}, which {dml_name} takes but dmlpy does not compute yet (it "
+            f"computes {_numpy_names(computed)}); {advice}", "data_type")
+    raise InvalidArgumentError(
+        f"{name}: {argument} has dtype {dtype}, which {dml_name} does not take (it takes {_numpy_names(taken)}); "
+        f"{advice}", "data_type")
 
 
 def as_device(device) -> Device:

@@ -17,7 +17,7 @@ import numpy as np
 from ..base.errors import InvalidArgumentError
 from ..base.tensor_desc import MAX_DIMENSION_COUNT, BufferTensorDesc, packed_strides
 from ..base.types import TensorDataType as T
-from ..base.types import data_type_for_numpy, data_type_info, numpy_name
+from ..base.types import data_type_for_numpy, data_type_info
 from ..kernels.codegen import merge_dims
 from ..ops.catalogue import OPERATORS
 from ..ops.family import FrontEndShape
@@ -35,6 +35,7 @@ from .arrays import (
     element_strides,
     elements,
     normalized_axes,
+    refuse_dtype,
     span,
     typed_like,
     typeless,
@@ -61,30 +62,12 @@ def _call_key(desc_class, data_types, sizes, strides, fields) -> tuple | None:
     return ("front end", desc_class, tuple(data_types), sizes, tuple(strides), values)
 
 
-# What a host array of a type no activation takes converts to: NumPy's and PyTorch's default
-# float and int types are 64-bit.
-NARROWER = {T.FLOAT64: np.float32, T.INT64: np.int32, T.UINT64: np.uint32}
-
-
 def refuse_untaken_data_types(schema: OperatorSchema, data_types) -> None:
     """An argument of a data type the operator takes at no feature level is refused in the
     front end's terms: which argument, which dtypes the operator takes, and how to convert."""
     for field, data_type in zip(schema.inputs, data_types):
-        _refuse_untaken(schema, field.argument, field.data_types or
-                        [t for row in schema.support for t in row.data_types], data_type)
-
-
-def _refuse_untaken(schema: OperatorSchema, argument: str, taken, data_type: T | None) -> None:
-    if data_type in taken:
-        return
-    names = list(dict.fromkeys(numpy_name(np.dtype(data_type_info(t).numpy_dtype)) for t in taken))
-    narrower = NARROWER.get(data_type)
-    target = np.dtype(narrower if data_type_for_numpy(np.dtype(narrower)) in taken
-                      else data_type_info(taken[0]).numpy_dtype)
-    shown = np.dtype(data_type_info(data_type).numpy_dtype) if data_type is not None else "this dtype"
-    raise InvalidArgumentError(
-        f"{schema.name}: {argument} has dtype {shown}, which {schema.dml_name} does not take (it takes "
-        f"{', '.join(names)}); convert it first, e.g. {argument}.astype({numpy_name(target)})", "data_type")
+        refuse_dtype(schema.name, schema.dml_name, field.argument, data_type,
+                     field.data_types or [t for row in schema.support for t in row.data_types])
 
 
 def _compiled_for(device: Device, desc_class, data_types, sizes, strides, fields) -> CompiledOperator:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ..base.errors import InvalidArgumentError, UnsupportedError, shown
+from ..base.errors import InvalidArgumentError, shown
 from ..base.tensor_desc import MAX_DIMENSION_COUNT, BufferTensorDesc
 from ..base.types import TensorDataType as T
 from ..base.types import data_type_for_numpy, data_type_info
@@ -23,7 +23,7 @@ from ..ops.reductions import (
 )
 from ..runtime.binding import MINIMUM_BUFFER_TENSOR_ALIGNMENT
 from ..runtime.device import Device
-from .arrays import as_array, as_device, asarray, normalized_axes, whole_row_pieces
+from .arrays import as_array, as_device, asarray, normalized_axes, refuse_dtype, whole_row_pieces
 from .call_cache import run_bound
 from .device_array import ARRAY_OPERATORS, DeviceArray, run_on_arrays
 
@@ -110,6 +110,24 @@ def _as_input(x, argument: str = "x") -> np.ndarray | DeviceArray:
     return x
 
 
+def _refuse_untaken(name: str, dml_name: str, x: np.ndarray | DeviceArray, taken) -> None:
+    """x's dtype in the front end's terms: one the operator does not take, or a 64-bit one it
+    takes that dmlpy's kernels do not compute yet, refused with how to convert x."""
+    data_type = x.data_type if isinstance(x, DeviceArray) else data_type_for_numpy(x.dtype)
+    refuse_dtype(name, dml_name, "x", data_type, taken, [t for t in taken if data_type_info(t).bits != 64])
+
+
+# NumPy's name for each reduction it has.
+NUMPY_NAMES = {ReduceFunction.SUM: "sum", ReduceFunction.MULTIPLY: "prod", ReduceFunction.AVERAGE: "mean",
+               ReduceFunction.MAX: "max", ReduceFunction.MIN: "min", ReduceFunction.ARGMAX: "argmax",
+               ReduceFunction.ARGMIN: "argmin"}
+
+
+def _refuse_untaken_by(function: ReduceFunction, x, name: str | None = None) -> None:
+    _refuse_untaken(name or NUMPY_NAMES[function], f"REDUCE's {function.name}", x,
+                    REDUCTIONS[function].data_types())
+
+
 def _refuse_empty(function: ReduceFunction, x) -> None:
     raise InvalidArgumentError(f"x has shape {x.shape}: {function.name.lower()} of no elements has no value "
                                "(NumPy raises too)", "x")
@@ -123,6 +141,7 @@ def reduce(x: ArrayLike | DeviceArray, function: ReduceFunction | str, axes: int
     reduced axes in row-major order. A DeviceArray gives a DeviceArray."""
     function = reduce_function(function)
     x = _as_input(x)
+    _refuse_untaken_by(function, x, "reduce")
     reduced = _reduced_axes(axes, x.ndim or 1, "axes")
     if x.size == 0:
         raise InvalidArgumentError(f"x has shape {x.shape}, with no elements: DirectML's sizes are at least 1", "x")
@@ -135,6 +154,7 @@ def _numpy_form(function: ReduceFunction, x, axis, keepdims: bool, device, empty
     if not isinstance(keepdims, (bool, np.bool_)):
         raise InvalidArgumentError(f"keepdims {shown(keepdims)} must be a bool", "keepdims")
     x = _as_input(x)
+    _refuse_untaken_by(function, x)
     axes = _reduced_axes(axis, x.ndim, "axis") if x.ndim else ()
     shape = reduced_sizes(x.shape, axes) if keepdims else tuple(n for d, n in enumerate(x.shape) if d not in axes)
     if x.size == 0:
@@ -143,12 +163,6 @@ def _numpy_form(function: ReduceFunction, x, axis, keepdims: bool, device, empty
         values = np.full(shape, 0 if empty is None else empty, x.dtype)
         return asarray(values, x.device) if isinstance(x, DeviceArray) else values
     return _run(x, function, axes or (0,), shape, device)
-
-
-def _float_only(x: np.ndarray | DeviceArray, name: str) -> None:
-    if x.dtype.kind not in "f" and x.dtype.name != "bfloat16":
-        raise UnsupportedError(f"x.dtype {x.dtype}: {name} is DirectML's REDUCE AVERAGE, which takes floats only",
-                               "data_type")
 
 
 def sum(x: ArrayLike | DeviceArray, axis: int | tuple[int, ...] | None = None, keepdims: bool = False, *,
@@ -167,8 +181,6 @@ def prod(x: ArrayLike | DeviceArray, axis: int | tuple[int, ...] | None = None, 
 def mean(x: ArrayLike | DeviceArray, axis: int | tuple[int, ...] | None = None, keepdims: bool = False, *,
          device: Device | None = None) -> np.ndarray:
     """NumPy's mean by REDUCE AVERAGE: the FP32 sum divided by the count (floats only)."""
-    x = _as_input(x)
-    _float_only(x, "mean")
     return _numpy_form(ReduceFunction.AVERAGE, x, axis, keepdims, device, np.nan)
 
 
@@ -192,6 +204,7 @@ def _arg_form(function: ReduceFunction, x, axis, keepdims: bool, device) -> np.n
     if axis is not None and not (isinstance(axis, (int, np.integer)) and not isinstance(axis, bool)):
         raise InvalidArgumentError(f"axis {shown(axis)} must be an int or None", "axis")
     x = _as_input(x)
+    _refuse_untaken_by(function, x)
     on_device = isinstance(x, DeviceArray)
     if axis is None:
         if x.size == 0:
@@ -231,6 +244,9 @@ def _cumulative(desc_class, exclusive_field: str, x, axis, exclusive: bool, reve
     if axis is not None and not (isinstance(axis, (int, np.integer)) and not isinstance(axis, bool)):
         raise InvalidArgumentError(f"axis {shown(axis)} must be an int or None", "axis")
     x = _as_input(x)
+    schema = desc_class.schema
+    _refuse_untaken("cumsum" if desc_class is CumulativeSummationOperatorDesc else "cumprod", schema.dml_name, x,
+                    list(dict.fromkeys(t for row in schema.support for t in row.data_types)))
     on_device = isinstance(x, DeviceArray)
     if axis is None:  # NumPy's: over the flattened array
         shape, axis = (x.size,), 0
@@ -290,6 +306,8 @@ def top_k(x: ArrayLike | DeviceArray, k: int, axis: int = -1, largest: bool = Tr
     if not isinstance(k, (int, np.integer)) or isinstance(k, (bool, np.bool_)) or k < 1:
         raise InvalidArgumentError(f"k {shown(k)} must be an int of at least 1 (TOP_K1's K)", "k")
     x = _as_input(x)
+    _refuse_untaken("top_k", "TOP_K1", x,
+                    list(dict.fromkeys(t for row in TopK1OperatorDesc.schema.support for t in row.data_types)))
     on_device = isinstance(x, DeviceArray)
     shape = x.shape or (1,)
     (axis,) = _reduced_axes(axis, len(shape), "axis")

@@ -387,8 +387,8 @@ TOP_K_NOTES = (
     "whatever the direction (DirectML's rule). Values are copied as stored (bit for bit); indices count from the "
     "row's start. 1 <= K <= the row's length. The kernel selects one element after another (O(length) each), "
     "one invocation per row, as many a dispatch as 32,768 comparisons allow (lavapipe ends an invocation's loops "
-    "after 65,535 iterations); rows longer than 32,768 elements are refused at compile time for now. TOP_K's page "
-    "lists no data types: dmlpy gives it TOP_K1's, with FLOAT32 and FLOAT16 from FEATURE_LEVEL_1_0. From "
+    "after 65,535 iterations); rows longer than 32,768 elements are refused at compile time for now. TOP_K, "
+    "introduced in FEATURE_LEVEL_2_0, takes FLOAT32 and FLOAT16 there and TOP_K1's types from 2_1 on. From "
     "FEATURE_LEVEL_5_0 OutputIndexTensor may be UINT64 (the index zero-extended), and INT64 and UINT64 values "
     "pass validation, but dmlpy's selection kernel reads no 64-bit elements yet: compiling raises "
     "UnsupportedError.")
@@ -448,7 +448,7 @@ def _top_k_schema(dml_name: str, formula: str, support: tuple[Support, ...]) -> 
 
 @operator(**_top_k_schema(
     "TOP_K", "the K largest elements along Axis, largest first, and their indices",
-    (Support(FL.LEVEL_1_0, FLOATS, FOUR), Support(FL.LEVEL_2_1, ALL_EIGHT, FOUR),
+    (Support(FL.LEVEL_2_0, FLOATS, FOUR), Support(FL.LEVEL_2_1, ALL_EIGHT, FOUR),
      Support(FL.LEVEL_3_1, ALL_EIGHT), Support(FL.LEVEL_5_0, (*ALL_EIGHT, *INT64S)))))
 class TopKOperatorDesc(OperatorDesc):
     """DML_TOP_K_OPERATOR_DESC: the `k` largest elements along `axis` and their indices."""
