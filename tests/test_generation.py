@@ -370,6 +370,13 @@ def test_feature_levels(device_at):
                                            dml.BufferTensorDesc(T.FLOAT32, (1, 2)), output(T.FLOAT32, (3, 4)), 1)
     check_level(device_at, FL.LEVEL_2_1, int64_indices, False, "INT64 needs FEATURE_LEVEL_3_0")
     check_level(device_at, FL.LEVEL_3_0, int64_indices, True)
+    for value_type in (T.FLOAT64, T.INT64, T.UINT64):  # FEATURE_LEVEL_4_1's; no kernel copies them yet
+        wide = dml.OneHotOperatorDesc(dml.BufferTensorDesc(T.UINT32, (3, 1)), dml.BufferTensorDesc(value_type, (1, 2)),
+                                      output(value_type, (3, 4)), 1)
+        check_level(device_at, FL.LEVEL_4_0, wide, False, value_type.name, "FEATURE_LEVEL_4_1")
+        op = device_at(FL.LEVEL_4_1).create_operator(wide)
+        with raises(dml.UnsupportedError, value_type.name, "copies no 64-bit values"):
+            device_at(FL.LEVEL_4_1).compile_operator(op)
 
 
 def test_bfloat16_is_a_dmlpy_extension():

@@ -107,7 +107,8 @@ def plan_one_hot(indices: BufferTensorDesc, values: BufferTensorDesc, output: Bu
     end where it is negative (signed indices), else values' first element ("off"). The bits
     are copied, never converted; 64-bit indices are read as pairs of 32-bit words."""
     if is_wide(values) or is_wide(output):
-        raise UnsupportedError("64-bit values have no one-hot kernel", "data_type")
+        raise UnsupportedError(f"values_tensor.data_type {values.data_type.name} is DirectML's, but dmlpy's one-hot "
+                               "kernel copies no 64-bit values yet", "data_type")
     defines = _common(output, adapter)
     varying = [d for d, size in enumerate(values.sizes) if size > 1]
     on_offset = values.element_strides[varying[-1]] if varying else 1

@@ -195,7 +195,8 @@ ONE_HOT_NOTES = (
     "FEATURE_LEVEL_3_0) from its end (-1: the last); one still out of [0, size) sets the whole sequence to OffValue. "
     "OffValue is ValuesTensor's 0th element, OnValue its 1st along the fastest-changing dimension of size > 1; "
     "their bits are copied, never converted (NaN payloads kept). INT64 and UINT64 indices are read whole (an index "
-    "beyond 32 bits is out of range).")
+    "beyond 32 bits is out of range). FLOAT64, INT64 and UINT64 values (FEATURE_LEVEL_4_1) pass validation, but "
+    "dmlpy's one-hot kernel copies no 64-bit values yet: compiling raises UnsupportedError.")
 
 
 @operator(
@@ -203,7 +204,9 @@ ONE_HOT_NOTES = (
     formula="OutputTensor[..., i, ...] = i == IndicesTensor[..., 0, ...] ? OnValue : OffValue (along Axis)",
     support=(Support(FL.LEVEL_2_0, (T.FLOAT32, T.FLOAT16, T.BFLOAT16), FOUR),
              Support(FL.LEVEL_2_1, (T.FLOAT32, T.FLOAT16, T.BFLOAT16, *ONE_HOT_VALUES), FOUR),
-             Support(FL.LEVEL_3_0, (T.FLOAT32, T.FLOAT16, T.BFLOAT16, *ONE_HOT_VALUES), ANY)),
+             Support(FL.LEVEL_3_0, (T.FLOAT32, T.FLOAT16, T.BFLOAT16, *ONE_HOT_VALUES), ANY),
+             Support(FL.LEVEL_4_1, (T.FLOAT32, T.FLOAT16, T.BFLOAT16, *ONE_HOT_VALUES, T.FLOAT64, T.INT64, T.UINT64),
+                     ANY)),
     same={"dimension_count": None, "data_type": ("values_tensor", "output_tensor")}, shader="generate.comp",
     check=_check_one_hot, level_check=_one_hot_level, in_place=False, notes=ONE_HOT_NOTES,
     output_data_type=_one_hot_output_type, output_sizes=_one_hot_output_sizes,
