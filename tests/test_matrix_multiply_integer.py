@@ -66,6 +66,46 @@ def test_the_operator_binds_null_zero_points_and_reads_strided_b(device):
     assert np.array_equal(output.read(np.int32, 12).reshape(3, 4), reference(a, b))
 
 
+def run_desc(device, operator_desc, arrays):
+    """Compile and run `operator_desc` with `arrays` (None: an unbound zero point) in its
+    input buffers, each as its desc lays it out; the output as int32 in its shape."""
+    compiled = device.compile_operator(device.create_operator(operator_desc))
+    buffers = []
+    for array in arrays:
+        if array is None:
+            buffers.append(None)
+            continue
+        size = -(-max(array.nbytes, 16) // 16) * 16
+        buffers.append(device.create_buffer(size))
+        buffers[-1].write(np.frombuffer(array.tobytes().ljust(size, b"\0"), np.uint8))
+    sizes = operator_desc.output_tensor.sizes
+    output = device.create_buffer(-(-4 * int(np.prod(sizes)) // 16) * 16)
+    size = compiled.binding_properties.temporary_resource_size
+    device.execute(device.create_binding_table(compiled, buffers, [output],
+                                               device.create_buffer(size) if size else None))
+    return output.read(np.int32, int(np.prod(sizes))).reshape(sizes)
+
+
+def test_one_dimensional_zero_points_are_per_row_and_per_column(device):
+    """FEATURE_LEVEL_4_0's AZeroPointTensor and 5_2's BZeroPointTensor of one dimension: (M,) one
+    per row of A, (N,) one per column of B, (1,) one for the tensor; strided too; with A, B
+    and the output of two or four dimensions."""
+    a, b = integers(np.int8, (2, 1, 6, 9)), integers(np.uint8, (2, 1, 9, 4))
+    for a_zero, b_zero, a_stride in [(integers(np.int8, (6,)), integers(np.uint8, (4,)), 1),
+                                     (integers(np.int8, (1,)), integers(np.uint8, (1,)), 1),
+                                     (integers(np.int8, (11,)), None, 2)]:  # A's zero points at every other byte
+        a_zeros = a_zero[::a_stride]
+        zero_desc = dml.BufferTensorDesc(T.INT8, a_zeros.shape, (a_stride,))
+        for rank in (4, 2):
+            a_r, b_r = (a, b) if rank == 4 else (a[0, 0], b[0, 0])
+            operator_desc = dml.MatrixMultiplyIntegerOperatorDesc(
+                desc(a_r), zero_desc, desc(b_r), None if b_zero is None else desc(b_zero),
+                dml.BufferTensorDesc(T.INT32, (*a_r.shape[:-1], 4)))
+            got = run_desc(device, operator_desc, [a_r, a_zero, b_r, b_zero])
+            want = reference(a_r, b_r, a_zeros.reshape(-1, 1), None if b_zero is None else b_zero.reshape(1, -1))
+            assert np.array_equal(got, want), (a_zeros.shape, rank)
+
+
 def test_device_arrays_stay_on_the_device(device):
     a, b = integers(np.int8, (4, 9)), integers(np.int8, (9, 3))
     result = dml.matrix_multiply_integer(dml.asarray(a, device), dml.asarray(b, device), np.int8(-3))
@@ -94,6 +134,18 @@ def test_rules_are_directml_s():
         make(a, None, b, None, dml.BufferTensorDesc(T.FLOAT32, (1, 1, 4, 3)))
     with raises(dml.InvalidArgumentError, "a_tensor.data_type FLOAT32 is not supported"):
         make(dml.BufferTensorDesc(T.FLOAT32, (1, 1, 4, 6)), None, b, None, out)
+    # zero points of their own dimension counts: 1 (the count itself) to 4
+    make(a, dml.BufferTensorDesc(T.INT8, (4,)), b, dml.BufferTensorDesc(T.UINT8, (3,)), out)
+    make(a, dml.BufferTensorDesc(T.INT8, (1,)), b, dml.BufferTensorDesc(T.UINT8, (1, 3)), out)
+    with raises(dml.InvalidArgumentError, "a_zero_point_tensor.sizes (6,): a zero point is one for the tensor"):
+        make(a, dml.BufferTensorDesc(T.INT8, (6,)), b, None, out)
+    with raises(dml.InvalidArgumentError, "b_zero_point_tensor.sizes (4,): a zero point is one for the tensor"):
+        make(a, None, b, dml.BufferTensorDesc(T.UINT8, (4,)), out)
+    with raises(dml.InvalidArgumentError, "a_tensor.dimension_count 1", "2 to 4"):
+        make(dml.BufferTensorDesc(T.INT8, (6,)), None, dml.BufferTensorDesc(T.UINT8, (6,)), None,
+             dml.BufferTensorDesc(T.INT32, (1,)))
+    with raises(dml.InvalidArgumentError, "dimension_count"):
+        make(a, None, dml.BufferTensorDesc(T.UINT8, (6, 3)), None, out)
 
 
 def test_feature_levels_gate_the_operator_and_its_dimension_counts(device_at):
@@ -105,6 +157,16 @@ def test_feature_levels_gate_the_operator_and_its_dimension_counts(device_at):
     with raises(dml.UnsupportedError, "INT8 with 2 dimensions needs FEATURE_LEVEL_4_0"):
         device_at(dml.FeatureLevel.LEVEL_3_1).create_operator(two_d)
     device_at(dml.FeatureLevel.LEVEL_4_0).create_operator(two_d)
+    a, b, out = (dml.BufferTensorDesc(t, s) for t, s in ((T.INT8, (1, 1, 4, 6)), (T.INT8, (1, 1, 6, 3)),
+                                                          (T.INT32, (1, 1, 4, 3))))
+    a_zero_1d = dml.MatrixMultiplyIntegerOperatorDesc(a, dml.BufferTensorDesc(T.INT8, (4,)), b, None, out)
+    with raises(dml.UnsupportedError, "INT8 with 1 dimensions needs FEATURE_LEVEL_4_0"):
+        device_at(dml.FeatureLevel.LEVEL_3_1).create_operator(a_zero_1d)
+    device_at(dml.FeatureLevel.LEVEL_4_0).create_operator(a_zero_1d)
+    b_zero_1d = dml.MatrixMultiplyIntegerOperatorDesc(a, None, b, dml.BufferTensorDesc(T.INT8, (3,)), out)
+    with raises(dml.UnsupportedError, "b_zero_point_tensor with 1 dimension needs FEATURE_LEVEL_5_2"):
+        device_at(dml.FeatureLevel.LEVEL_5_1).create_operator(b_zero_1d)
+    device_at(dml.FeatureLevel.LEVEL_5_2).create_operator(b_zero_1d)
 
 
 def test_front_end_errors_name_the_argument(device):

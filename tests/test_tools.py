@@ -106,9 +106,14 @@ PRODUCT_LAYOUTS = {
 }
 
 
+# DirectML takes 64-bit values here, which no kernel of dmlpy copies yet (test_generation.py checks the refusal).
+NO_64_BIT_KERNEL = {"one_hot"}
+
+
 def _product_dumps():
     for name, layouts in PRODUCT_LAYOUTS.items():
-        yield from ((name, dtype, layout) for dtype in supported_dtypes(name) for layout in layouts)
+        yield from ((name, dtype, layout) for dtype in supported_dtypes(name) for layout in layouts
+                    if name not in NO_64_BIT_KERNEL or "64" not in dtype)
 
 
 ELEMENT_WISE_NAMES = {row.name for row in ELEMENT_WISE_TABLE}

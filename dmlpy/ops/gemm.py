@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from ..base.errors import InvalidArgumentError
+from ..base.errors import InvalidArgumentError, UnsupportedError
 from ..base.tensor_desc import BufferTensorDesc
 from ..base.types import FeatureLevel as FL
 from ..base.types import TensorDataType as T
@@ -143,15 +143,24 @@ class GemmOperatorDesc(OperatorDesc):
 INTEGER_NOTES = (
     "Output[m, n] = sum over k of (A[m, k] - AZeroPoint) * (B[k, n] - BZeroPoint), exact in 32-bit two's "
     "complement (it wraps only past 2^31, which takes K above 33,000 with the largest 8-bit values). A zero point "
-    "is one for the whole tensor (sizes all 1) or one per row of A (sizes ending (M, 1)) or per column of B "
-    "(sizes ending (1, N)); a null zero point is 0. DirectML's page lists 4 dimensions (FEATURE_LEVEL_2_1); dmlpy "
-    "also takes 2 and 3 from FEATURE_LEVEL_4_0, as GEMM does. The products run on the GEMM kernel family.")
+    "is one for the whole tensor (sizes all 1) or one per row of A (sizes ending (M, 1), or (M,) in one "
+    "dimension) or per column of B (sizes ending (1, N), or (N,)); a null zero point is 0. ATensor, BTensor and "
+    "OutputTensor have 4 dimensions at FEATURE_LEVEL_2_1 and 2 to 4 from 4_0; AZeroPointTensor 1 to 4 from 4_0, "
+    "BZeroPointTensor 2 to 4 from 4_0 and 1 to 4 from 5_2, whatever A's and B's counts. The products run on the "
+    "GEMM kernel family.")
 
 
 def _check_integer(desc) -> None:
-    """A {batch, M, K}, B {batch, K, N}, Output {batch, M, N}; each zero point per tensor or per
-    row (A) or column (B); B's zero point has B's data type (A's, A's: `same`)."""
+    """A {batch, M, K}, B {batch, K, N}, Output {batch, M, N}, of 2 to 4 dimensions; each zero
+    point per tensor or per row (A) or column (B), its count on the last dimension when it has
+    one; B's zero point has B's data type (A's, A's: `same`)."""
     owner = type(desc).__name__
+    for name in ("a_tensor", "b_tensor", "output_tensor"):
+        count = getattr(desc, name).dimension_count
+        if count < 2:
+            raise InvalidArgumentError(
+                f"{owner}.{name}.dimension_count {count}: ATensor, BTensor and OutputTensor have 2 to 4 dimensions "
+                "(a zero point may have 1)", "dimension_count")
     (m, k), (k_b, n) = desc.a_tensor.sizes[-2:], desc.b_tensor.sizes[-2:]
     if k_b != k:
         raise InvalidArgumentError(
@@ -167,6 +176,7 @@ def _check_integer(desc) -> None:
         zero = getattr(desc, name)
         if zero is None:
             continue
+        dim = -1 if zero.dimension_count == 1 else dim  # one dimension: the count itself
         others = [size for d, size in enumerate(zero.sizes) if d != len(zero.sizes) + dim]
         if any(size != 1 for size in others) or zero.sizes[dim] not in (1, count):
             raise InvalidArgumentError(
@@ -183,11 +193,32 @@ def _integer_output_sizes(inputs: dict[str, BufferTensorDesc], fields: dict) -> 
     return {"output_tensor": (*a[:-1], b[-1])}
 
 
+def _integer_level(desc, device_level: FL) -> None:
+    """A one-dimensional BZeroPointTensor is FEATURE_LEVEL_5_2's (AZeroPointTensor's is 4_0's, the
+    Support rows')."""
+    zero = desc.b_zero_point_tensor
+    if zero is not None and zero.dimension_count == 1 and device_level < FL.LEVEL_5_2:
+        raise UnsupportedError(
+            f"{type(desc).__name__}.b_zero_point_tensor with 1 dimension needs {FL.LEVEL_5_2} but the device is "
+            f"capped at {device_level}", "dimension_count")
+
+
+def _as_matrix(zero: BufferTensorDesc | None, column: bool) -> BufferTensorDesc | None:
+    """A one-dimensional zero point as the matrix it stands for: (count, 1) for A's rows,
+    (1, count) for B's columns (the same elements, the same bytes)."""
+    if zero is None or zero.dimension_count != 1:
+        return zero
+    (count,), (stride,) = zero.sizes, zero.element_strides
+    sizes, strides = ((1, count), (stride, stride)) if column else ((count, 1), (stride, stride))
+    return BufferTensorDesc(zero.data_type, sizes, strides, total_tensor_size_in_bytes=zero.total_tensor_size_in_bytes)
+
+
 def _integer_math(desc) -> MatmulMath:
     bound = tuple(name for name, field in (("a", "a_tensor"), ("a_zero", "a_zero_point_tensor"), ("b", "b_tensor"),
                                            ("b_zero", "b_zero_point_tensor")) if getattr(desc, field) is not None)
-    operands = MatmulOperands(desc.a_tensor, desc.b_tensor, desc.output_tensor, a_zero=desc.a_zero_point_tensor,
-                              b_zero=desc.b_zero_point_tensor, bound=bound)
+    operands = MatmulOperands(desc.a_tensor, desc.b_tensor, desc.output_tensor,
+                              a_zero=_as_matrix(desc.a_zero_point_tensor, False),
+                              b_zero=_as_matrix(desc.b_zero_point_tensor, True), bound=bound)
     return MatmulMath(operands, MatmulEpilogue(e.tensor(0)))
 
 
@@ -202,9 +233,11 @@ INTEGERS = (T.INT8, T.UINT8)
 @operator(
     dml_name="MATRIX_MULTIPLY_INTEGER", family=FAMILY, name="matrix_multiply_integer",
     formula="OutputTensor = (ATensor - AZeroPointTensor) x (BTensor - BZeroPointTensor), in INT32",
-    support=(Support(FL.LEVEL_2_1, INTEGERS, range(4, 5)), Support(FL.LEVEL_4_0, INTEGERS, range(2, 5))),
-    same={"dimension_count": None, "data_type": ("a_tensor", "a_zero_point_tensor")}, shader="gemm.comp",
-    kernel=_plan_integer, check=_check_integer, in_place=False, output_sizes=_integer_output_sizes,
+    support=(Support(FL.LEVEL_2_1, INTEGERS, range(4, 5)), Support(FL.LEVEL_4_0, INTEGERS, range(1, 5))),
+    same={"dimension_count": ("a_tensor", "b_tensor", "output_tensor"),
+          "data_type": ("a_tensor", "a_zero_point_tensor")},
+    shader="gemm.comp", kernel=_plan_integer, check=_check_integer, level_check=_integer_level, in_place=False,
+    output_sizes=_integer_output_sizes,
     matmul=_integer_math, notes=INTEGER_NOTES,
 )
 class MatrixMultiplyIntegerOperatorDesc(OperatorDesc):
