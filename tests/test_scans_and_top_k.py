@@ -528,6 +528,10 @@ def test_strict_directml_refuses_bfloat16_scans_and_selections():
             strict.create_operator(scan_desc(combine, T.FLOAT16, (2, 3), 1))
             with raises(dml.UnsupportedError, "BFLOAT16", "strict_directml"):
                 strict.create_operator(scan_desc(combine, T.BFLOAT16, (2, 3), 1))
+            strict.create_operator(scan_desc(combine, T.INT32, (2, 3), 1))
+            # UINT16: in DirectML's earlier table, not its current one
+            with raises(dml.UnsupportedError, "UINT16 is a dmlpy extension", "strict_directml"):
+                strict.create_operator(scan_desc(combine, T.UINT16, (2, 3), 1))
         for direction in (None, INC):
             strict.create_operator(top_k_desc(T.FLOAT16, (2, 3), 1, 2, direction))
             with raises(dml.UnsupportedError, "BFLOAT16", "strict_directml"):

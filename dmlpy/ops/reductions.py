@@ -330,13 +330,15 @@ def _plan_cumulative(combine: str, exclusive: str):
 
 
 # DirectML's page lists FLOAT32, FLOAT16, INT32 and UINT32 (and from FEATURE_LEVEL_5_0 INT64 and
-# UINT64); its earlier version listed UINT16 where INT32 is now, and dmlpy keeps taking it.
+# UINT64); its earlier version listed UINT16 where INT32 is now, and dmlpy keeps taking it as an
+# extension (refused under strict_directml).
 CUMULATIVE_TYPES = (T.FLOAT32, T.FLOAT16, T.INT32, T.UINT32, T.UINT16, T.BFLOAT16)
 CUMULATIVE_NOTES = (
     "Each row is walked in order (backwards for DECREASING) and each output is the running value, FP32 for "
     "floats (FLOAT16 and BFLOAT16 converted exactly, each output rounded once) and 32-bit wrapping integers: "
     "NumPy's cumsum and cumprod, bit for bit, on every device. An exclusive scan writes +0 (or 1) first. "
-    "BFLOAT16 is a dmlpy extension; UINT16 is in the earlier version of DirectML's table. INT64 and UINT64 "
+    "BFLOAT16 is a dmlpy extension, and so is UINT16 (in the earlier version of DirectML's table, not the "
+    "current one; strict_directml devices refuse it). INT64 and UINT64 "
     "(FEATURE_LEVEL_5_0) pass validation, but dmlpy's scan kernel stores no 64-bit elements yet: compiling "
     "raises UnsupportedError. The output may be bound over the input. A row is walked 4,096 elements a "
     "dispatch, the running value carried between them (lavapipe ends an invocation's loops after 65,535 "
@@ -348,7 +350,8 @@ CUMULATIVE_NOTES = (
     formula="OutputTensor[i] = InputTensor[0] + ... + InputTensor[i] along Axis (without [i] when HasExclusiveSum)",
     support=(Support(FL.LEVEL_2_1, CUMULATIVE_TYPES, FOUR), Support(FL.LEVEL_4_0, CUMULATIVE_TYPES),
              Support(FL.LEVEL_5_0, (*CUMULATIVE_TYPES, *INT64S))),
-    same={"data_type": None, "sizes": None}, shader="scan.comp", kernel=_plan_cumulative("sum", "has_exclusive_sum"),
+    same={"data_type": None, "sizes": None}, extension_types=(T.UINT16,), shader="scan.comp",
+    kernel=_plan_cumulative("sum", "has_exclusive_sum"),
     check=_check_cumulative, notes=CUMULATIVE_NOTES,
 )
 class CumulativeSummationOperatorDesc(OperatorDesc):
@@ -367,7 +370,7 @@ class CumulativeSummationOperatorDesc(OperatorDesc):
             "HasExclusiveProduct)",
     support=(Support(FL.LEVEL_3_1, CUMULATIVE_TYPES, FOUR), Support(FL.LEVEL_4_0, CUMULATIVE_TYPES),
              Support(FL.LEVEL_5_0, (*CUMULATIVE_TYPES, *INT64S))),
-    same={"data_type": None, "sizes": None}, shader="scan.comp",
+    same={"data_type": None, "sizes": None}, extension_types=(T.UINT16,), shader="scan.comp",
     kernel=_plan_cumulative("product", "has_exclusive_product"), check=_check_cumulative, notes=CUMULATIVE_NOTES,
 )
 class CumulativeProductOperatorDesc(OperatorDesc):

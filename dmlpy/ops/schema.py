@@ -106,6 +106,9 @@ class OperatorSchema:
     shader: str  # file in shaders/
     kernel: Callable  # builds the kernel plan for a desc (see codegen)
     extension: bool = False  # a dmlpy extension: refused by strict_directml devices
+    # data types this operator takes as a dmlpy extension (beyond BFLOAT16, one everywhere), which
+    # strict_directml devices refuse
+    extension_types: tuple[TensorDataType, ...] = ()
     check: Callable | None = None  # the operator's own further rules
     level_check: Callable | None = None  # (desc, device level): rules that changed between feature levels
     in_place: bool = True  # whether an output may be bound over an input (same range, same strides)
@@ -314,7 +317,7 @@ class OperatorSchema:
                         f"strict_directml=True accepts only {choice.choices[0]!r}", choice.name)
             for field in self.present(desc):
                 data_type = getattr(desc, field.name).data_type
-                if data_type_info(data_type).extension:
+                if data_type_info(data_type).extension or data_type in self.extension_types:
                     raise UnsupportedError(
                         f"{owner}.{field.name}.data_type {data_type.name} is a dmlpy extension: a device "
                         "created with strict_directml=True accepts only what DirectML accepts", "data_type")
