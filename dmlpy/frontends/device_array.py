@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import math
 import weakref
-from collections.abc import Callable
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -48,73 +47,17 @@ from ..ops.fusion import MAX_FUSED_NODES
 from ..ops.schema import OperatorDesc
 from ..runtime.binding import MINIMUM_BUFFER_TENSOR_ALIGNMENT, Buffer, BufferBinding
 from ..runtime.device import Device
+from .array_operators import (
+    ARRAY_OPERATORS,
+    UFUNC_FRONT_ENDS,
+    operator_method,
+    reduction_method,
+    scan_method,
+    unary_method,
+)
 from .array_views import Layout, indexed, reshaped_shape, squeezed, transposed
 
 DLPACK_CPU = 1  # kDLCPU: the host copy __dlpack__ exports
-
-# Python's operators, NumPy's ufuncs and reduction methods on device arrays, each the front end of
-# one operator, by front-end name. frontends/numpy_api.py and frontends/reductions.py fill it once,
-# when they make the front ends (they are built after this module); it is only read after that.
-ARRAY_OPERATORS: dict[str, Callable] = {}
-# NumPy's ufunc names where the front end's differ.
-UFUNC_FRONT_ENDS = {"absolute": "abs", "invert": "bitwise_not", "true_divide": "divide"}
-
-
-def _operator(name: str, reflected: bool = False):
-    def method(self, other):
-        function = ARRAY_OPERATORS.get(name)
-        if function is None:
-            return NotImplemented
-        return function(other, self) if reflected else function(self, other)
-    method.__name__ = name
-    return method
-
-
-def _unary(name: str):
-    def method(self):
-        return ARRAY_OPERATORS[name](self)
-    method.__name__ = name
-    return method
-
-
-def _no_out(name: str, out) -> None:
-    if out is not None:
-        raise InvalidArgumentError(f"DeviceArray.{name}: out {type(out).__name__} is not taken; the result is a "
-                                   "new DeviceArray", "out")
-
-
-def _converted(array: DeviceArray, name: str, dtype, accumulating: bool) -> DeviceArray:
-    """`array` in NumPy's accumulator `dtype` (its elements cast on the device, fused into the
-    operator that reads them), where one is given; refused by the methods NumPy gives none."""
-    if dtype is None:
-        return array
-    if not accumulating:
-        raise InvalidArgumentError(f"DeviceArray.{name}: dtype {dtype!r} is not taken (NumPy's {name} has none)",
-                                   "dtype")
-    return array if np.dtype(dtype) == array.dtype else array.astype(dtype)
-
-
-def _reduction(name: str, accumulating: bool = False):
-    def method(self, axis: int | tuple[int, ...] | None = None, keepdims: bool = False, out: None = None, *,
-               dtype: np.typing.DTypeLike | None = None) -> DeviceArray:
-        _no_out(name, out)
-        return ARRAY_OPERATORS[name](_converted(self, name, dtype, accumulating), axis, keepdims)
-    method.__name__ = name
-    method.__doc__ = (f"NumPy's `{name}` on the device (dmlpy.{name}): a new DeviceArray"
-                      + (", of the elements cast to `dtype` first where one is given." if accumulating else "."))
-    return method
-
-
-def _scan(name: str):
-    def method(self, axis: int | None = None, dtype: np.typing.DTypeLike | None = None,
-               out: None = None) -> DeviceArray:
-        _no_out(name, out)
-        return ARRAY_OPERATORS[name](_converted(self, name, dtype, True), axis)
-    method.__name__ = name
-    method.__doc__ = (f"NumPy's `{name}` on the device (dmlpy.{name}; axis None: of the elements flattened): "
-                      "a new DeviceArray, of the elements cast to `dtype` first where one is given.")
-    return method
-
 
 def _return_to_pool(device, size: int, buffer) -> None:
     """An array was collected: its buffer serves the next array of its size. Runs inside the
@@ -131,24 +74,26 @@ class DeviceArray:
     operators on the device (deferred and fused, as the front ends are); comparisons give
     UINT8 arrays of 0 and 1. Arrays keep their identity hash: `==` gives an array."""
 
-    __add__, __radd__ = _operator("add"), _operator("add", True)
-    __sub__, __rsub__ = _operator("subtract"), _operator("subtract", True)
-    __mul__, __rmul__ = _operator("multiply"), _operator("multiply", True)
-    __truediv__, __rtruediv__ = _operator("divide"), _operator("divide", True)
-    __pow__, __rpow__ = _operator("power"), _operator("power", True)
-    __mod__, __rmod__ = _operator("remainder"), _operator("remainder", True)  # Python's %: the divisor's sign
-    __and__, __rand__ = _operator("bitwise_and"), _operator("bitwise_and", True)
-    __or__, __ror__ = _operator("bitwise_or"), _operator("bitwise_or", True)
-    __xor__, __rxor__ = _operator("bitwise_xor"), _operator("bitwise_xor", True)
-    __lt__, __le__ = _operator("less"), _operator("less_equal")
-    __gt__, __ge__ = _operator("greater"), _operator("greater_equal")
-    __eq__ = _operator("equal")
-    __matmul__, __rmatmul__ = _operator("matmul"), _operator("matmul", True)
-    __neg__, __abs__, __invert__ = _unary("negative"), _unary("abs"), _unary("bitwise_not")
+    __add__, __radd__ = operator_method("add"), operator_method("add", True)
+    __sub__, __rsub__ = operator_method("subtract"), operator_method("subtract", True)
+    __mul__, __rmul__ = operator_method("multiply"), operator_method("multiply", True)
+    __truediv__, __rtruediv__ = operator_method("divide"), operator_method("divide", True)
+    __pow__, __rpow__ = operator_method("power"), operator_method("power", True)
+    # Python's %: the divisor's sign
+    __mod__, __rmod__ = operator_method("remainder"), operator_method("remainder", True)
+    __and__, __rand__ = operator_method("bitwise_and"), operator_method("bitwise_and", True)
+    __or__, __ror__ = operator_method("bitwise_or"), operator_method("bitwise_or", True)
+    __xor__, __rxor__ = operator_method("bitwise_xor"), operator_method("bitwise_xor", True)
+    __lt__, __le__ = operator_method("less"), operator_method("less_equal")
+    __gt__, __ge__ = operator_method("greater"), operator_method("greater_equal")
+    __eq__ = operator_method("equal")
+    __matmul__, __rmatmul__ = operator_method("matmul"), operator_method("matmul", True)
+    __neg__, __abs__, __invert__ = unary_method("negative"), unary_method("abs"), unary_method("bitwise_not")
     __hash__ = object.__hash__
-    sum, prod, mean = _reduction("sum", True), _reduction("prod", True), _reduction("mean", True)
-    max, min, argmax, argmin = _reduction("max"), _reduction("min"), _reduction("argmax"), _reduction("argmin")
-    cumsum, cumprod = _scan("cumsum"), _scan("cumprod")
+    sum, prod, mean = reduction_method("sum", True), reduction_method("prod", True), reduction_method("mean", True)
+    max, min = reduction_method("max"), reduction_method("min")
+    argmax, argmin = reduction_method("argmax"), reduction_method("argmin")
+    cumsum, cumprod = scan_method("cumsum"), scan_method("cumprod")
 
     def astype(self, dtype: np.typing.DTypeLike) -> DeviceArray:
         """The array converted to `dtype` on the device (DML_CAST; its rounding rules in

@@ -14,9 +14,10 @@ from ..ops.enums import MatrixTransform
 from ..ops.gemm import GemmOperatorDesc, MatrixMultiplyIntegerOperatorDesc
 from ..ops.schema import OperatorDesc
 from ..runtime.device import Device
+from .array_operators import ARRAY_OPERATORS
 from .arrays import as_array, as_device, asarray, check_out
 from .call_cache import run_bound
-from .device_array import ARRAY_OPERATORS, DeviceArray
+from .device_array import DeviceArray
 from .numpy_api import refuse_untaken_data_types
 
 MAX_GEMM_DIMS = 4  # DirectML's GEMM: { BatchCount, ChannelCount, M, N } at most

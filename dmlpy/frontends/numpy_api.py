@@ -24,6 +24,7 @@ from ..ops.family import FrontEndShape
 from ..ops.schema import OperatorSchema, fp32_bits
 from ..runtime.binding import MINIMUM_BUFFER_TENSOR_ALIGNMENT
 from ..runtime.device import CompiledOperator, Device
+from .array_operators import ARRAY_OPERATORS
 from .arrays import (
     as_arrays,
     as_device,
@@ -42,7 +43,7 @@ from .arrays import (
     whole_row_pieces,
 )
 from .call_cache import run_bound
-from .device_array import ARRAY_OPERATORS, DeviceArray, run_on_arrays
+from .device_array import DeviceArray, run_on_arrays
 from .result_types import free_output, output_data_type, type_groups
 
 LOG = logging.getLogger(__name__)

@@ -23,9 +23,10 @@ from ..ops.reductions import (
 )
 from ..runtime.binding import MINIMUM_BUFFER_TENSOR_ALIGNMENT
 from ..runtime.device import Device
+from .array_operators import ARRAY_OPERATORS
 from .arrays import as_array, as_device, asarray, normalized_axes, refuse_dtype, whole_row_pieces
 from .call_cache import run_bound
-from .device_array import ARRAY_OPERATORS, DeviceArray, run_on_arrays
+from .device_array import DeviceArray, run_on_arrays
 
 
 def reduce_function(function) -> ReduceFunction:
