@@ -68,7 +68,7 @@ def refuse_untaken_data_types(schema: OperatorSchema, data_types) -> None:
     front end's terms: which argument, which dtypes the operator takes, and how to convert."""
     for field, data_type in zip(schema.inputs, data_types):
         refuse_dtype(schema.name, schema.dml_name, field.argument, data_type,
-                     field.data_types or [t for row in schema.support for t in row.data_types])
+                     field.data_types or schema.data_types())
 
 
 def _compiled_for(device: Device, desc_class, data_types, sizes, strides, fields) -> CompiledOperator:

@@ -247,7 +247,7 @@ def _cumulative(desc_class, exclusive_field: str, x, axis, exclusive: bool, reve
     x = _as_input(x)
     schema = desc_class.schema
     _refuse_untaken("cumsum" if desc_class is CumulativeSummationOperatorDesc else "cumprod", schema.dml_name, x,
-                    list(dict.fromkeys(t for row in schema.support for t in row.data_types)))
+                    schema.data_types())
     on_device = isinstance(x, DeviceArray)
     if axis is None:  # NumPy's: over the flattened array
         shape, axis = (x.size,), 0
@@ -307,8 +307,7 @@ def top_k(x: ArrayLike | DeviceArray, k: int, axis: int = -1, largest: bool = Tr
     if not isinstance(k, (int, np.integer)) or isinstance(k, (bool, np.bool_)) or k < 1:
         raise InvalidArgumentError(f"k {shown(k)} must be an int of at least 1 (TOP_K1's K)", "k")
     x = _as_input(x)
-    _refuse_untaken("top_k", "TOP_K1", x,
-                    list(dict.fromkeys(t for row in TopK1OperatorDesc.schema.support for t in row.data_types)))
+    _refuse_untaken("top_k", "TOP_K1", x, TopK1OperatorDesc.schema.data_types())
     on_device = isinstance(x, DeviceArray)
     shape = x.shape or (1,)
     (axis,) = _reduced_axes(axis, len(shape), "axis")

@@ -22,6 +22,7 @@ from .codegen import (
     is_wide,
     lies_in_blocks,
     merge_dims,
+    refuse_wide_input,
     starts_on,
     uint_list,
     workgroup_size_for,
@@ -205,6 +206,8 @@ def plan_reduction(inputs: list[BufferTensorDesc], outputs: list[ReducedOutput],
     if not 1 <= len(inputs) <= MAX_REDUCTION_INPUTS or not 1 <= len(outputs) <= MAX_REDUCTION_OUTPUTS:
         raise UnsupportedError(f"{len(inputs)} inputs and {len(outputs)} outputs: the reduction kernel takes 1 to "
                                f"{MAX_REDUCTION_INPUTS} inputs and 1 to {MAX_REDUCTION_OUTPUTS} outputs")
+    for t, tensor in enumerate(inputs):
+        refuse_wide_input(tensor, f"input {t}", "reduction")
     sizes = inputs[0].sizes
     tensors = [*inputs, *(o.desc for o in outputs)]
     per_row = [False] * len(inputs) + [o.per_row for o in outputs]
@@ -241,9 +244,9 @@ def plan_reduction(inputs: list[BufferTensorDesc], outputs: list[ReducedOutput],
     partials_at = [totals_words + sum(regions[:k]) * partials_words for k in range(len(nodes))]
     workgroup_size = workgroup_size_for(adapter)
     input_types = tuple(t.data_type for t in inputs)
-    if any(is_wide(t) for t in inputs) or any(is_wide(o.desc) and not o.per_row for o in outputs):
-        raise UnsupportedError("the reduction kernel reads no 64-bit inputs and writes 64-bit elements only as "
-                               "one value a row (an index, zero-extended)", "data_type")
+    if any(is_wide(o.desc) and not o.per_row for o in outputs):
+        raise UnsupportedError("the reduction kernel writes 64-bit elements only as one value a row (an index, "
+                               "zero-extended)", "data_type")
     output_types = tuple(bound_type(o.desc) for o in outputs)
     output_type = output_types[0]  # what numbers round to, and integer math saturates to
     if any(t != output_type for t in output_types):

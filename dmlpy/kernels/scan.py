@@ -14,6 +14,7 @@ from .codegen import (
     float_controls_defines,
     lies_in_blocks,
     merge_dims,
+    refuse_wide_input,
     uint_list,
     workgroup_size_for,
 )
@@ -57,6 +58,7 @@ def plan_scan(source: BufferTensorDesc, target: BufferTensorDesc, axis: int, com
     `reverse`), so each result is the plain running value NumPy's cumsum gives, rounded once
     from FP32; `exclusive` writes each value before its element joins it. A row longer than
     SCAN_STAGE_LENGTH is walked in several stages, in order."""
+    refuse_wide_input(source, "the input", "scan")
     sizes = source.sizes
     kept = [d for d in range(len(sizes)) if d != axis]
     kept_sizes, kept_strides = merge_dims(tuple(sizes[d] for d in kept),

@@ -10,7 +10,16 @@ from ..base.errors import UnsupportedError
 from ..base.tensor_desc import BufferTensorDesc
 from ..base.types import TensorDataType as T
 from ..base.types import data_type_info
-from .codegen import KernelPlan, KernelStage, bound_type, is_wide, merge_dims, uint_list, workgroup_size_for
+from .codegen import (
+    KernelPlan,
+    KernelStage,
+    bound_type,
+    is_wide,
+    merge_dims,
+    refuse_wide_input,
+    uint_list,
+    workgroup_size_for,
+)
 from .interface import KernelInterface
 
 # The bits of +infinity in each float type: a magnitude above it is a NaN.
@@ -36,9 +45,7 @@ def plan_selection(source: BufferTensorDesc, values: BufferTensorDesc, indices: 
         raise UnsupportedError(
             f"a row of {length} elements along axis {axis}: the selection kernel takes rows of at most "
             f"{SELECTION_BUDGET} elements (lavapipe ends a longer invocation's loops early)", "sizes")
-    if is_wide(source):
-        raise UnsupportedError(f"input_tensor.data_type {source.data_type.name} is DirectML's, but dmlpy's selection "
-                               "kernel reads no 64-bit elements yet", "data_type")
+    refuse_wide_input(source, "the input", "selection")
     kept = [d for d in range(len(sizes)) if d != axis]
     tensors = (source, values, indices)
     kept_sizes, kept_strides = merge_dims(tuple(sizes[d] for d in kept),

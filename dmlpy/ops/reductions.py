@@ -23,7 +23,6 @@ from ..base.errors import InvalidArgumentError, UnsupportedError
 from ..base.tensor_desc import BufferTensorDesc
 from ..base.types import FeatureLevel as FL
 from ..base.types import TensorDataType as T
-from ..base.types import data_type_info
 from ..ir import expr as e
 from ..kernels.reduction import ReductionMath, plan_reduction_math
 from ..kernels.scan import plan_scan
@@ -232,10 +231,6 @@ def _reduce_math(desc) -> ReductionMath:
 
 def _plan(reduction_math: Callable):
     def plan(desc, adapter):
-        if data_type_info(desc.input_tensor.data_type).bits == 64:
-            raise UnsupportedError(
-                f"{type(desc).__name__}: input_tensor.data_type {desc.input_tensor.data_type.name} is DirectML's, but "
-                "dmlpy's reduction kernel reads no 64-bit elements yet", "data_type")
         return plan_reduction_math(reduction_math(desc), [desc.input_tensor], [desc.output_tensor], adapter)
     return plan
 
@@ -320,10 +315,6 @@ def _check_cumulative(desc) -> None:
 
 def _plan_cumulative(combine: str, exclusive: str):
     def plan(desc, adapter):
-        if data_type_info(desc.input_tensor.data_type).bits == 64:
-            raise UnsupportedError(
-                f"{type(desc).__name__}: input_tensor.data_type {desc.input_tensor.data_type.name} is DirectML's, but "
-                "dmlpy's scan kernel stores no 64-bit elements yet", "data_type")
         return plan_scan(desc.input_tensor, desc.output_tensor, desc.axis, combine,
                          desc.axis_direction is AxisDirection.DECREASING, getattr(desc, exclusive), adapter)
     return plan

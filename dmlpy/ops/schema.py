@@ -286,6 +286,10 @@ class OperatorSchema:
                 *(str(getattr(desc, c.name)) for c in self.choices),
                 *(field.key_of(getattr(desc, field.name)) for field in self.values))
 
+    def data_types(self) -> tuple[TensorDataType, ...]:
+        """Every data type some Support row takes, in the rows' order."""
+        return tuple(dict.fromkeys(t for row in self.support for t in row.data_types))
+
     def required_level(self, field: TensorField, tensor: BufferTensorDesc) -> FeatureLevel | None:
         """The lowest feature level that accepts `tensor` as `field`: its dimension count,
         and its data type where the Support rows decide that (not a fixed set's)."""
