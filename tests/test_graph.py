@@ -1,6 +1,7 @@
 """Graphs: DirectML's CompileGraph validation rules, the builder, and fusion that gives the
 same bits as the operators run one by one (through the NumPy front ends, which never fuse)."""
 
+import ml_dtypes
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -416,7 +417,27 @@ def test_fused_random_graphs_give_the_bits_of_their_operators_run_one_by_one(dev
     keep = [dml.graph.relu(v) if _supports(OPERATORS["relu"], data_type) else v for v in built[:2]]
     compiled = g.build([built[-1], *(dml.graph.identity(v) if v in built[:2] else v for v in keep)])
     got = run_graph(device, compiled, graph_inputs)[0]
-    assert np.array_equal(bits(got), bits(reference[-1].reshape(-1))), (steps, [k.nodes for k in compiled.kernels])
+    assert np.array_equal(bits(got), bits(reference[-1].reshape(-1))), (
+        [(schema.name, others, fields) for schema, others, fields in steps], seed, [k.nodes for k in compiled.kernels])
+
+
+@pytest.mark.parametrize("data_type", [T.FLOAT32, T.BFLOAT16], ids=lambda t: t.name)
+def test_an_operator_whose_output_is_zero_fuses_with_ieee_s_signed_zeros(device, data_type):
+    """HARDMAX_GRAD writes +0 whatever its inputs. Fused into RELU, its +0, which has no data
+    type of its own, decodes as the output's; then in MEAN, (+0 + -0) / 2 is +0 (a driver that
+    sees the zero may fold x + 0 to x)."""
+    dtype = np.float32 if data_type is T.FLOAT32 else ml_dtypes.bfloat16
+    x = np.array([1.0, -2.0, 0.5, 3.0], dtype)
+    dy = np.array([-0.0, 0.0, -1.0, np.nan], dtype)
+    g = dml.GraphBuilder(device)
+    packed = dml.BufferTensorDesc(data_type, x.shape)
+    a, b = g.input(packed), g.input(packed)
+    compiled = g.build([dml.graph.element_wise_mean(dml.graph.relu(dml.graph.hardmax_grad(a, b)), b)])
+    assert len(compiled.kernels) == 1
+    (mean,) = run_graph(device, compiled, [x, dy])
+    zeros = dml.relu(dml.hardmax_grad(x, dy, device=device), device=device)
+    assert np.array_equal(bits(mean), bits(dml.element_wise_mean(zeros, dy, device=device)))
+    assert np.array_equal(bits(mean)[:2], [0, 0])  # +0, not -0
 
 
 def test_a_graph_desc_tampered_with_after_construction_is_checked_again(device):

@@ -19,7 +19,9 @@ from .expr import BOOL, FLOAT, INTEGER, INTEGER_ZERO, REDUCTIONS, STORED, Expr, 
 # The dml_* functions live in shaders/numeric.glsl and shaders/transcendental.glsl.
 RENDER: dict[str, str] = {
     "input": "uint {out} = bits[{value}];",
-    "zero": "uint {out} = 0u;",
+    # +0's bits, known only at run time: a driver that sees a zero may fold x + 0.0 to x even in a
+    # `precise` sum (lavapipe does), which is -0 for x = -0 where IEEE gives +0.
+    "zero": "uint {out} = params.element_count == 0u ? 1u : 0u;",
     "scalar": "float {out} = uintBitsToFloat(params.scalar_bits[{value}]);",
     "const": "float {out} = uintBitsToFloat({value_bits}u);",
     "float": "float {out} = {decoded};",
@@ -288,7 +290,8 @@ def render_assignments(assignments: list[tuple[str, Expr, str]], inputs: tuple[T
             raise UnsupportedError(f"{node.op} has no 64-bit form: the 64-bit kernel computes integers and bits",
                                    "data_type")
         value_bits = int(np.float32(node.value).view(np.uint32)) if node.op == "const" else None
-        decoded = _form(types[node.args[0].serial], _DECODED[node.op]).format(*operands) \
+        # +0 of any type (None) decodes as the output's +0.
+        decoded = _form(types[node.args[0].serial] or stored_type, _DECODED[node.op]).format(*operands) \
             if "{decoded}" in pattern else None
         encoded = _form(node.value or stored_type, "from_float").format(*operands) if node.op == "round" else None
         # The element width of a bits_* operand, or of what `narrow` stores: what it keeps.
