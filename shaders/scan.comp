@@ -10,12 +10,15 @@
 //
 // Generated headers: kernel_interface.glsl (bindings, input_load, output_store, params) and
 // scan_body.glsl (dmlpy/kernels/scan.py): SCAN_VALUE, SCAN_IDENTITY, scan_value(bits),
-// scan_combine(a, b), scan_stored(value), scan_carry(value) and scan_carried(word).
+// scan_combine(a, b), scan_stored(value), scan_carry(value) and scan_carried(bits).
+//
+// WIDE_ELEMENTS: the tensors are 64-bit (INT64, UINT64), bound as 32-bit words, element k at
+// words 2k (low) and 2k + 1 (high); the bits an element moves are a uvec2, and so is a carry.
 //
 // lavapipe ends an invocation's loops after 65,535 iterations in all, so a row is walked in
 // stages of at most 4,096 elements (positions WALK_FIRST to WALK_END of the walk), one dispatch
 // each, the running value carried between them in the scratch (CARRY_IN, CARRY_OUT: one word
-// a row at params.base[2]).
+// a row, two with WIDE_ELEMENTS, at params.base[2]).
 //
 // Where both rows lie in whole aligned blocks of eight 16- or 32-bit elements (BLOCKS: the
 // axis contiguous, LENGTH and every other step multiples of a block) and this dispatch's bases
@@ -25,7 +28,7 @@
 // Defines: DTYPE_* and ELEMENT_BITS (the output's), WORKGROUP_SIZE, ROW_COUNT, LENGTH,
 // AXIS_STRIDES (input's, output's), KEPT_RANK, KEPT_SIZES, KEPT_STRIDES (per dim: input's,
 // output's), REVERSE, EXCLUSIVE, WALK_FIRST, WALK_END, CARRY_IN, CARRY_OUT, BLOCKS,
-// VECTOR_WORDS_64 (kernel_interface.glsl).
+// VECTOR_WORDS_64 (kernel_interface.glsl), WIDE_ELEMENTS.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
 #if defined(VECTOR_WORDS_64)
@@ -39,6 +42,22 @@
 layout(local_size_x = WORKGROUP_SIZE) in;
 
 #include "kernel_interface.glsl"
+
+#if defined(WIDE_ELEMENTS)
+#define SCAN_BITS uvec2
+#define CARRY_WORDS 2u
+SCAN_BITS scan_load(uint at) { return uvec2(input_load(0u, 2u * at), input_load(0u, 2u * at + 1u)); }
+void scan_store(uint at, SCAN_BITS bits) {
+    output_store(0u, 2u * at, bits.x);
+    output_store(0u, 2u * at + 1u, bits.y);
+}
+#else
+#define SCAN_BITS uint
+#define CARRY_WORDS 1u
+SCAN_BITS scan_load(uint at) { return input_load(0u, at); }
+void scan_store(uint at, SCAN_BITS bits) { output_store(0u, at, bits); }
+#endif
+
 #include "scan_body.glsl"
 
 const uint AXIS_STRIDES_[2] = uint[2](AXIS_STRIDES);
@@ -46,15 +65,15 @@ const uint KEPT_SIZES_[KEPT_RANK] = uint[KEPT_RANK](KEPT_SIZES);
 const uint KEPT_STRIDES_[KEPT_RANK * 2] = uint[KEPT_RANK * 2](KEPT_STRIDES);
 
 // Element i of the walk joins the running value; its result is what the output stores there.
-uint walk_element(uint k, uint bits, inout SCAN_VALUE running) {
+SCAN_BITS walk_element(uint k, SCAN_BITS bits, inout SCAN_VALUE running) {
     SCAN_VALUE value = scan_value(bits);
 #if defined(EXCLUSIVE)
-    uint stored = scan_stored(running);
+    SCAN_BITS stored = scan_stored(running);
 #endif
     // The first element starts the running value (no identity added: -0 stays -0).
     running = k == 0u ? value : scan_combine(running, value);
 #if !defined(EXCLUSIVE)
-    uint stored = scan_stored(running);
+    SCAN_BITS stored = scan_stored(running);
 #endif
     return stored;
 }
@@ -71,8 +90,7 @@ uint walked_index(uint k) {
 void walk_elements(uint source_at, uint target_at, inout SCAN_VALUE running) {
     for (uint k = WALK_FIRST; k < WALK_END; ++k) {
         uint i = walked_index(k);
-        output_store(0u, target_at + i * AXIS_STRIDES_[1],
-                     walk_element(k, input_load(0u, source_at + i * AXIS_STRIDES_[0]), running));
+        scan_store(target_at + i * AXIS_STRIDES_[1], walk_element(k, scan_load(source_at + i * AXIS_STRIDES_[0]), running));
     }
 }
 
@@ -105,7 +123,12 @@ void main() {
         rest /= KEPT_SIZES_[d];
     }
 #if defined(CARRY_IN)
-    SCAN_VALUE running = scan_carried(scratch[params.base[2] + row]);
+    uint carry_at = params.base[2] + CARRY_WORDS * row;
+#if defined(WIDE_ELEMENTS)
+    SCAN_VALUE running = scan_carried(uvec2(scratch[carry_at], scratch[carry_at + 1u]));
+#else
+    SCAN_VALUE running = scan_carried(scratch[carry_at]);
+#endif
 #else
     SCAN_VALUE running = SCAN_IDENTITY;
 #endif
@@ -119,6 +142,12 @@ void main() {
     walk_elements(source_at, target_at, running);
 #endif
 #if defined(CARRY_OUT)
-    scratch[params.base[2] + row] = scan_carry(running);
+    SCAN_BITS carried = scan_carry(running);
+#if defined(WIDE_ELEMENTS)
+    scratch[params.base[2] + 2u * row] = carried.x;
+    scratch[params.base[2] + 2u * row + 1u] = carried.y;
+#else
+    scratch[params.base[2] + row] = carried;
+#endif
 #endif
 }

@@ -32,6 +32,22 @@
 // SOURCE_SIGNED (else unsigned), input 0's type, TARGET_BITS with TARGET_FLOAT (and
 // TARGET_EXPONENT_BITS, TARGET_MANTISSA_BITS) or TARGET_SIGNED (else unsigned), and SAME_TYPE
 // where the two types are one; for ARITHMETIC, VALUES_SIGNED where the integers are INT64.
+//
+// ROWS (with ARITHMETIC): a reduction along rows of integers of one 64-bit type (REDUCE,
+// ARGMIN, ARGMAX on INT64 or UINT64), its term the generated wide_math. The domain splits into
+// kept dims (ROW_COUNT rows) and reduced dims (REDUCED_COUNT elements a row, in increasing
+// index order), the row's reduced indices 0 in the output. Sums and products wrap modulo 2^64
+// and extremes compare exactly, so the result does not depend on the order of combination:
+//   STAGE_PARTIAL  one invocation per (chunk of CHUNK elements, row) folds its chunk in order;
+//                  where a row is one chunk it writes the output, else (WRITES_PARTIALS) its
+//                  partial in the scratch (three words: the value's two, then its index),
+//                  chunk-major;
+//   STAGE_TOTAL    one invocation per row folds the row's CHUNK_COUNT partials in order.
+// One of COMBINE_SUM, COMBINE_PRODUCT, COMBINE_LARGEST, COMBINE_SMALLEST (the first extreme,
+// the last with TIES_LAST), and WRITE_INDEX where the output is the extreme's index over the
+// reduced dims (zero-extended where the output is 64-bit). Defines: KEPT_RANK, KEPT_SIZES,
+// KEPT_STRIDES, REDUCED_RANK, REDUCED_SIZES, REDUCED_STRIDES (per dim, one element stride per
+// tensor: inputs, then the output), ROW_COUNT, REDUCED_COUNT, CHUNK, CHUNK_COUNT.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
 #include "float_controls.glsl"
@@ -43,8 +59,10 @@ layout(local_size_x = WORKGROUP_SIZE) in;
 
 #include "kernel_interface.glsl"
 
+#if !defined(ROWS)
 const uint SIZES_[RANK] = uint[RANK](SIZES);
 const uint STRIDES_[RANK * TENSOR_COUNT] = uint[RANK * TENSOR_COUNT](STRIDES);
+#endif
 
 // --- 64-bit unsigned words (x low, y high) -------------------------------------------------
 
@@ -305,8 +323,105 @@ uvec2 element(uint t, uint at) {
     return uvec2(input_load(t, at), 0u);
 }
 
+void store_result(uint out_at, uvec2 result) {
+    if (((WIDE_TENSORS >> INPUT_COUNT) & 1u) != 0u) {
+        output_store(0u, 2u * out_at, result.x);
+        output_store(0u, 2u * out_at + 1u, result.y);
+    } else {
+        output_store(0u, out_at, result.x);
+    }
+}
+
+uint invocation_index() {
+    return (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * WORKGROUP_SIZE + gl_LocalInvocationID.x;
+}
+
+#if defined(ROWS)
+const uint KEPT_SIZES_[KEPT_RANK] = uint[KEPT_RANK](KEPT_SIZES);
+const uint KEPT_STRIDES_[KEPT_RANK * TENSOR_COUNT] = uint[KEPT_RANK * TENSOR_COUNT](KEPT_STRIDES);
+const uint REDUCED_SIZES_[REDUCED_RANK] = uint[REDUCED_RANK](REDUCED_SIZES);
+const uint REDUCED_STRIDES_[REDUCED_RANK * TENSOR_COUNT] = uint[REDUCED_RANK * TENSOR_COUNT](REDUCED_STRIDES);
+
+struct Folded {
+    uvec2 value;
+    uint index;  // the extreme's, over the reduced dims
+};
+
+// `held` (of earlier elements) and `next` (of later ones) as one.
+Folded folded(Folded held, Folded next) {
+#if defined(COMBINE_SUM)
+    return Folded(dml_wide_add(held.value, next.value), 0u);
+#elif defined(COMBINE_PRODUCT)
+    return Folded(dml_wide_mul_low(held.value, next.value), 0u);
+#else
+#if defined(COMBINE_LARGEST)
+    bool ahead = less64(held.value, next.value), behind = less64(next.value, held.value);
+#else
+    bool ahead = less64(next.value, held.value), behind = less64(held.value, next.value);
+#endif
+#if defined(TIES_LAST)
+    return behind ? held : next;
+#else
+    return ahead ? next : held;
+#endif
+#endif
+}
+
 void main() {
-    uint e = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * WORKGROUP_SIZE + gl_LocalInvocationID.x;
+    uint item = invocation_index();
+#if defined(STAGE_PARTIAL)
+    if (item >= ROW_COUNT * CHUNK_COUNT) return;
+    uint row = item % ROW_COUNT;
+#else
+    if (item >= ROW_COUNT) return;
+    uint row = item;
+#endif
+    uint row_at[TENSOR_COUNT];
+    [[unroll]] for (uint t = 0u; t < TENSOR_COUNT; ++t) row_at[t] = params.base[t];
+    uint rest = row;
+    [[unroll]] for (int d = KEPT_RANK - 1; d >= 0; --d) {
+        uint index = rest % KEPT_SIZES_[d];
+        [[unroll]] for (uint t = 0u; t < TENSOR_COUNT; ++t) row_at[t] += index * KEPT_STRIDES_[d * TENSOR_COUNT + t];
+        rest /= KEPT_SIZES_[d];
+    }
+    Folded held;
+#if defined(STAGE_PARTIAL)
+    uint first = item / ROW_COUNT * CHUNK, end = min(first + CHUNK, REDUCED_COUNT);
+    for (uint k = first; k < end; ++k) {
+        uint at[TENSOR_COUNT] = row_at;
+        uint index_rest = k;
+        [[unroll]] for (int d = REDUCED_RANK - 1; d >= 0; --d) {
+            uint index = index_rest % REDUCED_SIZES_[d];
+            [[unroll]] for (uint t = 0u; t < INPUT_COUNT; ++t) at[t] += index * REDUCED_STRIDES_[d * TENSOR_COUNT + t];
+            index_rest /= REDUCED_SIZES_[d];
+        }
+        uvec2 words[INPUT_COUNT];
+        [[unroll]] for (uint t = 0u; t < INPUT_COUNT; ++t) words[t] = element(t, at[t]);
+        Folded next = Folded(wide_math(words), k);
+        held = k == first ? next : folded(held, next);
+    }
+#else
+    for (uint c = 0u; c < CHUNK_COUNT; ++c) {
+        uint partial_at = params.base[TENSOR_COUNT] + 3u * (c * ROW_COUNT + row);
+        Folded next = Folded(uvec2(scratch[partial_at], scratch[partial_at + 1u]), scratch[partial_at + 2u]);
+        held = c == 0u ? next : folded(held, next);
+    }
+#endif
+#if defined(STAGE_PARTIAL) && defined(WRITES_PARTIALS)
+    uint partial_at = params.base[TENSOR_COUNT] + 3u * item;
+    scratch[partial_at] = held.value.x;
+    scratch[partial_at + 1u] = held.value.y;
+    scratch[partial_at + 2u] = held.index;
+#elif defined(WRITE_INDEX)
+    store_result(row_at[INPUT_COUNT], uvec2(held.index, 0u));
+#else
+    store_result(row_at[INPUT_COUNT], held.value);
+#endif
+}
+
+#else
+void main() {
+    uint e = invocation_index();
     if (e >= ELEMENT_COUNT) return;
     uint at[TENSOR_COUNT];
     [[unroll]] for (uint t = 0u; t < TENSOR_COUNT; ++t) at[t] = params.base[t];
@@ -325,11 +440,6 @@ void main() {
     [[unroll]] for (uint t = 0u; t < INPUT_COUNT; ++t) words[t] = element(t, at[t]);
     uvec2 result = wide_math(words);
 #endif
-    uint out_at = at[INPUT_COUNT];
-    if (((WIDE_TENSORS >> INPUT_COUNT) & 1u) != 0u) {
-        output_store(0u, 2u * out_at, result.x);
-        output_store(0u, 2u * out_at + 1u, result.y);
-    } else {
-        output_store(0u, out_at, result.x);
-    }
+    store_result(at[INPUT_COUNT], result);
 }
+#endif

@@ -115,8 +115,26 @@ def arg_extreme(rows: np.ndarray, function: str, direction: str = "INCREASING") 
     return (hit.shape[-1] - 1 - hit[..., ::-1].argmax(axis=-1)).astype(np.uint32)
 
 
+def _wrapped_64_bit_rows(rows: np.ndarray, function: str) -> np.ndarray:
+    """A 64-bit integer reduction in Python's integers, each row's result taken modulo 2**64."""
+    results = []
+    for row in rows.reshape(-1, rows.shape[-1]):
+        terms = [int(v) for v in row]
+        if function == "L1":
+            terms = [abs(v) for v in terms]
+        elif function == "SUM_SQUARE":
+            terms = [v * v for v in terms]
+        total = 1 if function == "MULTIPLY" else 0
+        for v in terms:
+            total = (total * v if function == "MULTIPLY" else total + v) % 2**64
+        results.append(total)
+    return np.array(results, np.uint64).view(rows.dtype).reshape(rows.shape[:-1])
+
+
 def _integer_rows(rows: np.ndarray, function: str) -> np.ndarray:
     dtype = rows.dtype
+    if dtype.itemsize == 8 and function in ("SUM", "MULTIPLY", "L1", "SUM_SQUARE"):
+        return _wrapped_64_bit_rows(rows, function)
     if function in ("MAX", "MIN"):
         return (rows.max(axis=-1) if function == "MAX" else rows.min(axis=-1)).astype(dtype)
     if function in ("SUM", "MULTIPLY", "L1", "SUM_SQUARE"):

@@ -5,9 +5,9 @@ Scans: each row along the axis is walked in order (backwards for a reversed scan
 running value is FP32 for floats (FLOAT16 and BFLOAT16 converted exactly), each step one
 NumPy FP32 operation (rounded on its own, subnormals kept, never fused), and each output the
 running value rounded once to the data type; integers run in wrapping 32-bit unsigned
-arithmetic and keep their low bits. The first element starts the running value; an exclusive
-scan writes +0 (sum) or 1 (product) first and then, at each position, the running value of
-the elements before it.
+arithmetic and keep their low bits (64-bit ones wrap in 64 bits). The first element starts
+the running value; an exclusive scan writes +0 (sum) or 1 (product) first and then, at each
+position, the running value of the elements before it.
 
 Selection: a stable sort of each row by value (largest first, or smallest first), a NaN
 above every number, -0 equal to +0, equal values in increasing index order whatever the
@@ -20,14 +20,16 @@ import numpy as np
 
 FLOAT_DTYPES = (np.dtype(np.float32), np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16))
 MASK32 = np.uint64(0xFFFFFFFF)
+MASK64 = np.uint64(0xFFFFFFFFFFFFFFFF)
 
 
 def is_float(dtype) -> bool:
     return np.dtype(dtype) in FLOAT_DTYPES
 
 
-def _running(rows: np.ndarray, combine: str) -> np.ndarray:
-    """The inclusive running values of each row (last axis), element by element."""
+def _running(rows: np.ndarray, combine: str, mask: np.uint64 = MASK32) -> np.ndarray:
+    """The inclusive running values of each row (last axis), element by element; integers
+    (uint64) keep the bits of `mask`."""
     out = np.empty_like(rows)
     if rows.shape[-1] == 0:
         return out
@@ -37,8 +39,8 @@ def _running(rows: np.ndarray, combine: str) -> np.ndarray:
         for i in range(1, rows.shape[-1]):
             if rows.dtype == np.float32:
                 running = running + rows[..., i] if combine == "sum" else running * rows[..., i]
-            else:  # uint64 holding 32-bit words: (2**32 - 1)**2 < 2**64, so a product never loses bits
-                running = (running + rows[..., i] if combine == "sum" else running * rows[..., i]) & MASK32
+            else:  # uint64 wraps modulo 2**64, a multiple of 2**32
+                running = (running + rows[..., i] if combine == "sum" else running * rows[..., i]) & mask
             out[..., i] = running
     return out
 
@@ -58,9 +60,12 @@ def scan_reference(x: np.ndarray, axis: int, combine: str, reverse: bool = False
         # two's complement: an int32's bits as uint32, summed or multiplied modulo 2**64 (a multiple of 2**32)
         wide = (rows.view(np.uint32) if dtype == np.int32 else rows).astype(np.uint64)
         identity = np.uint64(0 if combine == "sum" else 1)
+    elif dtype in (np.dtype(np.int64), np.dtype(np.uint64)):
+        wide = rows.view(np.uint64)
+        identity = np.uint64(0 if combine == "sum" else 1)
     else:
         raise ValueError(f"no scan of {dtype}")
-    inclusive = _running(wide, combine)
+    inclusive = _running(wide, combine, MASK64 if dtype.itemsize == 8 else MASK32)
     if exclusive:
         result = np.empty_like(inclusive)
         result[..., :1] = identity
@@ -69,8 +74,10 @@ def scan_reference(x: np.ndarray, axis: int, combine: str, reverse: bool = False
         result = inclusive
     with np.errstate(all="ignore"):
         # float32 -> float16 / bfloat16 rounds to nearest even; uint64 -> uint32 / uint16 keeps the low bits
-        result = (result & np.uint64(0xFFFFFFFF)).astype(np.uint32).view(np.int32) if dtype == np.int32 \
-            else result.astype(dtype)
+        if dtype == np.int32:
+            result = (result & MASK32).astype(np.uint32).view(np.int32)
+        else:
+            result = result.view(dtype) if dtype.itemsize == 8 else result.astype(dtype)
     if reverse:
         result = result[..., ::-1]
     return np.ascontiguousarray(np.moveaxis(result, -1, axis))

@@ -30,20 +30,22 @@ import dmlpy as dml
 T = dml.TensorDataType
 FL = dml.FeatureLevel
 F = dml.ReduceFunction
-NUMPY = {T.FLOAT32: np.float32, T.FLOAT16: np.float16, T.BFLOAT16: ml_dtypes.bfloat16, T.INT32: np.int32,
-         T.INT16: np.int16, T.INT8: np.int8, T.UINT32: np.uint32, T.UINT16: np.uint16, T.UINT8: np.uint8}
 NUMPY_WIDE = {T.INT64: np.int64, T.UINT64: np.uint64}
+NUMPY = {T.FLOAT32: np.float32, T.FLOAT16: np.float16, T.BFLOAT16: ml_dtypes.bfloat16, T.INT32: np.int32,
+         T.INT16: np.int16, T.INT8: np.int8, T.UINT32: np.uint32, T.UINT16: np.uint16, T.UINT8: np.uint8,
+         **NUMPY_WIDE}
 FLOATS = (T.FLOAT32, T.FLOAT16, T.BFLOAT16)
 INTEGERS = (T.INT32, T.INT16, T.INT8, T.UINT32, T.UINT16, T.UINT8)
 ARG = (F.ARGMAX, F.ARGMIN)
 FLOAT_ONLY = (F.AVERAGE, F.L2, F.LOG_SUM, F.LOG_SUM_EXP)
+# DirectML takes INT64 and UINT64 for these (ARGMIN and ARGMAX from FEATURE_LEVEL_4_1, the rest from
+# 5_0).
+TAKES_64_BITS = (*ARG, F.MAX, F.MIN, F.SUM, F.MULTIPLY, F.L1, F.SUM_SQUARE)
 # The data types each function computes (DirectML's, with BFLOAT16 wherever FLOAT16 is; L1's and
 # SUM_SQUARE's 32-bit integers from FEATURE_LEVEL_5_0).
 TYPES = {**{f: FLOATS + INTEGERS for f in (*ARG, F.MAX, F.MIN)}, **{f: FLOATS for f in FLOAT_ONLY},
          **{f: FLOATS + (T.INT32, T.UINT32) for f in (F.SUM, F.MULTIPLY, F.L1, F.SUM_SQUARE)}}
-# DirectML takes INT64 and UINT64 for these (ARGMIN and ARGMAX from FEATURE_LEVEL_4_1, the rest from
-# 5_0); dmlpy validates them and refuses to compile them (no 64-bit reduction kernel yet).
-TAKES_64_BITS = (*ARG, F.MAX, F.MIN, F.SUM, F.MULTIPLY, F.L1, F.SUM_SQUARE)
+TYPES = {f: types + (tuple(NUMPY_WIDE) if f in TAKES_64_BITS else ()) for f, types in TYPES.items()}
 SHAPES = [((37,), (0,)), ((5, 6, 7), (0,)), ((5, 6, 7), (1,)), ((5, 6, 7), (2,)), ((5, 6, 7), (0, 2)),
           ((5, 6, 7), (0, 1, 2))]
 
@@ -52,9 +54,9 @@ def values_for(function, data_type, shape, rng, long_rows=False):
     """Inputs that keep each function's result informative: products of values near 1,
     positive sums for LOG_SUM, the whole range of each integer type."""
     dtype = NUMPY[data_type]
-    if data_type in INTEGERS:
+    if data_type in INTEGERS or data_type in NUMPY_WIDE:
         info = np.iinfo(dtype)
-        return rng.integers(info.min, info.max, shape, endpoint=True).astype(dtype)
+        return rng.integers(info.min, info.max, shape, endpoint=True, dtype=dtype)
     if function is F.MULTIPLY:
         spread = 0.01 if long_rows else 0.75
         magnitude = rng.uniform(1 - spread, 1 + spread, shape)
@@ -125,7 +127,8 @@ LONG = [((3, 10000), (1,)), ((70000, 2), (0,)), ((64, 70, 67), (0, 1, 2))]
 LONG_CASES = [*((f, T.FLOAT32) for f in F), (F.SUM, T.FLOAT16), (F.AVERAGE, T.FLOAT16), (F.MAX, T.FLOAT16),
               (F.ARGMAX, T.FLOAT16), (F.SUM, T.BFLOAT16), (F.L2, T.BFLOAT16), (F.SUM, T.INT32),
               (F.MULTIPLY, T.INT32), (F.MIN, T.INT32), (F.ARGMAX, T.INT32), (F.SUM, T.UINT32), (F.ARGMIN, T.UINT8),
-              (F.MAX, T.INT16)]
+              (F.MAX, T.INT16), (F.SUM, T.INT64), (F.MULTIPLY, T.UINT64), (F.ARGMAX, T.UINT64), (F.MIN, T.INT64),
+              (F.SUM_SQUARE, T.UINT64), (F.ARGMIN, T.INT64)]
 
 
 @pytest.mark.parametrize("k, function, data_type", [(k, f, t) for k, (f, t) in enumerate(LONG_CASES)],
@@ -502,19 +505,35 @@ def test_integer_l1_and_sum_square_wrap_modulo_2_to_the_32(device):
                           np.array([(1 + 0 + 49), (131073 + 1) % 2**32], np.uint32))
 
 
-def test_64_bit_integer_inputs_are_validated_and_refused_at_compile(device):
-    for function in TAKES_64_BITS:
-        for data_type in NUMPY_WIDE:
-            desc = reduce_desc(function, data_type, (2, 3), (1,))
-            op = device.create_operator(desc)
-            with raises(dml.UnsupportedError, data_type.name, "no 64-bit elements"):
-                device.compile_operator(op)
-    for cls in (dml.ArgMaxOperatorDesc, dml.ArgMinOperatorDesc):
-        op = device.create_operator(cls(dml.BufferTensorDesc(T.INT64, (2, 3)), dml.BufferTensorDesc(T.INT64, (2, 1)),
-                                        (1,)))
-        with raises(dml.UnsupportedError, "INT64", "no 64-bit elements"):
-            device.compile_operator(op)
-
+@pytest.mark.parametrize("data_type", list(NUMPY_WIDE), ids=lambda t: t.name)
+def test_64_bit_integers_reduce_exactly(device, data_type):
+    """INT64 and UINT64 in 32-bit words: neighbours of 2**53 that an FP64 compare would tie,
+    each type's ends, sums and products that wrap modulo 2**64, ties across the chunks of rows
+    of 9,000 found in each direction's order, and strided, transposed and broadcast inputs."""
+    dtype = NUMPY_WIDE[data_type]
+    info = np.iinfo(dtype)
+    close = np.array([2**53, 2**53 + 1, 2**53, 2**53 - 1], dtype)
+    assert dml.reduce(close, "MAX", device=device)[0] == 2**53 + 1
+    assert dml.reduce(close, "ARGMAX", device=device)[0] == 1
+    assert dml.reduce(close, "ARGMIN", device=device)[0] == 3
+    ends = np.array([info.max, info.min, info.max - 1, info.min + 1], dtype)
+    for function in ("MAX", "MIN", "ARGMAX", "ARGMIN", "SUM", "MULTIPLY", "L1", "SUM_SQUARE"):
+        assert_reduce_matches(dml.reduce(ends, function, device=device), ends, function, (0,))
+    rng = np.random.default_rng(data_type.value)
+    ties = rng.integers(0, 4, (4, 9000)).astype(dtype)
+    ties[0, [7, 4095, 4096, 8191, 8192, 8999]] = info.max  # the row's extremes on every chunk edge
+    ties[1, [7, 4095, 4096, 8191, 8192, 8999]] = info.min
+    ties[2] = info.min  # one value throughout: the first (or last) index
+    for cls, function in ((dml.ArgMaxOperatorDesc, "ARGMAX"), (dml.ArgMinOperatorDesc, "ARGMIN")):
+        for direction, output_type in (("INCREASING", T.INT64), ("DECREASING", T.UINT32)):
+            desc = cls(dml.BufferTensorDesc(data_type, ties.shape),
+                       dml.BufferTensorDesc(output_type, (4, 1)), (1,), axis_direction=direction)
+            assert_reduce_matches(run_desc(device, desc, ties), ties, function, (1,), direction)
+    for sizes, strides, axes in (((4, 5, 6), (1, 4, 20), (0, 2)), ((3, 7, 5), (5, 0, 1), (1,)),
+                                 ((4000, 3), (3, 1), (0,))):
+        desc = reduce_desc(F.SUM, data_type, sizes, axes, strides=strides)
+        storage, x = storage_for(desc.input_tensor, lambda n: values_for(F.SUM, data_type, (n,), rng))
+        assert_reduce_matches(run_desc(device, desc, storage), x, F.SUM, axes)
 
 
 def test_integer_extremes_compare_exactly_with_their_signedness(device):
@@ -664,14 +683,11 @@ def test_dtypes_refused_in_the_front_ends_terms(device):
     """A dtype DirectML's operator does not take, or a 64-bit one dmlpy computes not yet: the
     function and argument named, and how to convert it."""
     cases = [(dml.sum, np.float64, dml.InvalidArgumentError, "REDUCE's SUM does not take", "np.float32"),
-             (dml.sum, np.int64, dml.UnsupportedError, "REDUCE's SUM takes but dmlpy does not compute", "np.int32"),
-             (dml.max, np.uint64, dml.UnsupportedError, "REDUCE's MAX takes", "np.uint32"),
-             (dml.argmin, np.int64, dml.UnsupportedError, "REDUCE's ARGMIN takes", "np.int32"),
+             (dml.mean, np.int64, dml.InvalidArgumentError, "REDUCE's AVERAGE does not take", "np.float32"),
              (dml.prod, np.int16, dml.InvalidArgumentError, "REDUCE's MULTIPLY does not take", "np.float32"),
-             (dml.cumsum, np.int64, dml.UnsupportedError, "CUMULATIVE_SUMMATION takes", "np.int32"),
              (dml.cumprod, np.float64, dml.InvalidArgumentError, "CUMULATIVE_PRODUCT does not take", "np.float32"),
-             (lambda x, device: dml.top_k(x, 1, device=device), np.uint64, dml.UnsupportedError, "TOP_K1 takes",
-              "np.uint32"),
+             (lambda x, device: dml.top_k(x, 1, device=device), np.uint64, dml.UnsupportedError,
+              "TOP_K1 takes but dmlpy does not compute", "np.uint32"),
              (lambda x, device: dml.reduce(x, "L2", device=device), np.int32, dml.InvalidArgumentError,
               "REDUCE's L2 does not take", "np.float32")]
     for front_end, dtype, error, rule, target in cases:
@@ -679,6 +695,27 @@ def test_dtypes_refused_in_the_front_ends_terms(device):
             with raises(error, f"x has dtype {np.dtype(dtype).name}", rule, f"x.astype({target})") as caught:
                 front_end(x, device=device)
             assert caught.value.field == "data_type"
+
+
+def test_numpy_s_int64_arrays_reduce_in_their_own_dtype(device):
+    """NumPy's default integers (int64 and uint64) are reduced in 64 bits, wrapping modulo
+    2**64 as NumPy's own sums do, on arrays and device arrays alike."""
+    rng = np.random.default_rng(64)
+    x = rng.integers(-2**62, 2**62, (5, 300), dtype=np.int64)
+    u = x.view(np.uint64)
+    with np.errstate(over="ignore"):
+        for got, expected in ((dml.sum(x, device=device), x.sum()), (dml.sum(x, axis=0, device=device), x.sum(0)),
+                              (dml.prod(u, axis=1, device=device), u.prod(1)), (dml.max(u, device=device), u.max()),
+                              (dml.min(x, axis=1, keepdims=True, device=device), x.min(1, keepdims=True)),
+                              (dml.argmax(x, device=device), x.argmax()), (dml.argmin(u, axis=0, device=device),
+                                                                          u.argmin(0)),
+                              (dml.cumsum(x, axis=1, device=device), x.cumsum(1)),
+                              (dml.cumprod(u, device=device), u.cumprod())):
+            assert got.dtype == expected.dtype and np.array_equal(got, expected)
+        on_device = dml.asarray(x, device=device)
+        assert np.array_equal(np.sum(on_device, axis=1).numpy(), x.sum(1))
+        assert np.array_equal((on_device * 3).max(axis=0).numpy(), (x * 3).max(0))
+        assert np.array_equal(on_device.T.cumsum(axis=0).numpy(), x.T.cumsum(0))
 
 
 def test_empty_arrays_follow_numpy(device):
@@ -795,10 +832,10 @@ def test_desc_function_and_direction_rules():
 @pytest.mark.parametrize("function", list(F), ids=lambda f: f.name)
 def test_data_types_each_function_takes(function):
     """DirectML's types per function; any other is refused whatever the level."""
-    for data_type in (*NUMPY, T.FLOAT64, T.INT64, T.UINT64):
+    for data_type in (*NUMPY, T.FLOAT64):
         x = dml.BufferTensorDesc(data_type, (1, 1, 2, 3))
         out = dml.BufferTensorDesc(T.UINT32 if function in ARG else data_type, (1, 1, 2, 1))
-        if data_type in TYPES[function] or (data_type in NUMPY_WIDE and function in TAKES_64_BITS):
+        if data_type in TYPES[function]:
             assert dml.ReduceOperatorDesc(x, out, function, (3,)).function is function
         else:
             with raises(dml.InvalidArgumentError, "input_tensor.data_type", data_type.name):

@@ -111,11 +111,12 @@ def _as_input(x, argument: str = "x") -> np.ndarray | DeviceArray:
     return x
 
 
-def _refuse_untaken(name: str, dml_name: str, x: np.ndarray | DeviceArray, taken) -> None:
-    """x's dtype in the front end's terms: one the operator does not take, or a 64-bit one it
-    takes that dmlpy's kernels do not compute yet, refused with how to convert x."""
+def _refuse_untaken(name: str, dml_name: str, x: np.ndarray | DeviceArray, taken, computed=None) -> None:
+    """x's dtype in the front end's terms: one the operator does not take, or one it takes
+    that dmlpy's kernels do not compute yet (not in `computed`; None: every one taken),
+    refused with how to convert x."""
     data_type = x.data_type if isinstance(x, DeviceArray) else data_type_for_numpy(x.dtype)
-    refuse_dtype(name, dml_name, "x", data_type, taken, [t for t in taken if data_type_info(t).bits != 64])
+    refuse_dtype(name, dml_name, "x", data_type, taken, computed)
 
 
 # NumPy's name for each reduction it has.
@@ -199,7 +200,7 @@ def min(x: ArrayLike | DeviceArray, axis: int | tuple[int, ...] | None = None, k
 
 def _arg_form(function: ReduceFunction, x, axis, keepdims: bool, device) -> np.ndarray | DeviceArray:
     """NumPy's argmax/argmin: `axis` an int (or None: the index into x flattened); int64
-    (NumPy's intp) indices, int32 on a DeviceArray (which holds no 64-bit elements yet)."""
+    (NumPy's intp) indices, on a DeviceArray too."""
     if not isinstance(keepdims, (bool, np.bool_)):
         raise InvalidArgumentError(f"keepdims {shown(keepdims)} must be a bool", "keepdims")
     if axis is not None and not (isinstance(axis, (int, np.integer)) and not isinstance(axis, bool)):
@@ -307,7 +308,8 @@ def top_k(x: ArrayLike | DeviceArray, k: int, axis: int = -1, largest: bool = Tr
     if not isinstance(k, (int, np.integer)) or isinstance(k, (bool, np.bool_)) or k < 1:
         raise InvalidArgumentError(f"k {shown(k)} must be an int of at least 1 (TOP_K1's K)", "k")
     x = _as_input(x)
-    _refuse_untaken("top_k", "TOP_K1", x, TopK1OperatorDesc.schema.data_types())
+    taken = TopK1OperatorDesc.schema.data_types()
+    _refuse_untaken("top_k", "TOP_K1", x, taken, [t for t in taken if data_type_info(t).bits != 64])
     on_device = isinstance(x, DeviceArray)
     shape = x.shape or (1,)
     (axis,) = _reduced_axes(axis, len(shape), "axis")

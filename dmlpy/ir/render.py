@@ -335,7 +335,9 @@ def _assigned(kind: str, value_kind: str, value: str, value_type: T | None, stor
 # The primitives whose GLSL runs a loop that is not unrolled, and its most iterations: lavapipe
 # ends an invocation's loops after 65,535 iterations in all, which a kernel that maps many
 # elements an invocation (the reductions) must stay under.
-LOOP_ITERATIONS = {"fmod": 277, "wide_pow": 32, "sin": 3, "cos": 3, "tan": 3}
+# (A division in the 64-bit kernel takes a step a bit of the dividend.)
+LOOP_ITERATIONS = {"fmod": 277, "wide_pow": 32, "sin": 3, "cos": 3, "tan": 3, "wide_div": 64, "wide_mod_trunc": 64,
+                   "wide_mod_floor": 64}
 
 
 def loop_iterations(*results: Expr) -> int:

@@ -22,7 +22,6 @@ from .codegen import (
     is_wide,
     lies_in_blocks,
     merge_dims,
-    refuse_wide_input,
     starts_on,
     uint_list,
     workgroup_size_for,
@@ -33,6 +32,7 @@ from .interface import (
     KernelInterface,
     moves_vectors_in_64bit_words,
 )
+from .wide import plan_wide_reduction
 
 # Elements one invocation of a reduction stage takes: a power of two, so that chunks are
 # subtrees of the row's pairwise tree and the bits do not depend on it. Large enough that
@@ -135,6 +135,16 @@ def spread_chunk(chunk: int, row_count: int, reduced_count: int) -> int:
     return chunk
 
 
+def _check_chunk_count(reduced_count: int, chunk: int) -> int:
+    """The chunks of a row, at most LOOP_BUDGET: the total stage walks them in one invocation."""
+    chunk_count = math.ceil(reduced_count / chunk)
+    if chunk_count > LOOP_BUDGET:
+        raise UnsupportedError(
+            f"rows of {reduced_count} elements: the reduction kernel takes rows of at most {LOOP_BUDGET * chunk} "
+            f"elements with this math ({chunk} a chunk, {LOOP_BUDGET} chunks)", "sizes")
+    return chunk_count
+
+
 @dataclass(frozen=True)
 class ReducedOutput:
     """An output of a reduction plan: `value` for each element (per_row False), or one value
@@ -206,8 +216,6 @@ def plan_reduction(inputs: list[BufferTensorDesc], outputs: list[ReducedOutput],
     if not 1 <= len(inputs) <= MAX_REDUCTION_INPUTS or not 1 <= len(outputs) <= MAX_REDUCTION_OUTPUTS:
         raise UnsupportedError(f"{len(inputs)} inputs and {len(outputs)} outputs: the reduction kernel takes 1 to "
                                f"{MAX_REDUCTION_INPUTS} inputs and 1 to {MAX_REDUCTION_OUTPUTS} outputs")
-    for t, tensor in enumerate(inputs):
-        refuse_wide_input(tensor, f"input {t}", "reduction")
     sizes = inputs[0].sizes
     tensors = [*inputs, *(o.desc for o in outputs)]
     per_row = [False] * len(inputs) + [o.per_row for o in outputs]
@@ -219,6 +227,17 @@ def plan_reduction(inputs: list[BufferTensorDesc], outputs: list[ReducedOutput],
         tuple(sizes[d] for d in reduced_dims),
         [tuple(0 if row else t.element_strides[d] for d in reduced_dims) for t, row in zip(tensors, per_row)])
     row_count, reduced_count = math.prod(kept_sizes), math.prod(reduced_sizes)
+    if any(is_wide(t) for t in inputs):
+        value = outputs[0].value
+        if len(outputs) != 1 or not outputs[0].per_row or e.reductions(value) != [value]:
+            raise UnsupportedError("the reduction kernel reads 64-bit elements for one reduction a row, stored as "
+                                   "it is", "data_type")
+        chunk = reduction_chunk(reduced_count, render.loop_iterations(value))
+        if adapter.adapter_type != AdapterType.CPU:
+            chunk = spread_chunk(chunk, row_count, reduced_count)
+        _check_chunk_count(reduced_count, chunk)
+        return plan_wide_reduction(inputs, outputs[0].desc, value, (kept_sizes, kept_strides),
+                                   (reduced_sizes, reduced_strides), chunk, adapter)
     nodes = e.reductions(*(o.value for o in outputs))
     slot = {node.serial: k for k, node in enumerate(nodes)}
     written_by = [len(nodes) if o.per_row else max((slot[n] + 1 for n in e.needed_reductions(o.value)), default=0)
@@ -232,11 +251,7 @@ def plan_reduction(inputs: list[BufferTensorDesc], outputs: list[ReducedOutput],
     chunk = reduction_chunk(reduced_count, (4 + loops) * group - 4)
     if adapter.adapter_type != AdapterType.CPU:
         chunk = spread_chunk(chunk, row_count, reduced_count)
-    chunk_count = math.ceil(reduced_count / chunk)
-    if chunk_count > LOOP_BUDGET:  # the total stage walks a row's chunks in one invocation
-        raise UnsupportedError(
-            f"rows of {reduced_count} elements: the reduction kernel takes rows of at most {LOOP_BUDGET * chunk} "
-            f"elements with this math ({chunk} a chunk, {LOOP_BUDGET} chunks)", "sizes")
+    chunk_count = _check_chunk_count(reduced_count, chunk)
     totals_words = len(nodes) * row_count
     partials_words = row_count * chunk_count if chunk_count > 1 else 0
     # Each reduction's partials region: an index of an extreme keeps its rank beside it.

@@ -1,9 +1,12 @@
 """The 64-bit kernel planners: element-wise work where a tensor is FLOAT64, INT64 or UINT64
 (shaders/wide.comp), in 32-bit integer arithmetic alone, so that any device runs it, with or
-without shaderFloat64 and shaderInt64: conversions (CAST, IDENTITY), and the integer and bit
-math of every other operator on 64-bit tensors (its comparisons and selects included)."""
+without shaderFloat64 and shaderInt64: conversions (CAST, IDENTITY), the integer and bit
+math of every other operator on 64-bit tensors (its comparisons and selects included), and
+reductions along rows of 64-bit integers (sums, products, extremes and their indices)."""
 
 from __future__ import annotations
+
+import math
 
 from ..base.adapter import AdapterInfo
 from ..base.errors import UnsupportedError
@@ -82,8 +85,76 @@ def plan_wide_math(inputs: list[BufferTensorDesc], output: BufferTensorDesc, ada
     render.WIDE_RENDER; `scalars` as plan_elementwise's, a 64-bit integer scalar in two words
     (low, high)."""
     data_type = next(t.data_type for t in (*inputs, output) if is_wide(t))  # not IF's UINT8 condition
-    body = ("uvec2 wide_math(uvec2 words[INPUT_COUNT]) {", "    uvec2 result;",
+    return _plan(inputs, output, _arithmetic_defines(data_type), f"{data_type.name} math", adapter,
+                 _math_body(result, inputs, data_type), scalars)
+
+
+def _arithmetic_defines(data_type: TensorDataType) -> dict[str, object]:
+    return {"ARITHMETIC": "", **({"VALUES_SIGNED": ""} if data_type_info(data_type).signed_integer else {})}
+
+
+def _math_body(result: e.Expr, inputs: list[BufferTensorDesc], data_type: TensorDataType) -> tuple[str, ...]:
+    """wide_math(words): `result` over the inputs' words, rendered by render.WIDE_RENDER."""
+    return ("uvec2 wide_math(uvec2 words[INPUT_COUNT]) {", "    uvec2 result;",
             *(f"    {line}" for line in render.render_wide(result, tuple(t.data_type for t in inputs), data_type)),
             "    return result;", "}")
-    defines = {"ARITHMETIC": "", **({"VALUES_SIGNED": ""} if data_type_info(data_type).signed_integer else {})}
-    return _plan(inputs, output, defines, f"{data_type.name} math", adapter, body, scalars)
+
+
+# How each reduce primitive folds a row in ROWS (shaders/wide.comp), and whether the output is
+# the extreme's index.
+WIDE_FOLDS = {"reduce_wrapping_sum": ("COMBINE_SUM", False), "reduce_wrapping_product": ("COMBINE_PRODUCT", False),
+              "reduce_integer_max": ("COMBINE_LARGEST", False), "reduce_integer_min": ("COMBINE_SMALLEST", False),
+              "index_of_max": ("COMBINE_LARGEST", True), "index_of_min": ("COMBINE_SMALLEST", True)}
+
+
+def plan_wide_reduction(inputs: list[BufferTensorDesc], output: BufferTensorDesc, value: e.Expr,
+                        kept: tuple[tuple[int, ...], list[tuple[int, ...]]],
+                        reduced: tuple[tuple[int, ...], list[tuple[int, ...]]], chunk: int,
+                        adapter: AdapterInfo) -> KernelPlan:
+    """One reduction a row of integers of one 64-bit type (shaders/wide.comp ROWS): `value`, a
+    reduce node over the inputs, stored as it is at each row's place in `output`. `kept` and
+    `reduced` are the (sizes, per-tensor strides) of the row and element dims (inputs, then the
+    output: 0 along the reduced dims), `chunk` the elements a partial folds. Wrapping sums and
+    products and exact extremes give the same result in any order of combination."""
+    data_type = next(t.data_type for t in inputs if is_wide(t))
+    if value.op not in WIDE_FOLDS or data_type not in (TensorDataType.INT64, TensorDataType.UINT64):
+        raise UnsupportedError(f"the 64-bit reduction kernel folds rows of INT64 or UINT64 integers, one sum, "
+                               f"product, extreme or extreme's index a row, not {data_type.name} ({value.op})",
+                               "data_type")
+    combine, index = WIDE_FOLDS[value.op]
+    (kept_sizes, kept_strides), (reduced_sizes, reduced_strides) = kept, reduced
+    row_count, reduced_count = math.prod(kept_sizes), math.prod(reduced_sizes)
+    chunk_count = math.ceil(reduced_count / chunk)
+    tensors = [*inputs, output]
+    interface = KernelInterface(tuple(bound_type(t) for t in inputs), (bound_type(output),), scratch=chunk_count > 1)
+    interface.check(adapter)
+    workgroup_size = workgroup_size_for(adapter)
+    defines = {
+        f"DTYPE_{bound_type(output).name}": "",
+        "ELEMENT_BITS": data_type_info(bound_type(output)).bits,
+        "WORKGROUP_SIZE": workgroup_size,
+        **float_controls_defines(adapter),
+        **_arithmetic_defines(data_type),
+        "ROWS": "", combine: "",
+        **({"WRITE_INDEX": ""} if index else {}),
+        **({"TIES_LAST": ""} if value.value == "last" else {}),
+        "WIDE_TENSORS": sum(1 << k for k, t in enumerate(tensors) if is_wide(t)),
+        "ROW_COUNT": f"{row_count}u", "REDUCED_COUNT": f"{reduced_count}u",
+        "CHUNK": f"{chunk}u", "CHUNK_COUNT": f"{chunk_count}u",
+        "KEPT_RANK": len(kept_sizes), "KEPT_SIZES": uint_list(kept_sizes),
+        "KEPT_STRIDES": uint_list(s[d] for d in range(len(kept_sizes)) for s in kept_strides),
+        "REDUCED_RANK": len(reduced_sizes), "REDUCED_SIZES": uint_list(reduced_sizes),
+        "REDUCED_STRIDES": uint_list(s[d] for d in range(len(reduced_sizes)) for s in reduced_strides),
+    }
+    generated = (("kernel_interface.glsl", interface.header()),
+                 ("operator_body.glsl", _math_body(value.args[0], inputs, data_type)))
+    partial = KernelStage("partial", "wide.comp", {**defines, "STAGE_PARTIAL": "",
+                                                   **({"WRITES_PARTIALS": ""} if chunk_count > 1 else {})},
+                          workgroup_size, invocations=row_count * chunk_count, generated=generated)
+    total = KernelStage("total", "wide.comp", {**defines, "STAGE_TOTAL": ""}, workgroup_size,
+                        invocations=row_count, generated=generated)
+    stages = (partial, total) if chunk_count > 1 else (partial,)
+    return KernelPlan("reduction", stages, inputs[0].element_count,
+                      temporary_size=4 * 3 * row_count * chunk_count if chunk_count > 1 else 0, interface=interface,
+                      reason=f"{row_count} rows of {reduced_count} {data_type.name} elements, {chunk_count} chunk(s) "
+                             f"of at most {chunk} a row, in 32-bit integer arithmetic: {len(stages)} stage(s)")

@@ -109,7 +109,7 @@ REDUCTIONS: dict[ReduceFunction, Reduction] = {row.function: row for row in (
               notes="The FP32 sum divided by n, correctly rounded (n as FP32: exact below 2^24)."),
     Reduction(ReduceFunction.L1, "|x1| + ... + |xn|", _levels(FLOATS, later=((FL.LEVEL_5_0, INT32S + INT64S),)),
               lambda x, n: e.reduce_sum(e.abs_(x)), lambda x, n: e.reduce_sum(e.wrapping_abs(x)),
-              notes="Integers: each |x| and the sum wrap to 32 bits (|INT32_MIN| is INT32_MIN's bits)."),
+              notes="Integers: each |x| and the sum wrap to the type's width (|INT32_MIN| is INT32_MIN's bits)."),
     Reduction(ReduceFunction.L2, "sqrt(x1^2 + ... + xn^2)", _levels(FLOATS),
               lambda x, n: e.sqrt(e.reduce_sum(x * x)),
               notes="Each square rounded to FP32, summed, and the square root correctly rounded."),
@@ -126,13 +126,13 @@ REDUCTIONS: dict[ReduceFunction, Reduction] = {row.function: row for row in (
               notes="Exact; NaN if any element is NaN; -0 is smaller than +0."),
     Reduction(ReduceFunction.MULTIPLY, "x1 * ... * xn", _levels(FLOATS, INT32S, later=(AT_5_0,)),
               lambda x, n: e.reduce_product(x), lambda x, n: e.reduce_product(x),
-              notes="FP32 products in the sums' pairwise tree, each rounded; integers wrap to 32 bits."),
+              notes="FP32 products in the sums' pairwise tree, each rounded; integers wrap to their width."),
     Reduction(ReduceFunction.SUM, "x1 + ... + xn", _levels(FLOATS, INT32S, later=(AT_5_0,)),
               lambda x, n: e.reduce_sum(x), lambda x, n: e.reduce_sum(x),
-              notes="Integers wrap to 32 bits (two's complement), as ELEMENT_WISE_ADD does."),
+              notes="Integers wrap to their width (two's complement), as ELEMENT_WISE_ADD does."),
     Reduction(ReduceFunction.SUM_SQUARE, "x1^2 + ... + xn^2", _levels(FLOATS, later=((FL.LEVEL_5_0, INT32S + INT64S),)),
               lambda x, n: e.reduce_sum(x * x), lambda x, n: e.reduce_sum(e.wrapping_mul(x, x)),
-              notes="Each square rounded to FP32, then summed; integers: each square and the sum wrap to 32 bits."),
+              notes="Each square rounded to FP32, then summed; integers: each square and the sum wrap to their width."),
 )}
 
 REDUCE_NOTES = (
@@ -146,8 +146,8 @@ REDUCE_NOTES = (
             for r in row.support) for row in REDUCTIONS.values())
     + ". BFLOAT16 wherever FLOAT16 (a dmlpy extension). ARGMAX and ARGMIN write UINT32 before FEATURE_LEVEL_3_0, "
     "and INT32, UINT32, INT64 or UINT64 from it (a 64-bit index is the index zero-extended). INT64 and UINT64 "
-    "inputs pass validation where DirectML's table takes them, but dmlpy's reduction kernel reads no 64-bit "
-    "elements yet: compiling such a desc raises UnsupportedError. "
+    "inputs are reduced in 64-bit integer arithmetic built from 32-bit words (any device, with or without "
+    "shaderInt64): sums and products wrap modulo 2^64, as NumPy's do; extremes compare exactly. "
     + " ".join(f"{row.function.name}: {row.notes}" for row in REDUCTIONS.values() if row.notes))
 
 
@@ -258,9 +258,8 @@ class ReduceOperatorDesc(OperatorDesc):
 
 ARG_NOTES = ("The index is over the reduced axes in row-major order. Ties: the first index with "
              "AxisDirection.INCREASING, the last with DECREASING; -0 equals +0; a NaN counts as the extreme (the "
-             "first or last NaN). Integers compare exactly. INT64 and UINT64 outputs hold the index zero-extended. "
-             "INT64 and UINT64 inputs (FEATURE_LEVEL_4_1) pass validation, but dmlpy's reduction kernel reads no "
-             "64-bit elements yet: compiling raises UnsupportedError.")
+             "first or last NaN). Integers compare exactly, INT64 and UINT64 inputs (FEATURE_LEVEL_4_1) too. INT64 "
+             "and UINT64 outputs hold the index zero-extended.")
 
 
 def _arg_math(function: ReduceFunction):
@@ -326,14 +325,12 @@ def _plan_cumulative(combine: str, exclusive: str):
 CUMULATIVE_TYPES = (T.FLOAT32, T.FLOAT16, T.INT32, T.UINT32, T.UINT16, T.BFLOAT16)
 CUMULATIVE_NOTES = (
     "Each row is walked in order (backwards for DECREASING) and each output is the running value, FP32 for "
-    "floats (FLOAT16 and BFLOAT16 converted exactly, each output rounded once) and 32-bit wrapping integers: "
-    "NumPy's cumsum and cumprod, bit for bit, on every device. An exclusive scan writes +0 (or 1) first. "
-    "BFLOAT16 is a dmlpy extension, and so is UINT16 (in the earlier version of DirectML's table, not the "
-    "current one; strict_directml devices refuse it). INT64 and UINT64 "
-    "(FEATURE_LEVEL_5_0) pass validation, but dmlpy's scan kernel stores no 64-bit elements yet: compiling "
-    "raises UnsupportedError. The output may be bound over the input. A row is walked 4,096 elements a "
-    "dispatch, the running value carried between them (lavapipe ends an invocation's loops after 65,535 "
-    "iterations).")
+    "floats (FLOAT16 and BFLOAT16 converted exactly, each output rounded once) and integers wrapping at their "
+    "width (32 bits, or 64 for FEATURE_LEVEL_5_0's INT64 and UINT64): NumPy's cumsum and cumprod, bit for bit, "
+    "on every device. An exclusive scan writes +0 (or 1) first. BFLOAT16 is a dmlpy extension, and so is "
+    "UINT16 (in the earlier version of DirectML's table, not the current one; strict_directml devices refuse "
+    "it). The output may be bound over the input. A row is walked 4,096 elements a dispatch, the running value "
+    "carried between them (lavapipe ends an invocation's loops after 65,535 iterations).")
 
 
 @operator(
