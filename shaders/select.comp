@@ -11,12 +11,17 @@
 // lavapipe ends an invocation's loops after 65,535 iterations in all, so each stage (one
 // dispatch) selects at most PER_STAGE elements; where there are several stages (STAGED) the
 // scratch holds each row's last selected (key, index) and how many are written, three words
-// a row at params.base[3], which the first stage (FIRST_STAGE) does not read.
+// a row at params.base[3] (four with WIDE_VALUES: the key's two words), which the first stage
+// (FIRST_STAGE) does not read.
 //
-// Defines: DTYPE_* and ELEMENT_BITS (the values'), WORKGROUP_SIZE, ROW_COUNT, LENGTH, K,
-// PER_STAGE, AXIS_STRIDES and KEPT_STRIDES (per dim: input, values, indices), KEPT_RANK,
-// KEPT_SIZES, VALUE_BITS, KEY_FLOAT with INFINITY_BITS, KEY_SIGNED, SMALLEST, STAGED,
-// FIRST_STAGE, WIDE_INDICES (the indices are UINT64, bound as UINT32 words).
+// WIDE_VALUES: the values are INT64 or UINT64, bound as UINT32 words, element k at words 2k
+// (low) and 2k + 1 (high); a key is a uvec2 of (high, low) words, ordered high word first.
+//
+// Defines: DTYPE_* and ELEMENT_BITS (the values' bound type), WORKGROUP_SIZE, ROW_COUNT,
+// LENGTH, K, PER_STAGE, AXIS_STRIDES and KEPT_STRIDES (per dim: input, values, indices),
+// KEPT_RANK, KEPT_SIZES, VALUE_BITS, KEY_FLOAT with INFINITY_BITS, KEY_SIGNED, SMALLEST,
+// STAGED, FIRST_STAGE, WIDE_VALUES, WIDE_INDICES (the indices are UINT64, bound as UINT32
+// words).
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
 
@@ -29,10 +34,50 @@ layout(local_size_x = WORKGROUP_SIZE) in;
 const uint AXIS_STRIDES_[3] = uint[3](AXIS_STRIDES);
 const uint KEPT_SIZES_[KEPT_RANK] = uint[KEPT_RANK](KEPT_SIZES);
 const uint KEPT_STRIDES_[KEPT_RANK * 3] = uint[KEPT_RANK * 3](KEPT_STRIDES);
+#if defined(WIDE_VALUES)
+#define VALUE uvec2
+#define KEY uvec2
+#define KEY_WORDS 2u
+
+VALUE value_load(uint at) { return uvec2(input_load(0u, 2u * at), input_load(0u, 2u * at + 1u)); }
+
+void value_store(uint at, VALUE bits) {
+    output_store(0u, 2u * at, bits.x);
+    output_store(0u, 2u * at + 1u, bits.y);
+}
+
+// A key whose order (high word first, unsigned) is the selection's order of values.
+KEY order_key(VALUE bits) {
+#if defined(KEY_SIGNED)
+    KEY key = uvec2(bits.y ^ 0x80000000u, bits.x);
+#else
+    KEY key = uvec2(bits.y, bits.x);
+#endif
+#if defined(SMALLEST)
+    return ~key;
+#else
+    return key;
+#endif
+}
+
+bool key_above(KEY a, KEY b) {
+    return a.x > b.x || (a.x == b.x && a.y > b.y);
+}
+#else
+#define VALUE uint
+#define KEY uint
+#define KEY_WORDS 1u
 const uint SIGN_BIT = 1u << (VALUE_BITS - 1u);
 
+VALUE value_load(uint at) { return input_load(0u, at); }
+
+void value_store(uint at, VALUE bits) { output_store(0u, at, bits); }
+
+bool key_above(KEY a, KEY b) { return a > b; }
+
+
 // A key whose unsigned order is the selection's order of values (largest key first).
-uint order_key(uint bits) {
+KEY order_key(VALUE bits) {
 #if defined(KEY_FLOAT)
     uint magnitude = bits & (SIGN_BIT - 1u);
     uint key;
@@ -51,6 +96,7 @@ uint order_key(uint bits) {
     return key;
 #endif
 }
+#endif
 
 void main() {
     uint row = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * WORKGROUP_SIZE + gl_LocalInvocationID.x;
@@ -63,27 +109,37 @@ void main() {
         rest /= KEPT_SIZES_[d];
     }
     // The element selected last, as (key, index): the next is the best strictly after it.
+#if defined(STAGED)
+    uint carried_at = params.base[3] + (KEY_WORDS + 2u) * row;  // the key, the index, the count
+#endif
 #if defined(FIRST_STAGE) || !defined(STAGED)
-    uint last_key = 0xFFFFFFFFu, last_index = 0xFFFFFFFFu, position = 0u;
+    KEY last_key = KEY(0xFFFFFFFFu);
+    uint last_index = 0xFFFFFFFFu, position = 0u;
     bool first = true;
 #else
-    uint last_key = scratch[params.base[3] + 3u * row], last_index = scratch[params.base[3] + 3u * row + 1u];
-    uint position = scratch[params.base[3] + 3u * row + 2u];
+#if defined(WIDE_VALUES)
+    KEY last_key = uvec2(scratch[carried_at], scratch[carried_at + 1u]);
+#else
+    KEY last_key = scratch[carried_at];
+#endif
+    uint last_index = scratch[carried_at + KEY_WORDS], position = scratch[carried_at + KEY_WORDS + 1u];
     bool first = false;
 #endif
     for (uint j = position; j < min(K, position + PER_STAGE); ++j) {
-        uint best_key = 0u, best_index = 0xFFFFFFFFu, best_bits = 0u;
+        KEY best_key = KEY(0u);
+        uint best_index = 0xFFFFFFFFu;
+        VALUE best_bits = VALUE(0u);
         for (uint i = 0u; i < LENGTH; ++i) {
-            uint bits = input_load(0u, at[0] + i * AXIS_STRIDES_[0]);
-            uint key = order_key(bits);
-            bool after = first || key < last_key || (key == last_key && i > last_index);
-            if (after && (best_index == 0xFFFFFFFFu || key > best_key)) {
+            VALUE bits = value_load(at[0] + i * AXIS_STRIDES_[0]);
+            KEY key = order_key(bits);
+            bool after = first || key_above(last_key, key) || (key == last_key && i > last_index);
+            if (after && (best_index == 0xFFFFFFFFu || key_above(key, best_key))) {
                 best_key = key;
                 best_index = i;
                 best_bits = bits;
             }
         }
-        output_store(0u, at[1] + j * AXIS_STRIDES_[1], best_bits);
+        value_store(at[1] + j * AXIS_STRIDES_[1], best_bits);
 #if defined(WIDE_INDICES)
         // a UINT64 index, bound as UINT32 words: element k at words 2k (the index) and 2k + 1 (zero)
         output_store(1u, 2u * (at[2] + j * AXIS_STRIDES_[2]), best_index);
@@ -96,8 +152,13 @@ void main() {
         first = false;
     }
 #if defined(STAGED)
-    scratch[params.base[3] + 3u * row] = last_key;
-    scratch[params.base[3] + 3u * row + 1u] = last_index;
-    scratch[params.base[3] + 3u * row + 2u] = min(K, position + PER_STAGE);
+#if defined(WIDE_VALUES)
+    scratch[carried_at] = last_key.x;
+    scratch[carried_at + 1u] = last_key.y;
+#else
+    scratch[carried_at] = last_key;
+#endif
+    scratch[carried_at + KEY_WORDS] = last_index;
+    scratch[carried_at + KEY_WORDS + 1u] = min(K, position + PER_STAGE);
 #endif
 }

@@ -437,8 +437,6 @@ REFUSED: dict[str, str] = {
                                      "integer powers with integers only and refuses it (docs/operators.md)",
     r"test_reduce_log_sum_exp_.*(example|random)(_expanded)?":
         "DirectML's REDUCE and ELEMENT_WISE_EXP take no FLOAT64, ONNX's data for these cases",
-    r"test_top_k_(uint64|same_values.*)": "64-bit values: DirectML's TOP_K takes them from FEATURE_LEVEL_5_0, "
-                                          "dmlpy's selection kernel reads none yet and refuses them",
 }
 
 

@@ -91,11 +91,11 @@ def _sort_keys(rows: np.ndarray, largest: bool) -> list[np.ndarray]:
         values = rows.astype(np.float64)  # -0.0 == +0.0 here
         nan = np.isnan(values)
         values = np.where(nan, 0.0, values)
-    else:
-        values = rows.astype(np.int64)  # every 8-, 16- and 32-bit value, with its signedness
+    else:  # every integer with its signedness; ~v reverses their order without overflow
+        values = rows if rows.dtype.itemsize == 8 else rows.astype(np.int64)
         nan = np.zeros(rows.shape, bool)
     if largest:
-        return [index, -values, ~nan]
+        return [index, -values if is_float(rows.dtype) else ~values, ~nan]
     return [index, values, nan]
 
 

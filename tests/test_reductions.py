@@ -680,14 +680,14 @@ def test_mean_of_integers_is_refused(device):
 
 
 def test_dtypes_refused_in_the_front_ends_terms(device):
-    """A dtype DirectML's operator does not take, or a 64-bit one dmlpy computes not yet: the
-    function and argument named, and how to convert it."""
+    """A dtype DirectML's operator does not take: the function and argument named, and how to
+    convert it."""
     cases = [(dml.sum, np.float64, dml.InvalidArgumentError, "REDUCE's SUM does not take", "np.float32"),
              (dml.mean, np.int64, dml.InvalidArgumentError, "REDUCE's AVERAGE does not take", "np.float32"),
              (dml.prod, np.int16, dml.InvalidArgumentError, "REDUCE's MULTIPLY does not take", "np.float32"),
              (dml.cumprod, np.float64, dml.InvalidArgumentError, "CUMULATIVE_PRODUCT does not take", "np.float32"),
-             (lambda x, device: dml.top_k(x, 1, device=device), np.uint64, dml.UnsupportedError,
-              "TOP_K1 takes but dmlpy does not compute", "np.uint32"),
+             (lambda x, device: dml.top_k(x, 1, device=device), np.float64, dml.InvalidArgumentError,
+              "TOP_K1 does not take", "np.float32"),
              (lambda x, device: dml.reduce(x, "L2", device=device), np.int32, dml.InvalidArgumentError,
               "REDUCE's L2 does not take", "np.float32")]
     for front_end, dtype, error, rule, target in cases:

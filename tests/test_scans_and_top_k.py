@@ -72,9 +72,9 @@ def select_values(data_type, shape, rng, ties=True):
         return values.astype(np.float32).astype(dtype)
     info = np.iinfo(dtype)
     if ties:
-        picks = np.array([info.min, info.max, 0, 1, -1 if info.min < 0 else 2, 5, info.max - 1], np.int64)
-        return picks[rng.integers(0, picks.size, shape)].astype(dtype)
-    return rng.integers(info.min, info.max, shape, endpoint=True).astype(dtype)
+        picks = np.array([info.min, info.max, 0, 1, -1 if info.min < 0 else 2, 5, info.max - 1], dtype)
+        return picks[rng.integers(0, picks.size, shape)]
+    return rng.integers(info.min, info.max, shape, endpoint=True, dtype=dtype)
 
 
 # --- Running descs ------------------------------------------------------------------------------
@@ -524,12 +524,26 @@ def test_scan_feature_levels(device_at):
             check(FL.LEVEL_5_0, top_k_desc(data_type, three, 1, 2, direction), True)
 
 
-def test_64_bit_values_are_validated_and_refused_at_compile(device):
-    for direction in (None, INC):
-        for data_type in (T.INT64, T.UINT64):
-            op = device.create_operator(top_k_desc(data_type, (2, 5), 1, 2, direction))
-            with raises(dml.UnsupportedError, data_type.name, "no 64-bit elements"):
-                device.compile_operator(op)
+@pytest.mark.parametrize("direction", [None, INC, DEC], ids=["TOP_K", "TOP_K1-INCREASING", "TOP_K1-DECREASING"])
+def test_64_bit_values_are_ordered_exactly(device, direction):
+    """INT64 and UINT64 values (FEATURE_LEVEL_5_0), ordered by their signedness, high word
+    first: each type's ends and neighbours of 2**53, which an FP64 compare would tie; ties in
+    index order; rows of 3,000 selected over two stages (the last key's two words carried);
+    strided inputs and outputs, with UINT64 indices too."""
+    rng = np.random.default_rng(64 if direction is None else 65 + direction.value)
+    largest = direction is not INC
+    for data_type in (T.INT64, T.UINT64):
+        for sizes, axis, k, strides, index_type, ties in (((4, 3000), 1, 20, None, T.UINT32, True),
+                                                          ((6, 4, 3), 0, 6, (1, 18, 6), T.UINT64, True),
+                                                          ((5, 50), 1, 50, None, T.UINT32, False)):
+            desc = top_k_desc(data_type, sizes, axis, k, direction, strides=strides, index_type=index_type)
+            storage, x = storage_for(desc.input_tensor,
+                                     lambda n, t=ties, d=data_type: select_values(d, (n,), rng, ties=t))
+            if not ties:
+                x[0, :4] = storage[:4] = np.array([2**53, 2**53 + 1, 2**53 - 1, 2**53 + 1], NUMPY[data_type])
+            values, indices = run_desc(device, desc, storage, seed=k)
+            assert values.dtype == NUMPY[data_type]
+            assert_top_k(values, indices, x, k, axis, largest, f"{data_type.name} {sizes} axis {axis} k {k}")
 
 
 def test_strict_directml_refuses_bfloat16_scans_and_selections():

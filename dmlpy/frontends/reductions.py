@@ -111,12 +111,11 @@ def _as_input(x, argument: str = "x") -> np.ndarray | DeviceArray:
     return x
 
 
-def _refuse_untaken(name: str, dml_name: str, x: np.ndarray | DeviceArray, taken, computed=None) -> None:
-    """x's dtype in the front end's terms: one the operator does not take, or one it takes
-    that dmlpy's kernels do not compute yet (not in `computed`; None: every one taken),
-    refused with how to convert x."""
+def _refuse_untaken(name: str, dml_name: str, x: np.ndarray | DeviceArray, taken) -> None:
+    """x's dtype in the front end's terms: one the operator does not take, refused with how
+    to convert x."""
     data_type = x.data_type if isinstance(x, DeviceArray) else data_type_for_numpy(x.dtype)
-    refuse_dtype(name, dml_name, "x", data_type, taken, computed)
+    refuse_dtype(name, dml_name, "x", data_type, taken)
 
 
 # NumPy's name for each reduction it has.
@@ -308,8 +307,7 @@ def top_k(x: ArrayLike | DeviceArray, k: int, axis: int = -1, largest: bool = Tr
     if not isinstance(k, (int, np.integer)) or isinstance(k, (bool, np.bool_)) or k < 1:
         raise InvalidArgumentError(f"k {shown(k)} must be an int of at least 1 (TOP_K1's K)", "k")
     x = _as_input(x)
-    taken = TopK1OperatorDesc.schema.data_types()
-    _refuse_untaken("top_k", "TOP_K1", x, taken, [t for t in taken if data_type_info(t).bits != 64])
+    _refuse_untaken("top_k", "TOP_K1", x, TopK1OperatorDesc.schema.data_types())
     on_device = isinstance(x, DeviceArray)
     shape = x.shape or (1,)
     (axis,) = _reduced_axes(axis, len(shape), "axis")

@@ -16,7 +16,6 @@ from .codegen import (
     bound_type,
     is_wide,
     merge_dims,
-    refuse_wide_input,
     uint_list,
     workgroup_size_for,
 )
@@ -45,21 +44,24 @@ def plan_selection(source: BufferTensorDesc, values: BufferTensorDesc, indices: 
         raise UnsupportedError(
             f"a row of {length} elements along axis {axis}: the selection kernel takes rows of at most "
             f"{SELECTION_BUDGET} elements (lavapipe ends a longer invocation's loops early)", "sizes")
-    refuse_wide_input(source, "the input", "selection")
     kept = [d for d in range(len(sizes)) if d != axis]
     tensors = (source, values, indices)
     kept_sizes, kept_strides = merge_dims(tuple(sizes[d] for d in kept),
                                           [tuple(t.element_strides[d] for d in kept) for t in tensors])
     per_stage = min(k, max(1, SELECTION_BUDGET // length))
     stage_count = math.ceil(k / per_stage)
-    interface = KernelInterface((source.data_type,), (values.data_type, bound_type(indices)), scratch=stage_count > 1)
+    interface = KernelInterface((bound_type(source),), (bound_type(values), bound_type(indices)),
+                                scratch=stage_count > 1)
     interface.check(adapter)
     info = data_type_info(source.data_type)
+    wide = is_wide(source)
+    if wide and source.data_type not in (T.INT64, T.UINT64):
+        raise UnsupportedError(f"the selection kernel orders no {source.data_type.name} values", "data_type")
     workgroup_size = workgroup_size_for(adapter)
     row_count = math.prod(kept_sizes)
     defines = {
-        f"DTYPE_{values.data_type.name}": "",
-        "ELEMENT_BITS": info.bits,
+        f"DTYPE_{bound_type(values).name}": "",
+        "ELEMENT_BITS": data_type_info(bound_type(values)).bits,
         "WORKGROUP_SIZE": workgroup_size,
         "ROW_COUNT": f"{row_count}u",
         "LENGTH": f"{length}u",
@@ -75,6 +77,7 @@ def plan_selection(source: BufferTensorDesc, values: BufferTensorDesc, indices: 
         **({"KEY_SIGNED": ""} if info.signed_integer else {}),
         **({"SMALLEST": ""} if smallest else {}),
         **({"STAGED": ""} if stage_count > 1 else {}),
+        **({"WIDE_VALUES": ""} if wide else {}),
         **({"WIDE_INDICES": ""} if is_wide(indices) else {}),
     }
     generated = (("kernel_interface.glsl", interface.header()),)
@@ -83,5 +86,6 @@ def plan_selection(source: BufferTensorDesc, values: BufferTensorDesc, indices: 
                                invocations=row_count, generated=generated)
                    for j in range(stage_count))
     return KernelPlan("selection", stages, source.element_count,
-                      temporary_size=12 * row_count if stage_count > 1 else 0, interface=interface,
+                      temporary_size=4 * (4 if wide else 3) * row_count if stage_count > 1 else 0,
+                      interface=interface,
                       reason=f"{row_count} rows of {length}, {k} selected by one invocation each, {per_stage} a stage")

@@ -380,9 +380,8 @@ TOP_K_NOTES = (
     "one invocation per row, as many a dispatch as 32,768 comparisons allow (lavapipe ends an invocation's loops "
     "after 65,535 iterations); rows longer than 32,768 elements are refused at compile time for now. TOP_K, "
     "introduced in FEATURE_LEVEL_2_0, takes FLOAT32 and FLOAT16 there and TOP_K1's types from 2_1 on. From "
-    "FEATURE_LEVEL_5_0 OutputIndexTensor may be UINT64 (the index zero-extended), and INT64 and UINT64 values "
-    "pass validation, but dmlpy's selection kernel reads no 64-bit elements yet: compiling raises "
-    "UnsupportedError.")
+    "FEATURE_LEVEL_5_0 OutputIndexTensor may be UINT64 (the index zero-extended), and the values INT64 and "
+    "UINT64, ordered exactly by their signedness.")
 
 
 def _top_k_sizes(inputs: dict[str, BufferTensorDesc], fields: dict) -> dict[str, tuple[int, ...]]:
