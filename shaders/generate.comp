@@ -16,12 +16,13 @@
 //
 // A 64-bit tensor is bound as 32-bit words (its element k at words 2k, low, and 2k + 1): the
 // output under WIDE_SEQUENCE (start + e * delta modulo 2^64, FLOAT64's constant bits with delta
-// 0), the indices under WIDE_INDICES.
+// 0), the indices under WIDE_INDICES, the values and the output under WIDE_VALUES (ONE_HOT
+// copies the chosen value's two words).
 //
 // Defines: DTYPE_* and ELEMENT_BITS (the output's, UINT32 for 64 bits), WORKGROUP_SIZE,
 // ELEMENT_COUNT, OUT_RANK, OUT_SIZES, OUT_STRIDES; FLOAT_INDEX, INTEGER_SEQUENCE or
 // WIDE_SEQUENCE; or INDEX_ROWS with AXIS, AXIS_SIZE, INDEX_STRIDES (0 along AXIS), ON_OFFSET,
-// SIGNED_INDICES and WIDE_INDICES.
+// SIGNED_INDICES, WIDE_INDICES and WIDE_VALUES.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
 #include "float_controls.glsl"
@@ -69,8 +70,6 @@ void main() {
 #if defined(SIGNED_INDICES)
     hit = hit || (high == 0xFFFFFFFFu && low >= 0u - AXIS_SIZE && low + AXIS_SIZE == position);
 #endif
-    uint bits[OPERANDS] = uint[OPERANDS](hit ? 1u : 0u, input_load(1u, params.base[1] + ON_OFFSET),
-                                         input_load(1u, params.base[1]));
 #elif defined(INDEX_ROWS)
     uint raw = input_load(0u, index_at);
 #if defined(SIGNED_INDICES)
@@ -80,6 +79,12 @@ void main() {
 #else
     bool hit = raw == position;  // at or past AXIS_SIZE: no element is on
 #endif
+#endif
+#if defined(INDEX_ROWS) && defined(WIDE_VALUES)
+    uint chosen = params.base[1] + (hit ? ON_OFFSET : 0u);
+    output_store(0u, 2u * out_at, input_load(1u, 2u * chosen));
+    output_store(0u, 2u * out_at + 1u, input_load(1u, 2u * chosen + 1u));
+#elif defined(INDEX_ROWS)
     uint bits[OPERANDS] = uint[OPERANDS](hit ? 1u : 0u, input_load(1u, params.base[1] + ON_OFFSET),
                                          input_load(1u, params.base[1]));
 #elif defined(WIDE_SEQUENCE)
@@ -95,7 +100,7 @@ void main() {
 #else
     uint bits[OPERANDS] = uint[OPERANDS](floatBitsToUint(float(e)));
 #endif
-#if !defined(WIDE_SEQUENCE)
+#if !defined(WIDE_SEQUENCE) && !(defined(INDEX_ROWS) && defined(WIDE_VALUES))
     output_store(0u, out_at, generate_element(bits));
 #endif
 }

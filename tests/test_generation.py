@@ -243,6 +243,31 @@ def test_one_hot_64_bit_indices(device, index_type):
     same_bits(result, one_hot_reference(reference_indices, values[0], values[1], 1, 4))
 
 
+@pytest.mark.parametrize("value_type", [T.FLOAT64, T.INT64, T.UINT64], ids=lambda t: t.name)
+def test_one_hot_copies_64_bit_values_word_for_word(device, value_type):
+    """FEATURE_LEVEL_4_1's FLOAT64, INT64 and UINT64 values: both words of off and on copied
+    as they are (a FLOAT64 NaN's payload, each integer type's ends), with 32- and 64-bit
+    indices, into packed and strided outputs."""
+    dtype = {T.FLOAT64: np.float64, T.INT64: np.int64, T.UINT64: np.uint64}[value_type]
+    if value_type is T.FLOAT64:
+        off = dtype(-0.0)
+        on = np.array([0x7FF0000000000001 | 1 << 40], np.uint64).view(dtype)[0]  # a signalling NaN's payload
+    else:
+        info = np.iinfo(dtype)
+        off, on = dtype(info.max), dtype(info.min)
+    values = np.array([off, on], dtype)
+    for index_type, index_dtype in ((T.UINT32, np.uint32), (T.INT64, np.int64)):
+        indices = np.array([0, 3, 2, 1, 5], index_dtype).reshape(5, 1)
+        for strides in (None, (1, 5)):
+            desc = one_hot_desc(index_type, (5, 1), value_type, (1, 2), 1, 4, output_strides=strides)
+            result = run(device, desc, [(desc.indices_tensor, indices), (desc.values_tensor, values)])
+            expected = one_hot_reference(indices.astype(np.int64), off, on, 1, 4)
+            assert np.array_equal(result.view(np.uint64), expected.view(np.uint64)), (index_type, strides)
+    got = dml.one_hot(np.array([2, -1]), 3, values, device=device)
+    assert got.dtype == dtype and np.array_equal(got.view(np.uint64), np.array([[off, off, on], [off, off, on]],
+                                                                                dtype).view(np.uint64))
+
+
 def test_one_hot_reads_on_along_the_fastest_changing_dimension_of_size_above_one(device):
     """DirectML's example 3: ValuesTensor {1,1,3,1}: off 4, on 2 (9 unused); and a strided output."""
     indices = np.array([0, 3, 2], np.uint32).reshape(1, 1, 3, 1)
@@ -370,13 +395,11 @@ def test_feature_levels(device_at):
                                            dml.BufferTensorDesc(T.FLOAT32, (1, 2)), output(T.FLOAT32, (3, 4)), 1)
     check_level(device_at, FL.LEVEL_2_1, int64_indices, False, "INT64 needs FEATURE_LEVEL_3_0")
     check_level(device_at, FL.LEVEL_3_0, int64_indices, True)
-    for value_type in (T.FLOAT64, T.INT64, T.UINT64):  # FEATURE_LEVEL_4_1's; no kernel copies them yet
+    for value_type in (T.FLOAT64, T.INT64, T.UINT64):  # FEATURE_LEVEL_4_1's
         wide = dml.OneHotOperatorDesc(dml.BufferTensorDesc(T.UINT32, (3, 1)), dml.BufferTensorDesc(value_type, (1, 2)),
                                       output(value_type, (3, 4)), 1)
         check_level(device_at, FL.LEVEL_4_0, wide, False, value_type.name, "FEATURE_LEVEL_4_1")
-        op = device_at(FL.LEVEL_4_1).create_operator(wide)
-        with raises(dml.UnsupportedError, value_type.name, "copies no 64-bit values"):
-            device_at(FL.LEVEL_4_1).compile_operator(op)
+        check_level(device_at, FL.LEVEL_4_1, wide, True)
 
 
 def test_bfloat16_is_a_dmlpy_extension():

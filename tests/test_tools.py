@@ -72,14 +72,14 @@ def _element_wise_dumps():
 # type where it takes one); the others in every layout in FLOAT32 and once in each other type.
 def _reduction_dumps():
     for function, row in REDUCTIONS.items():
-        for preferred in (("float16", "float32"), ("int8", "int32")):
+        for preferred in (("float16", "float32"), ("int8", "int32"), ("int64",)):
             dtype = next((t for t in preferred if dml.TensorDataType[t.upper()] in row.data_types()), None)
             if dtype is not None:
                 yield "reduce", dtype, [*LAYOUTS[0], "--function", function.name]
     for name in sorted(REDUCTION_NAMES - {"reduce"}):
         yield from ((name, "float32", layout) for layout in LAYOUTS)
         yield from ((name, dtype, LAYOUTS[0]) for dtype in supported_dtypes(name)
-                    if dtype != "float32" and "64" not in dtype)
+                    if dtype != "float32")
 
 
 # The matrix products: their tensors differ in shape, so each layout names A's and B's sizes
@@ -106,14 +106,9 @@ PRODUCT_LAYOUTS = {
 }
 
 
-# DirectML takes 64-bit values here, which no kernel of dmlpy copies yet (test_generation.py checks the refusal).
-NO_64_BIT_KERNEL = {"one_hot"}
-
-
 def _product_dumps():
     for name, layouts in PRODUCT_LAYOUTS.items():
-        yield from ((name, dtype, layout) for dtype in supported_dtypes(name) for layout in layouts
-                    if name not in NO_64_BIT_KERNEL or "64" not in dtype)
+        yield from ((name, dtype, layout) for dtype in supported_dtypes(name) for layout in layouts)
 
 
 ELEMENT_WISE_NAMES = {row.name for row in ELEMENT_WISE_TABLE}

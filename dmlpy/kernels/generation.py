@@ -105,10 +105,7 @@ def plan_one_hot(indices: BufferTensorDesc, values: BufferTensorDesc, output: Bu
     """Output element at position p along `axis` = values' "on" element (offset `on_offset`)
     where the index at its row (indices' element with p replaced by 0) is p, counted from the
     end where it is negative (signed indices), else values' first element ("off"). The bits
-    are copied, never converted; 64-bit indices are read as pairs of 32-bit words."""
-    if is_wide(values) or is_wide(output):
-        raise UnsupportedError(f"values_tensor.data_type {values.data_type.name} is DirectML's, but dmlpy's one-hot "
-                               "kernel copies no 64-bit values yet", "data_type")
+    are copied, never converted; 64-bit indices and values are read as pairs of 32-bit words."""
     defines = _common(output, adapter)
     varying = [d for d, size in enumerate(values.sizes) if size > 1]
     on_offset = values.element_strides[varying[-1]] if varying else 1
@@ -118,13 +115,17 @@ def plan_one_hot(indices: BufferTensorDesc, values: BufferTensorDesc, output: Bu
         "ON_OFFSET": f"{on_offset}u",
         **({"SIGNED_INDICES": ""} if data_type_info(indices.data_type).signed_integer else {}),
         **({"WIDE_INDICES": ""} if is_wide(indices) else {}),
+        **({"WIDE_VALUES": ""} if is_wide(values) else {}),
     })
-    result = e.where(e.positive(e.tensor(0)), e.tensor(1), e.tensor(2))  # the hit, on's bits, off's bits
-    operands = (TensorDataType.UINT32, values.data_type, values.data_type)
-    interface = KernelInterface((bound_type(indices), values.data_type), (output.data_type,))
+    if is_wide(values):  # unused: the shader copies both words as they are
+        result, operands = e.tensor(0), (TensorDataType.UINT32,)
+    else:
+        result = e.where(e.positive(e.tensor(0)), e.tensor(1), e.tensor(2))  # the hit, on's bits, off's bits
+        operands = (TensorDataType.UINT32, values.data_type, values.data_type)
+    interface = KernelInterface((bound_type(indices), bound_type(values)), (bound_type(output),))
     interface.check(adapter)
     generated = (("kernel_interface.glsl", interface.header()),
-                 ("generate_body.glsl", _body(result, operands, output.data_type)))
+                 ("generate_body.glsl", _body(result, operands, bound_type(output))))
     stage = KernelStage("rows", "generate.comp", defines, defines["WORKGROUP_SIZE"], generated=generated)
     return KernelPlan("generate", (stage,), output.element_count, interface=interface,
                       reason=f"{output.element_count} elements, one invocation each, along axis {axis} of "

@@ -195,8 +195,8 @@ ONE_HOT_NOTES = (
     "FEATURE_LEVEL_3_0) from its end (-1: the last); one still out of [0, size) sets the whole sequence to OffValue. "
     "OffValue is ValuesTensor's 0th element, OnValue its 1st along the fastest-changing dimension of size > 1; "
     "their bits are copied, never converted (NaN payloads kept). INT64 and UINT64 indices are read whole (an index "
-    "beyond 32 bits is out of range). FLOAT64, INT64 and UINT64 values (FEATURE_LEVEL_4_1) pass validation, but "
-    "dmlpy's one-hot kernel copies no 64-bit values yet: compiling raises UnsupportedError.")
+    "beyond 32 bits is out of range). FLOAT64, INT64 and UINT64 values (FEATURE_LEVEL_4_1) are copied word for "
+    "word.")
 
 
 @operator(
