@@ -228,13 +228,6 @@ def is_wide(tensor: BufferTensorDesc) -> bool:
     return data_type_info(tensor.data_type).bits == 64
 
 
-def refuse_wide_input(tensor: BufferTensorDesc, what: str, kernel: str) -> None:
-    """Refuse a 64-bit input that DirectML takes but the `kernel` family does not read yet."""
-    if is_wide(tensor):
-        raise UnsupportedError(f"{what} of data type {tensor.data_type.name} is DirectML's, but dmlpy's {kernel} "
-                               "kernel reads no 64-bit elements yet", "data_type")
-
-
 def bound_type(tensor: BufferTensorDesc) -> TensorDataType:
     """The data type a kernel binds `tensor` as: UINT32 words for a 64-bit tensor."""
     return TensorDataType.UINT32 if is_wide(tensor) else tensor.data_type
