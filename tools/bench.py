@@ -70,7 +70,7 @@ from dmlpy.runtime.shader_compiler import compile_glsl  # noqa: E402
 
 T = dml.TensorDataType
 NUMPY = {T.FLOAT32: np.float32, T.FLOAT16: np.float16, T.BFLOAT16: ml_dtypes.bfloat16, T.INT8: np.int8,
-         T.UINT8: np.uint8}
+         T.UINT8: np.uint8, T.INT64: np.int64}
 CHANNELS = 64
 REQUIRED_SCALARS = {"alpha": 1.5, "beta": -0.25}  # for scalars DirectML gives no default
 
@@ -122,7 +122,7 @@ ELEMENT_WISE_CASES = [
 # REDUCE), its first ("columns:FUNCTION": strided rows) and every axis ("all:FUNCTION").
 REDUCTION_CASES = [
     *[Case("reduce", T.FLOAT32, f"rows:{f}") for f in ("SUM", "MAX", "SUM_SQUARE", "LOG_SUM_EXP")],
-    Case("reduce", T.FLOAT16, "rows:SUM"), Case("reduce", T.FLOAT32, "all:SUM"),
+    Case("reduce", T.FLOAT16, "rows:SUM"), Case("reduce", T.INT64, "rows:SUM"), Case("reduce", T.FLOAT32, "all:SUM"),
     Case("reduce", T.FLOAT32, "columns:SUM"),
     *[Case(op, T.FLOAT32, "rows") for op in ("argmax", "cumulative_summation", "top_k1")]]
 # The optimizer: seven streams (parameters, two moments and the gradient in, three out).
