@@ -265,19 +265,23 @@ def test_transcendentals_give_the_same_bits_under_every_profile(device, profiled
 def test_reductions_give_the_same_bits_under_every_profile(device, profiled):
     """Every REDUCE function over rows of one chunk and of several (10,000 elements), ARGMAX
     from the end, the running sums and products, and TOP_K: subnormals, tiny normals whose
-    squares underflow, and large values, as the default device gives them."""
+    squares underflow, and large values, as the default device gives them; and INT64's sums,
+    extremes, running sums and selection (the 64-bit kernels, chunked as each profile plans)."""
     rng = np.random.default_rng(13)
     tiny = _special_floats(4096, seed=3)
     tiny = tiny[np.isfinite(tiny)][:3000].reshape(3, 1000)
     wide = (rng.standard_normal((2, 10000)) * 100).astype(np.float32)
     near_one = (1 + rng.standard_normal((2, 3000)) * 0.01).astype(np.float32)
+    integers = rng.integers(-2**63, 2**63, (3, 10000), dtype=np.int64)
     for function in dml.ReduceFunction:
         for x in (tiny, wide, near_one.astype(np.float16)):
             np.testing.assert_array_equal(_bits(dml.reduce(x, function, 1, device=profiled)),
                                           _bits(dml.reduce(x, function, 1, device=device)), err_msg=function.name)
     for call in (lambda d: dml.argmax(np.round(wide / 50), axis=1, device=d),
                  lambda d: dml.cumsum(tiny, axis=1, device=d), lambda d: dml.cumprod(near_one, axis=1, device=d),
-                 lambda d: dml.top_k(wide, 7, device=d)[0], lambda d: dml.sum(dml.asarray(wide, device=d), 0).numpy()):
+                 lambda d: dml.top_k(wide, 7, device=d)[0], lambda d: dml.sum(dml.asarray(wide, device=d), 0).numpy(),
+                 lambda d: dml.sum(integers, axis=1, device=d), lambda d: dml.argmin(integers, axis=1, device=d),
+                 lambda d: dml.cumprod(integers, axis=1, device=d), lambda d: dml.top_k(integers, 3, device=d)[1]):
         np.testing.assert_array_equal(_bits(call(profiled)), _bits(call(device)))
 
 
