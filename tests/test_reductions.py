@@ -490,7 +490,6 @@ def test_integer_sums_and_products_wrap_modulo_2_to_the_32(device):
     assert np.array_equal(dml.reduce(u32, "SUM", (1,), device=device)[:, 0], np.array([1, 7, 131075], np.uint32))
     assert np.array_equal(dml.reduce(u32, "MULTIPLY", (1,), device=device)[:, 0],
                           np.array([0, 0, (65537 * 65537) % 2**32], np.uint32))
-    assert dml.sum(np.array([2**31 - 1, 1], np.int32), device=device) == np.int32(-(2**31))
 
 
 def test_integer_l1_and_sum_square_wrap_modulo_2_to_the_32(device):
@@ -665,13 +664,34 @@ def test_max_and_min_order_signed_zeros(device):
     assert dml.argmax(x, device=device) == 0 and dml.argmin(x, device=device) == 0  # -0 ties with +0
 
 
-def test_front_ends_keep_the_dtype_and_wrap_where_numpy_widens(device):
-    x = np.array([[2**31 - 1, 2], [5, -7]], np.int32)
-    got = dml.sum(x, axis=0, device=device)
+def test_sums_and_products_of_narrow_integers_accumulate_as_numpy_s(device, device_at):
+    """NumPy sums and multiplies an integer narrower than 64 bits as int64 (signed) or uint64
+    (unsigned), and so do dml.sum and dml.prod (FEATURE_LEVEL_5_0), arrays and device arrays
+    alike: a comparison's UINT8 mask counts its ones. On a device capped below 5_0 they stay
+    in x's dtype and wrap; DirectML's own REDUCE keeps x's dtype at every level."""
+    cases = [np.array([[2**31 - 1, 2], [5, -7]], np.int32), np.array([65536, 65536, 3], np.int32),
+             np.array([4294967295, 3], np.uint32), np.array([-128, -128, 100], np.int8),
+             np.array([250, 250, 250], np.uint8), np.array([-30000, 30000, 7], np.int16)]
+    for x in cases:
+        for name in ("sum", "prod"):
+            expected = getattr(np, name)(x, axis=0)
+            for operand in (x, dml.asarray(x, device=device)):
+                got = getattr(dml, name)(operand, axis=0, device=device)
+                got = got.numpy() if isinstance(got, dml.DeviceArray) else got
+                assert got.dtype == expected.dtype and np.array_equal(got, expected), (name, x.dtype, got)
+    on_device = dml.asarray(np.arange(10, dtype=np.float32), device=device)
+    assert (on_device > 6.5).sum().item() == 3 and np.sum(on_device > 6.5).dtype == np.uint64
+    assert dml.reduce(cases[0], "SUM", (0,), device=device).dtype == np.int32
+    for operand in (cases[3], dml.asarray(cases[3], device=device)):  # NumPy's dtype argument: no widening
+        got = dml.sum(operand, dtype=np.int32, device=device)
+        assert (got.numpy() if isinstance(got, dml.DeviceArray) else got).dtype == np.int32 and int(got) == -156
+    assert dml.mean(cases[3], dtype=np.float32, device=device) == np.float32(-52)
+    with raises(dml.InvalidArgumentError, "dtype", "'nope'", "not a NumPy dtype"):
+        dml.prod(cases[3], dtype="nope", device=device)
+    capped = device_at(dml.FeatureLevel.LEVEL_4_1)
+    got = dml.sum(cases[0], axis=0, device=capped)
     assert got.dtype == np.int32 and got.tolist() == [-(2**31) + 4, -5]
-    assert dml.prod(np.array([65536, 65536, 3], np.int32), device=device) == 0
-    assert dml.sum(np.array([4294967295, 3], np.uint32), device=device) == 2
-    assert dml.prod(np.array([3, 5], np.uint32), device=device).dtype == np.uint32
+    assert dml.prod(cases[2], device=capped).dtype == np.uint32
 
 
 def test_mean_of_integers_is_refused(device):
@@ -684,7 +704,7 @@ def test_dtypes_refused_in_the_front_ends_terms(device):
     convert it."""
     cases = [(dml.sum, np.float64, dml.InvalidArgumentError, "REDUCE's SUM does not take", "np.float32"),
              (dml.mean, np.int64, dml.InvalidArgumentError, "REDUCE's AVERAGE does not take", "np.float32"),
-             (dml.prod, np.int16, dml.InvalidArgumentError, "REDUCE's MULTIPLY does not take", "np.float32"),
+             (dml.max, np.float64, dml.InvalidArgumentError, "REDUCE's MAX does not take", "np.float32"),
              (dml.cumprod, np.float64, dml.InvalidArgumentError, "CUMULATIVE_PRODUCT does not take", "np.float32"),
              (lambda x, device: dml.top_k(x, 1, device=device), np.float64, dml.InvalidArgumentError,
               "TOP_K1 does not take", "np.float32"),

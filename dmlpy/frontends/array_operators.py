@@ -59,7 +59,9 @@ def reduction_method(name: str, accumulating: bool = False):
     def method(self: Array, axis: int | tuple[int, ...] | None = None, keepdims: bool = False, out: None = None, *,
                dtype: np.typing.DTypeLike | None = None) -> Array:
         _no_out(name, out)
-        return ARRAY_OPERATORS[name](_converted(self, name, dtype, accumulating), axis, keepdims)
+        if accumulating:  # the front end takes NumPy's accumulator dtype
+            return ARRAY_OPERATORS[name](self, axis, keepdims, dtype=dtype)
+        return ARRAY_OPERATORS[name](_converted(self, name, dtype, False), axis, keepdims)
     method.__name__ = name
     method.__doc__ = (f"NumPy's `{name}` on the device (dmlpy.{name}): a new DeviceArray"
                       + (", of the elements cast to `dtype` first where one is given." if accumulating else "."))

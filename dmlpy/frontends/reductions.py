@@ -6,12 +6,12 @@ CUMULATIVE_PRODUCT)."""
 from __future__ import annotations
 
 import numpy as np
-from numpy.typing import ArrayLike
+from numpy.typing import ArrayLike, DTypeLike
 
 from ..base.errors import InvalidArgumentError, shown
 from ..base.tensor_desc import MAX_DIMENSION_COUNT, BufferTensorDesc
+from ..base.types import FeatureLevel, data_type_for_numpy, data_type_info
 from ..base.types import TensorDataType as T
-from ..base.types import data_type_for_numpy, data_type_info
 from ..ops.enums import AxisDirection, ReduceFunction
 from ..ops.reductions import (
     REDUCTIONS,
@@ -149,12 +149,36 @@ def reduce(x: ArrayLike | DeviceArray, function: ReduceFunction | str, axes: int
     return _run(x, function, reduced, reduced_sizes(x.shape, reduced), device)
 
 
-def _numpy_form(function: ReduceFunction, x, axis, keepdims: bool, device, empty) -> np.ndarray | DeviceArray:
+def _numpy_accumulator(x: np.ndarray | DeviceArray, device, dtype) -> np.ndarray | DeviceArray:
+    """x as NumPy's sum, prod and mean accumulate it: in `dtype` where one is given (a NumPy
+    array converted by NumPy, a DeviceArray by DML_CAST, fused into the reduction); else an
+    integer narrower than 64 bits in int64 (signed) or uint64 (unsigned), where the device
+    computes those (DirectML's FEATURE_LEVEL_5_0; on a device capped below it, in x's own
+    dtype, wrapping)."""
+    if dtype is not None:
+        try:
+            dtype = np.dtype(dtype)
+        except TypeError:
+            raise InvalidArgumentError(f"dtype {shown(dtype)} is not a NumPy dtype", "dtype") from None
+        return x if dtype == x.dtype else x.astype(dtype)
+    if x.dtype.kind not in "iu" or x.dtype.itemsize == 8:
+        return x
+    owner = x.device if isinstance(x, DeviceArray) else as_device(device)
+    if owner.feature_level < FeatureLevel.LEVEL_5_0:
+        return x
+    return x.astype(np.int64 if x.dtype.kind == "i" else np.uint64)
+
+
+def _numpy_form(function: ReduceFunction, x, axis, keepdims: bool, device, empty,
+                dtype=None) -> np.ndarray | DeviceArray:
     """NumPy's conventions over REDUCE: `axis` None, an int or a tuple; `keepdims`; an empty
-    array's value from `empty` (an identity; None: NumPy refuses it)."""
+    array's value from `empty` (an identity; None: NumPy refuses it); for sums, products and
+    means NumPy's accumulator `dtype` (_numpy_accumulator)."""
     if not isinstance(keepdims, (bool, np.bool_)):
         raise InvalidArgumentError(f"keepdims {shown(keepdims)} must be a bool", "keepdims")
     x = _as_input(x)
+    if function in (ReduceFunction.SUM, ReduceFunction.MULTIPLY) or dtype is not None:
+        x = _numpy_accumulator(x, device, dtype)
     _refuse_untaken_by(function, x)
     axes = _reduced_axes(axis, x.ndim, "axis") if x.ndim else ()
     shape = reduced_sizes(x.shape, axes) if keepdims else tuple(n for d, n in enumerate(x.shape) if d not in axes)
@@ -167,22 +191,26 @@ def _numpy_form(function: ReduceFunction, x, axis, keepdims: bool, device, empty
 
 
 def sum(x: ArrayLike | DeviceArray, axis: int | tuple[int, ...] | None = None, keepdims: bool = False, *,
-        device: Device | None = None) -> np.ndarray:
-    """NumPy's sum by REDUCE SUM: FP32 in a fixed pairwise tree, rounded once to x's dtype
-    (integers stay in their dtype and wrap, where NumPy would widen to int64)."""
-    return _numpy_form(ReduceFunction.SUM, x, axis, keepdims, device, 0)
+        dtype: DTypeLike = None, device: Device | None = None) -> np.ndarray:
+    """NumPy's sum by REDUCE SUM: FP32 in a fixed pairwise tree, rounded once to x's dtype;
+    integers narrower than 64 bits summed as int64 or uint64, as NumPy sums them (wrapping
+    modulo 2**64; in x's dtype on a device capped below FEATURE_LEVEL_5_0); `dtype`, NumPy's
+    accumulator, converts x first."""
+    return _numpy_form(ReduceFunction.SUM, x, axis, keepdims, device, 0, dtype)
 
 
 def prod(x: ArrayLike | DeviceArray, axis: int | tuple[int, ...] | None = None, keepdims: bool = False, *,
-         device: Device | None = None) -> np.ndarray:
-    """NumPy's prod by REDUCE MULTIPLY (the sums' pairwise tree; integers wrap)."""
-    return _numpy_form(ReduceFunction.MULTIPLY, x, axis, keepdims, device, 1)
+         dtype: DTypeLike = None, device: Device | None = None) -> np.ndarray:
+    """NumPy's prod by REDUCE MULTIPLY (the sums' pairwise tree; integers and `dtype` as
+    sum's, wrapping)."""
+    return _numpy_form(ReduceFunction.MULTIPLY, x, axis, keepdims, device, 1, dtype)
 
 
 def mean(x: ArrayLike | DeviceArray, axis: int | tuple[int, ...] | None = None, keepdims: bool = False, *,
-         device: Device | None = None) -> np.ndarray:
-    """NumPy's mean by REDUCE AVERAGE: the FP32 sum divided by the count (floats only)."""
-    return _numpy_form(ReduceFunction.AVERAGE, x, axis, keepdims, device, np.nan)
+         dtype: DTypeLike = None, device: Device | None = None) -> np.ndarray:
+    """NumPy's mean by REDUCE AVERAGE: the FP32 sum divided by the count (floats only;
+    `dtype`, a float type, converts integers first)."""
+    return _numpy_form(ReduceFunction.AVERAGE, x, axis, keepdims, device, np.nan, dtype)
 
 
 def max(x: ArrayLike | DeviceArray, axis: int | tuple[int, ...] | None = None, keepdims: bool = False, *,
