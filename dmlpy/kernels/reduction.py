@@ -1,5 +1,6 @@
 """The reduction planner: outputs that depend on reductions over rows (the softmax family,
-PReLU's slope gradient), as a sequence of stages of shaders/reduce.comp."""
+PReLU's slope gradient), as a sequence of stages of shaders/reduce.comp; a reduction of 64-bit
+integers, by the 64-bit kernel family's row reduction (wide.py)."""
 
 from __future__ import annotations
 
@@ -135,14 +136,18 @@ def spread_chunk(chunk: int, row_count: int, reduced_count: int) -> int:
     return chunk
 
 
-def _check_chunk_count(reduced_count: int, chunk: int) -> int:
-    """The chunks of a row, at most LOOP_BUDGET: the total stage walks them in one invocation."""
+def row_chunks(row_count: int, reduced_count: int, loops_per_element: int, adapter: AdapterInfo) -> tuple[int, int]:
+    """(chunk, chunks a row) for `row_count` rows of `reduced_count` elements: reduction_chunk,
+    spread on a GPU; at most LOOP_BUDGET chunks, which the total stage walks in one invocation."""
+    chunk = reduction_chunk(reduced_count, loops_per_element)
+    if adapter.adapter_type != AdapterType.CPU:
+        chunk = spread_chunk(chunk, row_count, reduced_count)
     chunk_count = math.ceil(reduced_count / chunk)
     if chunk_count > LOOP_BUDGET:
         raise UnsupportedError(
             f"rows of {reduced_count} elements: the reduction kernel takes rows of at most {LOOP_BUDGET * chunk} "
             f"elements with this math ({chunk} a chunk, {LOOP_BUDGET} chunks)", "sizes")
-    return chunk_count
+    return chunk, chunk_count
 
 
 @dataclass(frozen=True)
@@ -212,7 +217,8 @@ def plan_reduction(inputs: list[BufferTensorDesc], outputs: list[ReducedOutput],
     """Plan outputs that depend on reductions over rows (shaders/reduce.comp): `reduced`
     marks the dims of the first input's sizes a row spans. Each reduce node in the outputs'
     expressions becomes a stage (and a stage combining chunk partials where rows are long);
-    an element output is written by the first stage that knows the totals it reads."""
+    an element output is written by the first stage that knows the totals it reads. Where an
+    input is 64-bit, one reduction a row, stored as it is, is the 64-bit family's."""
     if not 1 <= len(inputs) <= MAX_REDUCTION_INPUTS or not 1 <= len(outputs) <= MAX_REDUCTION_OUTPUTS:
         raise UnsupportedError(f"{len(inputs)} inputs and {len(outputs)} outputs: the reduction kernel takes 1 to "
                                f"{MAX_REDUCTION_INPUTS} inputs and 1 to {MAX_REDUCTION_OUTPUTS} outputs")
@@ -232,10 +238,7 @@ def plan_reduction(inputs: list[BufferTensorDesc], outputs: list[ReducedOutput],
         if len(outputs) != 1 or not outputs[0].per_row or e.reductions(value) != [value]:
             raise UnsupportedError("the reduction kernel reads 64-bit elements for one reduction a row, stored as "
                                    "it is", "data_type")
-        chunk = reduction_chunk(reduced_count, render.loop_iterations(value))
-        if adapter.adapter_type != AdapterType.CPU:
-            chunk = spread_chunk(chunk, row_count, reduced_count)
-        _check_chunk_count(reduced_count, chunk)
+        chunk, _ = row_chunks(row_count, reduced_count, render.loop_iterations(value), adapter)
         return plan_wide_reduction(inputs, outputs[0].desc, value, (kept_sizes, kept_strides),
                                    (reduced_sizes, reduced_strides), chunk, adapter)
     nodes = e.reductions(*(o.value for o in outputs))
@@ -248,10 +251,7 @@ def plan_reduction(inputs: list[BufferTensorDesc], outputs: list[ReducedOutput],
                        for t in (*range(len(inputs)), *partial_writes)], kept_sizes[-1], adapter)
     # Each row of a group spends an element's loops (the math's, its stack's merges) on it.
     loops = render.loop_iterations(*(o.value for o in outputs))
-    chunk = reduction_chunk(reduced_count, (4 + loops) * group - 4)
-    if adapter.adapter_type != AdapterType.CPU:
-        chunk = spread_chunk(chunk, row_count, reduced_count)
-    chunk_count = _check_chunk_count(reduced_count, chunk)
+    chunk, chunk_count = row_chunks(row_count, reduced_count, (4 + loops) * group - 4, adapter)
     totals_words = len(nodes) * row_count
     partials_words = row_count * chunk_count if chunk_count > 1 else 0
     # Each reduction's partials region: an index of an extreme keeps its rank beside it.
