@@ -688,6 +688,8 @@ def test_sums_and_products_of_narrow_integers_accumulate_as_numpy_s(device, devi
     assert dml.mean(cases[3], dtype=np.float32, device=device) == np.float32(-52)
     with raises(dml.InvalidArgumentError, "dtype", "'nope'", "not a NumPy dtype"):
         dml.prod(cases[3], dtype="nope", device=device)
+    with raises(dml.InvalidArgumentError, "dtype", "'nope'", "not a NumPy dtype"):
+        dml.asarray(cases[3], device=device).cumsum(dtype="nope")
     capped = device_at(dml.FeatureLevel.LEVEL_4_1)
     got = dml.sum(cases[0], axis=0, device=capped)
     assert got.dtype == np.int32 and got.tolist() == [-(2**31) + 4, -5]

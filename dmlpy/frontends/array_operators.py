@@ -9,7 +9,7 @@ from typing import TypeVar
 
 import numpy as np
 
-from ..base.errors import InvalidArgumentError
+from ..base.errors import InvalidArgumentError, shown
 
 # A device array (its module imports this one): each method returns an array of its own type.
 Array = TypeVar("Array")
@@ -44,15 +44,26 @@ def _no_out(name: str, out) -> None:
                                    "new DeviceArray", "out")
 
 
+def in_accumulator(array, dtype):
+    """`array` (a NumPy array or a DeviceArray) in NumPy's accumulator `dtype`: converted by
+    its own `astype` (a DeviceArray's cast runs on the device, fused into the operator that
+    reads it) unless it has that dtype already."""
+    try:
+        dtype = np.dtype(dtype)
+    except TypeError:
+        raise InvalidArgumentError(f"dtype {shown(dtype)} is not a NumPy dtype", "dtype") from None
+    return array if dtype == array.dtype else array.astype(dtype)
+
+
 def _converted(array: Array, name: str, dtype, accumulating: bool) -> Array:
-    """`array` in NumPy's accumulator `dtype` (its elements cast on the device, fused into the
-    operator that reads them), where one is given; refused by the methods NumPy gives none."""
+    """`array` in NumPy's accumulator `dtype`, where one is given; refused by the methods NumPy
+    gives none."""
     if dtype is None:
         return array
     if not accumulating:
         raise InvalidArgumentError(f"DeviceArray.{name}: dtype {dtype!r} is not taken (NumPy's {name} has none)",
                                    "dtype")
-    return array if np.dtype(dtype) == array.dtype else array.astype(dtype)
+    return in_accumulator(array, dtype)
 
 
 def reduction_method(name: str, accumulating: bool = False):

@@ -23,7 +23,7 @@ from ..ops.reductions import (
 )
 from ..runtime.binding import MINIMUM_BUFFER_TENSOR_ALIGNMENT
 from ..runtime.device import Device
-from .array_operators import ARRAY_OPERATORS
+from .array_operators import ARRAY_OPERATORS, in_accumulator
 from .arrays import as_array, as_device, asarray, normalized_axes, refuse_dtype, whole_row_pieces
 from .call_cache import run_bound
 from .device_array import DeviceArray, run_on_arrays
@@ -156,11 +156,7 @@ def _numpy_accumulator(x: np.ndarray | DeviceArray, device, dtype) -> np.ndarray
     computes those (DirectML's FEATURE_LEVEL_5_0; on a device capped below it, in x's own
     dtype, wrapping)."""
     if dtype is not None:
-        try:
-            dtype = np.dtype(dtype)
-        except TypeError:
-            raise InvalidArgumentError(f"dtype {shown(dtype)} is not a NumPy dtype", "dtype") from None
-        return x if dtype == x.dtype else x.astype(dtype)
+        return in_accumulator(x, dtype)
     if x.dtype.kind not in "iu" or x.dtype.itemsize == 8:
         return x
     owner = x.device if isinstance(x, DeviceArray) else as_device(device)
