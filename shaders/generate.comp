@@ -33,6 +33,7 @@
 layout(local_size_x = WORKGROUP_SIZE) in;
 
 #include "kernel_interface.glsl"
+#include "wide_words.glsl"
 #include "generate_body.glsl"
 
 const uint OUT_SIZES_[OUT_RANK] = uint[OUT_RANK](OUT_SIZES);
@@ -65,7 +66,8 @@ void main() {
 #if defined(INDEX_ROWS) && defined(WIDE_INDICES)
     // A 64-bit index: words low and high. Signed and negative (high all ones): on where
     // index + AXIS_SIZE, in [0, AXIS_SIZE), is the position.
-    uint low = input_load(0u, 2u * index_at), high = input_load(0u, 2u * index_at + 1u);
+    uvec2 index = input_words(0u, index_at);
+    uint low = index.x, high = index.y;
     bool hit = high == 0u && low == position;
 #if defined(SIGNED_INDICES)
     hit = hit || (high == 0xFFFFFFFFu && low >= 0u - AXIS_SIZE && low + AXIS_SIZE == position);
@@ -82,8 +84,7 @@ void main() {
 #endif
 #if defined(INDEX_ROWS) && defined(WIDE_VALUES)
     uint chosen = params.base[1] + (hit ? ON_OFFSET : 0u);
-    output_store(0u, 2u * out_at, input_load(1u, 2u * chosen));
-    output_store(0u, 2u * out_at + 1u, input_load(1u, 2u * chosen + 1u));
+    output_words(0u, out_at, input_words(1u, chosen));
 #elif defined(INDEX_ROWS)
     uint bits[OPERANDS] = uint[OPERANDS](hit ? 1u : 0u, input_load(1u, params.base[1] + ON_OFFSET),
                                          input_load(1u, params.base[1]));
@@ -93,8 +94,7 @@ void main() {
     umulExtended(e, params.scalar_bits[2], product_high, product_low);
     product_high += e * params.scalar_bits[3];
     uint low = uaddCarry(params.scalar_bits[0], product_low, carry);
-    output_store(0u, 2u * out_at, low);
-    output_store(0u, 2u * out_at + 1u, params.scalar_bits[1] + product_high + carry);
+    output_words(0u, out_at, uvec2(low, params.scalar_bits[1] + product_high + carry));
 #elif defined(INTEGER_SEQUENCE)
     uint bits[OPERANDS] = uint[OPERANDS]((params.scalar_bits[0] + e * params.scalar_bits[1]) & ELEMENT_MASK);
 #else

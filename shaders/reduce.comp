@@ -80,6 +80,7 @@ layout(local_size_x = WORKGROUP_SIZE) in;
 // binding, then the scratch's first word; params.element_count; params.scalar_bits[]),
 // generated from dmlpy/kernels/interface.py.
 #include "kernel_interface.glsl"
+#include "wide_words.glsl"
 
 #if defined(REDUCE_ARG_MAX) || defined(REDUCE_ARG_MIN)
 #define REDUCE_ARG
@@ -801,8 +802,7 @@ void main() {
                 // the group's rows are adjacent along the innermost kept dim
                 uint at = row_at[INPUT_COUNT + o] + g * KEPT_STRIDES_[(KEPT_RANK - 1) * TENSOR_COUNT + INPUT_COUNT + o];
                 if (((WIDE_OUTPUTS >> o) & 1u) != 0u) {  // words 2k and 2k + 1: the value, zero-extended
-                    output_store(o, 2u * at, output_bits[o]);
-                    output_store(o, 2u * at + 1u, 0u);
+                    output_words(o, at, uvec2(output_bits[o], 0u));
                 } else {
                     output_store(o, at, output_bits[o]);
                 }

@@ -46,11 +46,9 @@ layout(local_size_x = WORKGROUP_SIZE) in;
 #if defined(WIDE_ELEMENTS)
 #define SCAN_BITS uvec2
 #define CARRY_WORDS 2u
-SCAN_BITS scan_load(uint at) { return uvec2(input_load(0u, 2u * at), input_load(0u, 2u * at + 1u)); }
-void scan_store(uint at, SCAN_BITS bits) {
-    output_store(0u, 2u * at, bits.x);
-    output_store(0u, 2u * at + 1u, bits.y);
-}
+#include "wide_words.glsl"
+SCAN_BITS scan_load(uint at) { return input_words(0u, at); }
+void scan_store(uint at, SCAN_BITS bits) { output_words(0u, at, bits); }
 #else
 #define SCAN_BITS uint
 #define CARRY_WORDS 1u

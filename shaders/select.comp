@@ -30,6 +30,7 @@
 layout(local_size_x = WORKGROUP_SIZE) in;
 
 #include "kernel_interface.glsl"
+#include "wide_words.glsl"
 
 const uint AXIS_STRIDES_[3] = uint[3](AXIS_STRIDES);
 const uint KEPT_SIZES_[KEPT_RANK] = uint[KEPT_RANK](KEPT_SIZES);
@@ -39,12 +40,9 @@ const uint KEPT_STRIDES_[KEPT_RANK * 3] = uint[KEPT_RANK * 3](KEPT_STRIDES);
 #define KEY uvec2
 #define KEY_WORDS 2u
 
-VALUE value_load(uint at) { return uvec2(input_load(0u, 2u * at), input_load(0u, 2u * at + 1u)); }
+VALUE value_load(uint at) { return input_words(0u, at); }
 
-void value_store(uint at, VALUE bits) {
-    output_store(0u, 2u * at, bits.x);
-    output_store(0u, 2u * at + 1u, bits.y);
-}
+void value_store(uint at, VALUE bits) { output_words(0u, at, bits); }
 
 // A key whose order (high word first, unsigned) is the selection's order of values.
 KEY order_key(VALUE bits) {
@@ -141,9 +139,8 @@ void main() {
         }
         value_store(at[1] + j * AXIS_STRIDES_[1], best_bits);
 #if defined(WIDE_INDICES)
-        // a UINT64 index, bound as UINT32 words: element k at words 2k (the index) and 2k + 1 (zero)
-        output_store(1u, 2u * (at[2] + j * AXIS_STRIDES_[2]), best_index);
-        output_store(1u, 2u * (at[2] + j * AXIS_STRIDES_[2]) + 1u, 0u);
+        // a UINT64 index: the index zero-extended
+        output_words(1u, at[2] + j * AXIS_STRIDES_[2], uvec2(best_index, 0u));
 #else
         output_store(1u, at[2] + j * AXIS_STRIDES_[2], best_index);
 #endif

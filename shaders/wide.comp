@@ -58,6 +58,7 @@
 layout(local_size_x = WORKGROUP_SIZE) in;
 
 #include "kernel_interface.glsl"
+#include "wide_words.glsl"
 
 #if !defined(ROWS)
 const uint SIZES_[RANK] = uint[RANK](SIZES);
@@ -319,14 +320,13 @@ uvec2 encoded(Exact value) {
 
 // Tensor t's element at `at`: both words of a 64-bit tensor, else its bits zero-extended.
 uvec2 element(uint t, uint at) {
-    if (((WIDE_TENSORS >> t) & 1u) != 0u) return uvec2(input_load(t, 2u * at), input_load(t, 2u * at + 1u));
+    if (((WIDE_TENSORS >> t) & 1u) != 0u) return input_words(t, at);
     return uvec2(input_load(t, at), 0u);
 }
 
 void store_result(uint out_at, uvec2 result) {
     if (((WIDE_TENSORS >> INPUT_COUNT) & 1u) != 0u) {
-        output_store(0u, 2u * out_at, result.x);
-        output_store(0u, 2u * out_at + 1u, result.y);
+        output_words(0u, out_at, result);
     } else {
         output_store(0u, out_at, result.x);
     }
