@@ -319,7 +319,7 @@ def test_kernels_split_past_four_inputs_and_sixteen_nodes(device):
 
 # --- Random graphs: fused and unfused give the same bits -------------------------------------------
 
-DATA_TYPES = (T.FLOAT32, T.FLOAT16, T.BFLOAT16, T.INT32, T.INT8)
+DATA_TYPES = (T.FLOAT32, T.FLOAT16, T.BFLOAT16, T.INT32, T.INT8, T.INT64, T.UINT64)
 REQUIRED_SCALARS = (-1.25, 0.5, 2.0, 3.0)
 
 
@@ -386,7 +386,7 @@ def _values(rng, data_type, sizes):
     dtype = data_type_info(data_type).numpy_dtype
     if np.dtype(dtype).kind in "iu":
         info = np.iinfo(dtype)
-        return rng.integers(info.min, info.max, sizes, endpoint=True).astype(dtype)
+        return rng.integers(info.min, info.max, sizes, endpoint=True, dtype=dtype)
     values = (rng.standard_normal(sizes) * 3).astype(dtype)
     flat = values.reshape(-1)
     specials = np.array([np.nan, np.inf, -np.inf, -0.0, 0.0, 1e-40], np.float32).astype(dtype)
@@ -415,7 +415,7 @@ def test_fused_random_graphs_give_the_bits_of_their_operators_run_one_by_one(dev
         return
     # Every graph input must feed a node: a graph output reading each keeps both bound.
     keep = [dml.graph.relu(v) if _supports(OPERATORS["relu"], data_type) else v for v in built[:2]]
-    compiled = g.build([built[-1], *(dml.graph.identity(v) if v in built[:2] else v for v in keep)])
+    compiled = g.build([built[-1], *(dml.graph.element_wise_identity(v) if v in built[:2] else v for v in keep)])
     got = run_graph(device, compiled, graph_inputs)[0]
     assert np.array_equal(bits(got), bits(reference[-1].reshape(-1))), (
         [(schema.name, others, fields) for schema, others, fields in steps], seed, [k.nodes for k in compiled.kernels])

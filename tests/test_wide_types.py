@@ -162,8 +162,9 @@ def test_a_graph_runs_a_64_bit_cast_beside_fused_nodes(device):
 
 
 def test_a_graph_runs_int64_arithmetic_between_fused_nodes(device):
-    """An int64 chain in a graph (cast, multiply, add, clip): each 64-bit node its own kernel,
-    each reading the one before's words; the FLOAT32 nodes around it fuse as they would."""
+    """An int64 chain in a graph (cast, multiply, add, clip): the casts are kernels of their
+    own, the multiply and add one kernel, the clip another (the sum has two readers); each
+    reads the one before's words."""
     g = dml.GraphBuilder(device)
     x = g.input(dml.BufferTensorDesc(T.FLOAT32, (4, 5)))
     labels = g.input(dml.BufferTensorDesc(T.INT64, (4, 5)))
@@ -300,3 +301,83 @@ def test_an_accuracy_on_device_arrays_against_int64_labels(device):
     assert predicted.dtype == np.int64
     accuracy = (predicted == dml.asarray(labels, device=device)).astype(np.float32).mean()
     assert accuracy.numpy() == np.float32(np.sum(scores.argmax(axis=1) == labels)) / np.float32(257)
+
+
+def wrapped(values, data_type: T) -> np.ndarray:
+    """Python integers wrapped to `data_type`'s 64 bits (two's complement for INT64)."""
+    low = -(1 << 63) if data_type == T.INT64 else 0
+    return np.array([(v - low) % (1 << 64) + low for v in values], NUMPY[data_type])
+
+
+@pytest.mark.parametrize("data_type", (T.INT64, T.UINT64), ids=lambda t: t.name)
+def test_a_64_bit_chain_in_a_graph_is_one_kernel_with_the_unfused_bits(device, data_type):
+    """where(x > y, x * y, x - y) on 64-bit integers: four nodes, the comparison's UINT8
+    mask among them, in one kernel; each element as Python's integers wrap, and as the four
+    operators run one by one."""
+    g = dml.GraphBuilder(device)
+    sizes = (37, 29)
+    x, y = (g.input(dml.BufferTensorDesc(data_type, sizes)) for _ in range(2))
+    compiled = g.build([dml.graph.where(dml.graph.greater(x, y), dml.graph.multiply(x, y), dml.graph.subtract(x, y))])
+    assert len(compiled.kernels) == 1 and compiled.kernels[0].plan.path == "wide"
+    rng = np.random.default_rng(21)
+    span = (-(1 << 63), 1 << 63) if data_type == T.INT64 else (0, 1 << 64)
+    values = [rng.integers(*span, sizes, dtype=NUMPY[data_type]) for _ in range(2)]
+    values[0].flat[:4] = values[1].flat[:4]  # ties: x - y is 0
+    values[0].flat[4:8] = np.iinfo(NUMPY[data_type]).max
+    values[1].flat[4:8] = [np.iinfo(NUMPY[data_type]).min, 1, 2, 3]
+    buffers = [device.create_buffer(tensor=dml.BufferTensorDesc(data_type, sizes)) for _ in range(2)]
+    for buffer, given in zip(buffers, values):
+        buffer.write(given)
+    result = device.create_buffer(tensor=compiled.output_tensors[0][1])
+    device.execute(device.create_binding_table(compiled, inputs=buffers, outputs=[result]))
+    a, b = (v.ravel().tolist() for v in values)
+    expected = wrapped([p * q if p > q else p - q for p, q in zip(a, b)], data_type)
+    assert np.array_equal(result.read().reshape(-1), expected)
+    one_by_one = dml.where(dml.greater(*values, device=device), dml.multiply(*values, device=device),
+                           dml.subtract(*values, device=device), device=device)
+    assert np.array_equal(one_by_one.reshape(-1), expected)
+
+
+def test_64_bit_nodes_fuse_only_with_nodes_of_their_type(device):
+    """An INT64 chain's UINT8 mask read by a UINT8 LOGICAL_AND: the INT64 nodes up to the mask
+    share one kernel, and the AND joins the FLOAT32 chain's kernel, not theirs."""
+    g = dml.GraphBuilder(device)
+    x, y = (g.input(dml.BufferTensorDesc(T.INT64, (8,))) for _ in range(2))
+    f = g.input(dml.BufferTensorDesc(T.FLOAT32, (8,)))
+    mask = dml.graph.less(dml.graph.add(x, y), y)
+    both = dml.graph.logical_and(mask, dml.graph.less(dml.graph.relu(f), f))
+    compiled = g.build([both])
+    assert sorted((k.plan.path == "wide", len(k.nodes)) for k in compiled.kernels) == [(False, 3), (True, 2)]
+    buffers = [device.create_buffer(tensor=dml.BufferTensorDesc(t, (8,))) for t in (T.INT64, T.INT64, T.FLOAT32)]
+    xs, ys = np.array([1, -1, 5, -5, 2**62, -2**62, 0, 7]), np.array([3, 3, -2, -2, 2**62, -2**62, 0, -7])
+    fs = np.array([-1, 1, -1, 1, -1, 1, -1, 1], np.float32)
+    for buffer, given in zip(buffers, (xs, ys, fs)):
+        buffer.write(given)
+    result = device.create_buffer(tensor=compiled.output_tensors[0][1])
+    size = compiled.binding_properties.temporary_resource_size
+    device.execute(device.create_binding_table(compiled, inputs=buffers, outputs=[result],
+                                               temporary=device.create_buffer(size) if size else None))
+    sums = wrapped([p + q for p, q in zip(xs.tolist(), ys.tolist())], T.INT64)
+    assert np.array_equal(result.read(), ((sums < ys) & (np.maximum(fs, 0) < fs)).astype(np.uint8))
+
+
+def test_device_array_chains_of_64_bit_math_fuse_into_their_reductions(device, monkeypatch):
+    """NumPy's int64 code on device arrays: an element-wise chain is one kernel, and a row
+    reduction reading it takes the chain as its prologue (a CLIP's FP32 scalars included);
+    the results are NumPy's."""
+    compiled = []
+    original = dml.Device.compile_graph
+    monkeypatch.setattr(dml.Device, "compile_graph",
+                        lambda self, graph, flags=0: compiled.append(original(self, graph, flags)) or compiled[-1])
+    rng = np.random.default_rng(22)
+    a, b = rng.integers(-2**40, 2**40, (33, 70)), rng.integers(-2**20, 2**20, (33, 70))
+    da, db = dml.asarray(a, device=device), dml.asarray(b, device=device)
+    chosen = dml.where(da > db, da * db, da - db)
+    assert np.array_equal(chosen.numpy(), np.where(a > b, a * b, a - b))
+    assert [len(k.nodes) for k in compiled[-1].kernels] == [4]
+    totals = dml.clip((da + db) * db, -2**50, 2**50).sum(axis=1)
+    assert np.array_equal(totals.numpy(), np.clip((a + b) * b, -2**50, 2**50).sum(axis=1))
+    assert [len(k.nodes) for k in compiled[-1].kernels] == [4]
+    best = (da - db).argmax(axis=0)
+    assert np.array_equal(best.numpy(), (a - b).argmax(axis=0))
+    assert [len(k.nodes) for k in compiled[-1].kernels] == [2]

@@ -145,6 +145,10 @@ WIDE_RENDER: dict[str, str] = {
     "input": "uvec2 {out} = words[{value}];",
     "zero": "uvec2 {out} = uvec2(0u);",
     "to_wide": "uvec2 {out} = {0};",
+    # A fused node's output as the unfused operator stores it: a 64-bit value as it is, a
+    # narrower one (a comparison's UINT8) zero-extended, as the kernel reads a narrow input.
+    "narrow": "uvec2 {out} = {0} & low_bits({width}u);",
+    "one_bits": "uvec2 {out} = uvec2({one:#x}u, 0u);",
     "nonzero": "bool {out} = {0} != uvec2(0u);",
     "wide_scalar": "uvec2 {out} = uvec2(params.scalar_bits[{value}], params.scalar_bits[{value} + 1]);",
     "wide_scalar_signed": "uvec2 {out} = uvec2(params.scalar_bits[{value}], params.scalar_bits[{value} + 1]);",

@@ -240,7 +240,7 @@ def plan_reduction(inputs: list[BufferTensorDesc], outputs: list[ReducedOutput],
                                    "it is", "data_type")
         chunk, _ = row_chunks(row_count, reduced_count, render.loop_iterations(value), adapter)
         return plan_wide_reduction(inputs, outputs[0].desc, value, (kept_sizes, kept_strides),
-                                   (reduced_sizes, reduced_strides), chunk, adapter)
+                                   (reduced_sizes, reduced_strides), chunk, adapter, scalars)
     nodes = e.reductions(*(o.value for o in outputs))
     slot = {node.serial: k for k, node in enumerate(nodes)}
     written_by = [len(nodes) if o.per_row else max((slot[n] + 1 for n in e.needed_reductions(o.value)), default=0)

@@ -21,6 +21,7 @@ from .codegen import (
     float_controls_defines,
     fp32_bits,
     is_wide,
+    plan_elementwise,
     uint_list,
     workgroup_size_for,
 )
@@ -89,6 +90,21 @@ def plan_wide_math(inputs: list[BufferTensorDesc], output: BufferTensorDesc, ada
                  _math_body(result, inputs, data_type), scalars)
 
 
+def plan_elementwise_any_width(inputs: list[BufferTensorDesc], output: BufferTensorDesc, adapter: AdapterInfo,
+                               result: e.Expr, scalars: tuple[float, ...] = ()) -> KernelPlan:
+    """plan_wide_math where a tensor is 64-bit (an operator's or a fused chain's math), else
+    plan_elementwise."""
+    planner = plan_wide_math if any(is_wide(t) for t in (*inputs, output)) else plan_elementwise
+    return planner(inputs, output, adapter, result, scalars)
+
+
+def check_wide_math(result: e.Expr, inputs: list[BufferTensorDesc], output: BufferTensorDesc) -> None:
+    """Raises UnsupportedError where plan_wide_math cannot compute `result` (a primitive with
+    no 64-bit form): what a front end checks before it defers the operator."""
+    data_type = next(t.data_type for t in (*inputs, output) if is_wide(t))
+    _math_body(result, inputs, data_type)
+
+
 def _arithmetic_defines(data_type: TensorDataType) -> dict[str, object]:
     return {"ARITHMETIC": "", **({"VALUES_SIGNED": ""} if data_type_info(data_type).signed_integer else {})}
 
@@ -110,11 +126,12 @@ WIDE_FOLDS = {"reduce_wrapping_sum": ("COMBINE_SUM", False), "reduce_wrapping_pr
 def plan_wide_reduction(inputs: list[BufferTensorDesc], output: BufferTensorDesc, value: e.Expr,
                         kept: tuple[tuple[int, ...], list[tuple[int, ...]]],
                         reduced: tuple[tuple[int, ...], list[tuple[int, ...]]], chunk: int,
-                        adapter: AdapterInfo) -> KernelPlan:
+                        adapter: AdapterInfo, scalars: tuple[float, ...] = ()) -> KernelPlan:
     """One reduction a row of integers of one 64-bit type (shaders/wide.comp ROWS): `value`, a
     reduce node over the inputs, stored as it is at each row's place in `output`. `kept` and
     `reduced` are the (sizes, per-tensor strides) of the row and element dims (inputs, then the
-    output: 0 along the reduced dims), `chunk` the elements a partial folds. Wrapping sums and
+    output: 0 along the reduced dims), `chunk` the elements a partial folds, `scalars` the
+    term's (a fused prologue's), as plan_wide_math's. Wrapping sums and
     products and exact extremes give the same result in any order of combination."""
     data_type = next(t.data_type for t in inputs if is_wide(t))
     if value.op not in WIDE_FOLDS or data_type not in (TensorDataType.INT64, TensorDataType.UINT64):
@@ -126,7 +143,8 @@ def plan_wide_reduction(inputs: list[BufferTensorDesc], output: BufferTensorDesc
     row_count, reduced_count = math.prod(kept_sizes), math.prod(reduced_sizes)
     chunk_count = math.ceil(reduced_count / chunk)
     tensors = [*inputs, output]
-    interface = KernelInterface(tuple(bound_type(t) for t in inputs), (bound_type(output),), scratch=chunk_count > 1)
+    interface = KernelInterface(tuple(bound_type(t) for t in inputs), (bound_type(output),), scratch=chunk_count > 1,
+                                scalar_count=len(scalars))
     interface.check(adapter)
     workgroup_size = workgroup_size_for(adapter)
     defines = {
@@ -156,5 +174,6 @@ def plan_wide_reduction(inputs: list[BufferTensorDesc], output: BufferTensorDesc
     stages = (partial, total) if chunk_count > 1 else (partial,)
     return KernelPlan("reduction", stages, inputs[0].element_count,
                       temporary_size=4 * 3 * row_count * chunk_count if chunk_count > 1 else 0, interface=interface,
+                      scalar_bits=fp32_bits(scalars),
                       reason=f"{row_count} rows of {reduced_count} {data_type.name} elements, {chunk_count} chunk(s) "
                              f"of at most {chunk} a row, in 32-bit integer arithmetic: {len(stages)} stage(s)")

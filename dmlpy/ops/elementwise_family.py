@@ -34,8 +34,8 @@ from ..base.types import FeatureLevel as FL
 from ..base.types import TensorDataType as T
 from ..base.types import data_type_info
 from ..ir import expr as e
-from ..kernels.codegen import ElementwiseMath, KernelPlan, ScalarBits, is_wide, plan_elementwise
-from ..kernels.wide import plan_wide_math
+from ..kernels.codegen import ElementwiseMath, KernelPlan, ScalarBits, is_wide
+from ..kernels.wide import check_wide_math, plan_elementwise_any_width
 from .family import Family, FrontEndShape, KernelKind
 from .fields import (
     ScaleBias,
@@ -226,22 +226,24 @@ def _then_activation(desc, result: e.Expr, scalar_values: list, activation) -> t
 
 def _kernel(row: ElementWise):
     def plan(desc, adapter):
-        wide = _has_64_bit_tensor(desc)
-        if row.wide is not None and wide:
+        if row.wide is not None and _has_64_bit_tensor(desc):
             return row.wide(desc, adapter)
         result, scalars = _math(row, desc)
         inputs = [getattr(desc, o.field) for o in row.operands]
-        planner = plan_wide_math if wide else plan_elementwise
-        return planner(inputs, getattr(desc, row.output_field[0]), adapter, result, scalars)
+        return plan_elementwise_any_width(inputs, getattr(desc, row.output_field[0]), adapter, result, scalars)
     return plan
 
 
 def _elementwise(row: ElementWise):
     def math(desc) -> ElementwiseMath | None:
-        if _has_64_bit_tensor(desc):
-            return None  # the 64-bit kernel's alone: not fused
+        wide = _has_64_bit_tensor(desc)
+        if row.wide is not None and wide:
+            return None  # a conversion kernel of its own (CAST's, IDENTITY's): not fused
         try:
             result, scalars = _math(row, desc)
+            if wide:  # 64-bit math fuses only with 64-bit math (ops/fusion.py), in the 64-bit kernel
+                check_wide_math(result, [getattr(desc, o.field) for o in row.operands],
+                                getattr(desc, row.output_field[0]))
         except UnsupportedError:
             return None  # not fused: compiling it on its own says why
         return ElementwiseMath(result, scalars)

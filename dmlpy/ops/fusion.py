@@ -18,6 +18,9 @@ the two nodes run one by one. A matrix product (GEMM: its schema's kernels.matmu
 is absorbed the other way: the element-wise chain that alone reads its output becomes its
 store's epilogue (a bias add, an activation, a residual add, a cast), one kernel with the bits
 of the nodes run one by one. PReLU's gradient runs as its own kernel.
+Nodes on 64-bit tensors (FLOAT64's bits, INT64, UINT64) fuse only with nodes on the same
+64-bit type, their comparisons' UINT8 outputs included: one kernel computes them in 32-bit
+integer words (kernels/wide.py), and a 64-bit reduction takes them as its prologue.
 
 Intermediates. A node output read by another kernel lives in the graph output it also is,
 or else in a 16-byte aligned range of the graph's temporary resource, live from the kernel
@@ -47,10 +50,11 @@ from itertools import groupby
 from ..base.adapter import AdapterInfo
 from ..base.errors import UnsupportedError
 from ..ir import expr as e
-from ..kernels.codegen import KernelPlan, KernelTensor, plan_elementwise
+from ..kernels.codegen import KernelPlan, KernelTensor, is_wide
 from ..kernels.interface import MAX_REDUCTION_INPUTS, elementwise_limits
 from ..kernels.matmul import MatmulEpilogue, MatmulMath, MatmulOperands, plan_matmul
 from ..kernels.reduction import ReducedOutput, ReductionMath, plan_reduction
+from ..kernels.wide import plan_elementwise_any_width
 from .graph import GraphDesc, NodeInputSource
 
 MAX_FUSED_NODES = 16  # keeps a fused body (and glslang's time on it) bounded
@@ -125,12 +129,19 @@ def plan_graph(graph: GraphDesc, adapter: AdapterInfo, segment_size: int | None 
         readers[key] = readers.get(key, 0) + 1
     graph_outputs = {(edge.from_node, edge.from_node_output_index): edge.graph_output_index
                      for edge in graph.output_edges}
+    # The 64-bit data types each node binds: a kernel computes either no 64-bit tensor or
+    # 64-bit math of one type alone (kernels/wide.py), its comparisons' UINT8 included.
+    wide_types = [frozenset(getattr(d, t.name).data_type for t in d.schema.present(d) if is_wide(getattr(d, t.name)))
+                  for d in descs]
     max_inputs, scalar_room = elementwise_limits(adapter)
 
     def fits(nodes: list[int]) -> bool:
         root = reductions[nodes[-1]]
         hosts = [n for n in nodes if products[n] is not None]
         if len(hosts) > 1 or (hosts and root is not None):  # one product a kernel, never a reduction's prologue
+            return False
+        if len({wide_types[n] for n in nodes}) > 1 or (hosts and wide_types[hosts[0]]) \
+                or len(wide_types[nodes[0]]) > 1:
             return False
         scalars = sum(len(math[n].scalars) for n in nodes if math[n] is not None) + len(root.scalars if root else ())
         if hosts:  # the sum, the product's own epilogue inputs and the chain's: the element-wise kernel's room
@@ -256,7 +267,8 @@ def plan_graph(graph: GraphDesc, adapter: AdapterInfo, segment_size: int | None 
             external = _external_sources(graph, group.nodes)
             result, scalars = _fused_math(graph, group.nodes, math, external)
             output = location[root, 0]
-            plan = plan_elementwise([read(s).desc for s in external], output.desc, adapter, result, scalars)
+            plan = plan_elementwise_any_width([read(s).desc for s in external], output.desc, adapter, result,
+                                              scalars)
             tensors = [*(read(s) for s in external), output]
         if not plan.windowable:
             _check_bindable(group, descs[root], plan, tensors, segment_size)
