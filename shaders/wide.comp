@@ -26,7 +26,9 @@
 //   to an integer type, from one:    the low bits of the target's width (two's complement).
 //
 // Defines: WORKGROUP_SIZE, ELEMENT_COUNT, RANK, SIZES, STRIDES (RANK groups of one element
-// stride per tensor: inputs, then the output), WIDE_TENSORS (bit t: tensor t is 64-bit),
+// stride per tensor: inputs, then the output), PACKED where every tensor is packed row-major
+// (element e of each at its base + e, e below params.element_count: the dispatch may run in
+// windows of elements), WIDE_TENSORS (bit t: tensor t is 64-bit),
 // ELEMENT_BITS and DTYPE_* (the output's bound type); one of CONVERT, ARITHMETIC; for CONVERT,
 // SOURCE_BITS with SOURCE_FLOAT (and SOURCE_EXPONENT_BITS, SOURCE_MANTISSA_BITS) or
 // SOURCE_SIGNED (else unsigned), input 0's type, TARGET_BITS with TARGET_FLOAT (and
@@ -422,8 +424,12 @@ void main() {
 #else
 void main() {
     uint e = invocation_index();
-    if (e >= ELEMENT_COUNT) return;
     uint at[TENSOR_COUNT];
+#if defined(PACKED)
+    if (e >= params.element_count) return;  // the window's elements
+    [[unroll]] for (uint t = 0u; t < TENSOR_COUNT; ++t) at[t] = params.base[t] + e;
+#else
+    if (e >= ELEMENT_COUNT) return;
     [[unroll]] for (uint t = 0u; t < TENSOR_COUNT; ++t) at[t] = params.base[t];
     uint rest = e;
     [[unroll]] for (int d = RANK - 1; d >= 0; --d) {
@@ -431,6 +437,7 @@ void main() {
         [[unroll]] for (uint t = 0u; t < TENSOR_COUNT; ++t) at[t] += coordinate * STRIDES_[d * TENSOR_COUNT + t];
         rest /= SIZES_[d];
     }
+#endif
 #if defined(CONVERT) && defined(SAME_TYPE)
     uvec2 result = element(0u, at[0]);  // the bits as they are (a NaN's payload too), as every same-type CAST
 #elif defined(CONVERT)

@@ -381,3 +381,21 @@ def test_device_array_chains_of_64_bit_math_fuse_into_their_reductions(device, m
     best = (da - db).argmax(axis=0)
     assert np.array_equal(best.numpy(), (a - b).argmax(axis=0))
     assert [len(k.nodes) for k in compiled[-1].kernels] == [2]
+
+
+def test_packed_64_bit_tensors_past_a_segment_run_in_windows():
+    """A device whose buffers bind in 4 KiB segments (512 INT64 elements): packed 64-bit work
+    (a fused chain with a UINT8 mask, a cast, the NumPy front end, views at odd offsets) is
+    split into windows at the boundaries, with NumPy's results; a transposed one reads
+    packed copies (NumPy arrays) as the 32-bit kernels do."""
+    with dml.create_device() as device:
+        device.segment_size = 4096
+        rng = np.random.default_rng(23)
+        a, b = rng.integers(-2**62, 2**62, 3001), rng.integers(-2**31, 2**31, 3001)
+        da, db = dml.asarray(a, device=device), dml.asarray(b, device=device)
+        assert np.array_equal(dml.where(da > db, da - db, db).numpy(), np.where(a > b, a - b, b))
+        assert np.array_equal((da[3:] < db[:-3]).numpy(), (a[3:] < b[:-3]).astype(np.uint8))
+        assert np.array_equal(da.astype(np.float32).numpy(), a.astype(np.float32))
+        assert np.array_equal(dml.multiply(a, b, device=device), a * b)
+        square = a[:2916].reshape(54, 54)
+        assert np.array_equal(dml.subtract(square.T, square, device=device), square.T - square)

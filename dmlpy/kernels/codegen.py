@@ -130,11 +130,9 @@ class KernelPlan:
     scalar_bits: tuple[int, ...] = ()  # FP32 scalars, pushed after the bases and count (push_constants)
     interface: KernelInterface | None = None  # None: copy.comp, whose caller pushes its word count
     reason: str = ""  # why this path and dispatch shape (tools/dump_shaders.py prints it)
-
-    @property
-    def windowable(self) -> bool:
-        """Whether the dispatch may be split into windows of elements (see windows.py)."""
-        return self.path == "packed"
+    # Whether the dispatch may be split into windows of elements (windows.py): each stage
+    # covers the elements its push constants name, element i of every tensor at base + i.
+    windowable: bool = False
 
     def workgroups(self, adapter: AdapterInfo) -> list[tuple[int, int, int] | None]:
         """The grid of each stage over the whole tensor (None: the stage has nothing to do)."""
@@ -384,7 +382,7 @@ def plan_elementwise(inputs: list[BufferTensorDesc], output: BufferTensorDesc, a
                    f"{'a workgroup apart (a GPU: coalesced)' if interleaved else 'consecutive (a CPU device)'}"
                    f"{', each vector moved as two 64-bit words' if interface.vector_words_64 else ''}")
         return KernelPlan(path, stages, output.element_count, scalar_bits=scalar_bits, reason=reason,
-                          interface=interface)
+                          interface=interface, windowable=path == "packed")
     if path == "mixed":
         # Whole items in the main dispatch, the elements past them one an invocation in a tail.
         item = 128 // min(data_type_info(t.data_type).bits for t in read_by_words)

@@ -10,7 +10,7 @@ import math
 
 from ..base.adapter import AdapterInfo
 from ..base.errors import UnsupportedError
-from ..base.tensor_desc import BufferTensorDesc
+from ..base.tensor_desc import BufferTensorDesc, packed_strides
 from ..base.types import TensorDataType, data_type_info
 from ..ir import expr as e
 from ..ir import render
@@ -49,6 +49,9 @@ def _plan(inputs: list[BufferTensorDesc], output: BufferTensorDesc, defines: dic
           adapter: AdapterInfo, body: tuple[str, ...] = (), scalars: tuple[float, ...] = ()) -> KernelPlan:
     tensors = [*inputs, output]
     bound = bound_type(output)
+    # Every tensor packed row-major: element i of each at its base + i, so the dispatch can be
+    # split into windows at buffer segment boundaries (a 64-bit tensor past 128 MiB on lavapipe).
+    packed = all(t.element_strides == packed_strides(output.sizes) for t in tensors)
     defines = {
         f"DTYPE_{bound.name}": "",
         "ELEMENT_BITS": data_type_info(bound).bits,
@@ -59,15 +62,17 @@ def _plan(inputs: list[BufferTensorDesc], output: BufferTensorDesc, defines: dic
         "SIZES": uint_list(output.sizes),
         "STRIDES": uint_list(t.element_strides[d] for d in range(output.dimension_count) for t in tensors),
         "WIDE_TENSORS": sum(1 << k for k, t in enumerate(tensors) if is_wide(t)),
+        **({"PACKED": ""} if packed else {}),
         **defines,
     }
     interface = KernelInterface(tuple(bound_type(t) for t in inputs), (bound,), scalar_count=len(scalars))
     interface.check(adapter)
     stage = KernelStage("main", "wide.comp", defines, defines["WORKGROUP_SIZE"],
                         generated=(("kernel_interface.glsl", interface.header()), ("operator_body.glsl", body)))
+    windows = "; every tensor packed: split into windows past a buffer segment" if packed else ""
     return KernelPlan("wide", (stage,), output.element_count, scalar_bits=fp32_bits(scalars), interface=interface,
                       reason=f"{output.element_count} elements, one invocation each, {how} in 32-bit integer "
-                             "arithmetic")
+                             f"arithmetic{windows}", windowable=packed)
 
 
 def plan_wide_conversion(source: BufferTensorDesc, target: BufferTensorDesc, adapter: AdapterInfo) -> KernelPlan:

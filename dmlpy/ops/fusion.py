@@ -30,8 +30,8 @@ the graph's order, each after the ones it reads, a barrier between consecutive k
 ranges never live at once share bytes: each is placed at the lowest offset free for its
 whole life (first fit, in the order ranges go live). A range that fits in one of the
 device's buffer segments never crosses a segment boundary (counted from the start of the
-temporary resource), since only packed element-wise kernels are split into windows at those
-boundaries (windows.py).
+temporary resource), since only element-wise kernels over packed tensors are split into
+windows at those boundaries (windows.py).
 
 In place. A graph output may be bound over a graph input that every kernel reading it has
 read by then, or, in the kernel that reads it, exactly in place where its nodes run element
@@ -324,8 +324,8 @@ def _check_bindable(group: _Group, root_desc, plan: KernelPlan, tensors: list[Ke
         raise UnsupportedError(
             f"{nodes} binds {what} of {size} bytes, more than the {segment_size} bytes one binding of this device "
             f"reaches (maxStorageBufferRange and maxMemoryAllocationSize); its kernel (path {plan.path}) binds "
-            f"each tensor whole, since only packed element-wise kernels are split into windows at that limit: "
-            f"keep this node's tensors within {segment_size} bytes (split them over several nodes)")
+            f"each tensor whole, since only element-wise kernels over packed tensors are split into windows at that "
+            f"limit: keep this node's tensors within {segment_size} bytes (split them over several nodes)")
 
 
 def _fused_inputs(graph: GraphDesc, nodes: list[int], math: list, external: list[NodeInputSource]):
