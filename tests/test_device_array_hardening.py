@@ -367,3 +367,23 @@ def test_broadcasting_device_arrays_across_segments(device, small_segments):
     mixed = dml.relu_grad(dml.asarray(x, device=small_segments), chained)
     assert np.array_equal(bits(got.numpy()), bits(dml.relu_grad(x, row, device=device)))
     assert np.array_equal(bits(mixed.numpy()), bits(dml.relu_grad(x, dml.tanh(dml.linear(row, 2.0, 0.0)))))
+
+
+def test_kernels_that_bind_tensors_whole_run_in_pieces_across_segments(device, small_segments):
+    """A comparison (FP32 in, UINT8 out), a cast between widths and a transposed operand have
+    kernels that bind each tensor whole: past a segment they run on packed host copies in
+    pieces that fit one (the NumPy front end once recursed without end here), on NumPy arrays
+    and device arrays alike, with the bits of one call on a device of large segments."""
+    rng = np.random.default_rng(7)
+    x = (rng.standard_normal(3001) * 1e5).astype(np.float32)  # 12,004 bytes: four segments
+    square = x[:2916].reshape(54, 54)
+    calls = [(dml.less, (x, np.float32(0.5))), (dml.cast, (x, np.float16)), (dml.add, (square.T, square))]
+    for function, (a, b) in calls:
+        expected = function(a, b, device=device)
+        assert np.array_equal(bits(function(a, b, device=small_segments)), bits(expected)), function.__name__
+        on_device = function(dml.asarray(a, device=small_segments), b if function is dml.cast else
+                             dml.asarray(b, device=small_segments))
+        assert np.array_equal(bits(on_device.numpy()), bits(expected)), function.__name__
+    out = dml.asarray(np.zeros(3001, np.uint8), device=small_segments)
+    assert dml.less(dml.asarray(x, device=small_segments), 0.5, out=out) is out
+    assert np.array_equal(out.numpy(), (x < 0.5).astype(np.uint8))

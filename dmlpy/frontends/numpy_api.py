@@ -122,13 +122,19 @@ def _run_elementwise(desc_class, arrays: dict[str, np.ndarray], out, device: Dev
     compiled = _compiled_for(device, desc_class, data_types, sizes, strides, fields)
     descs = [getattr(compiled.desc, f.name) for f in compiled.desc.schema.tensors]
     if not compiled.plan.windowable and max(d.total_tensor_size_in_bytes for d in descs) > device.segment_size:
-        # A layout that cannot be split across buffer segments: run on packed copies instead.
+        # A kernel that binds each tensor whole (a layout or a mix of widths that cannot be
+        # windowed) larger than a buffer segment: element by element, so run it on packed host
+        # copies in pieces that each fit in one segment.
         LOG.info("%s: a layout larger than a buffer segment (%d bytes) that cannot be windowed runs on packed "
-                 "host copies", desc_class.schema.name, device.segment_size)
-        packed = np.empty(first.shape, result_dtype)
-        _run_elementwise(desc_class, {name: np.ascontiguousarray(a) for name, a in arrays.items()}, packed,
-                         device, requested, **fields)
-        result[...] = packed
+                 "host copies, in pieces", desc_class.schema.name, device.segment_size)
+        flat = {name: np.ascontiguousarray(a).reshape(-1) for name, a in arrays.items()}
+        widest = max(d.element_size for d in descs)
+        step = max(device.segment_size // widest // 16 * 16, 1)
+        packed = np.empty(first.size, result_dtype)
+        for start in range(0, first.size, step):
+            _run_elementwise(desc_class, {name: a[start:start + step] for name, a in flat.items()},
+                             packed[start:start + step], device, requested, **fields)
+        result[...] = packed.reshape(first.shape)
         return result
     spans = [span(v, sizes, s) for v, s in zip(views, strides)]
     # The gaps between out's elements are never written: in place they are uploaded with
@@ -279,6 +285,17 @@ def _run_resident(schema: OperatorSchema, values: dict[str, object], out, device
     descs = [a.strided_desc(sizes, s) for a, s in zip(arrays.values(), strides)]
     result_desc = out.strided_desc(sizes, result_strides) if writes_out else BufferTensorDesc(result_type, sizes)
     desc = schema.desc_class(*descs, result_desc, **fields, **extra)
+    if oversized and not rowwise and not owner.compile_cached(desc).plan.windowable:
+        # A kernel that binds each tensor whole (a comparison's or a cast's mix of widths, a
+        # transposed view) past a buffer segment: through host copies, run in pieces.
+        LOG.info("%s: device arrays larger than a buffer segment (%d bytes) whose kernel cannot be windowed run "
+                 "through host copies", schema.name, owner.segment_size)
+        computed = _run_elementwise(schema.desc_class, {name: a.numpy() for name, a in arrays.items()}, None, owner,
+                                    requested, **fields)
+        if out is None:
+            return asarray(computed, owner)
+        out.write(computed)
+        return out
     if out is None and not rowwise and len(schema.outputs) == 1 and schema.elementwise is not None:
         # An element-wise result is computed when first read, with the chain that leads to it
         # as one fused graph (device_array.py); the operator is accepted (or refused) now.
