@@ -387,3 +387,43 @@ def test_kernels_that_bind_tensors_whole_run_in_pieces_across_segments(device, s
     out = dml.asarray(np.zeros(3001, np.uint8), device=small_segments)
     assert dml.less(dml.asarray(x, device=small_segments), 0.5, out=out) is out
     assert np.array_equal(out.numpy(), (x < 0.5).astype(np.uint8))
+
+
+def test_same_shaped_arrays_and_wider_results_past_a_segment(device, small_segments):
+    """The paths that skipped the pieces: two contiguous arrays of one shape (the front end's
+    fast path), a UINT8 condition or input whose result or other operands are wider, and a
+    missing required scalar union (a TypeError naming it, as on every other path)."""
+    rng = np.random.default_rng(8)
+    a, b = (rng.standard_normal(3001).astype(np.float32) for _ in range(2))
+    small_ints = rng.integers(0, 200, 3001).astype(np.uint8)
+    assert np.array_equal(dml.equal(a, b, device=small_segments), (a == b).astype(np.uint8))
+    mask = (a > 0).astype(np.uint8)
+    on_device = dml.where(dml.asarray(mask, device=small_segments), dml.asarray(a, device=small_segments),
+                          dml.asarray(b, device=small_segments))
+    assert np.array_equal(bits(on_device.numpy()), bits(np.where(mask != 0, a, b)))
+    widened = dml.asarray(small_ints, device=small_segments).astype(np.float16)
+    assert np.array_equal(bits(widened.numpy()), bits(small_ints.astype(np.float16)))
+    with pytest.raises(TypeError, match=r"clip1\(\) missing a required argument: 'min'"):
+        dml.clip1(a, max=1.0, device=device)
+
+
+@pytest.mark.parametrize("axis", [0, 1, -1])
+def test_running_sums_and_top_k_past_a_segment_run_in_pieces_of_whole_rows(device, small_segments, axis):
+    """cumsum, cumprod and top_k were refused at binding past a segment; they now run in
+    pieces that keep whole rows, with the bits of one call; a row longer than a segment is
+    refused in the front end's words."""
+    rng = np.random.default_rng(9)
+    x = rng.standard_normal((90, 40)).astype(np.float32)  # 14,400 bytes
+    for call in (lambda v, d: dml.cumsum(v, axis=axis, device=d),
+                 lambda v, d: dml.cumprod(v, axis=axis, reverse=True, device=d),
+                 lambda v, d: dml.top_k(v, 3, axis=axis, device=d)):
+        expected = call(x, device)
+        got = call(x, small_segments)
+        on_device = call(dml.asarray(x, device=small_segments), None)
+        for e, g, r in zip(*(v if isinstance(v, tuple) else (v,) for v in (expected, got, on_device))):
+            assert np.array_equal(bits(g), bits(e)) and g.dtype == e.dtype
+            assert np.array_equal(r.numpy().astype(e.dtype), e)
+    with pytest.raises(dml.UnsupportedError, match="cumsum runs along 1200 elements"):
+        dml.cumsum(np.ones((3, 1200), np.float32), axis=1, device=small_segments)
+    with pytest.raises(dml.UnsupportedError, match="top_k selects from 1200 elements"):
+        dml.top_k(np.ones((1200, 3), np.float32), 1, axis=0, device=small_segments)

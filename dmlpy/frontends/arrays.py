@@ -294,11 +294,13 @@ def normalized_axes(axes, ndim: int, argument: str):
     return axes
 
 
-def whole_row_pieces(shape: tuple[int, ...], reduced: set[int], itemsize: int, limit: int, what: str) -> list[tuple]:
+def whole_row_pieces(shape: tuple[int, ...], reduced: set[int], itemsize: int, limit: int, what: str,
+                     verb: str = "reduces") -> list[tuple]:
     """Index tuples cutting an array of `shape` along the axes not in `reduced`, outermost
     first, into pieces of at most `limit` bytes each: a row-wise kernel reads whole rows,
     so it cannot be windowed across buffer segments the way element-wise kernels are, but
-    each of its outputs depends only on its own rows, which a piece keeps whole."""
+    each of its outputs depends only on its own rows, which a piece keeps whole. A row past
+    `limit` is refused: "`what` `verb` N elements ..."."""
     def cut(index: tuple, axis: int) -> list[tuple]:
         extent = [s.stop - s.start for s in index]
         nbytes = math.prod(extent) * itemsize
@@ -307,8 +309,8 @@ def whole_row_pieces(shape: tuple[int, ...], reduced: set[int], itemsize: int, l
         free = next((a for a in range(axis, len(shape)) if a not in reduced and extent[a] > 1), None)
         if free is None:
             raise UnsupportedError(
-                f"{what} reduces {math.prod(extent)} elements ({nbytes} bytes) at once, and this device binds at "
-                f"most {limit} bytes of a tensor at once (maxStorageBufferRange): reduce fewer elements per call")
+                f"{what} {verb} {math.prod(extent)} elements ({nbytes} bytes) at once, and this device binds at "
+                f"most {limit} bytes of a tensor at once (maxStorageBufferRange): take fewer elements per row")
         step = max(1, limit // (nbytes // extent[free]))
         pieces = []
         for start in range(index[free].start, index[free].stop, step):

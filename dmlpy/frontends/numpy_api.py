@@ -167,7 +167,7 @@ def _run_fast(schema: OperatorSchema, arrays: tuple, values: dict) -> np.ndarray
     data_type = data_type_for_numpy(first.dtype)
     device = values["device"]
     if data_type is None or not isinstance(device, (Device, type(None))) or \
-            any(s.name not in values for s in schema.scalars) or \
+            any(f.name not in values for f in (*schema.scalars, *schema.values)) or \
             not all(isinstance(values[f.name], (bool, np.bool_)) for f in schema.flags):
         return None
     device = as_device(device)
@@ -178,6 +178,9 @@ def _run_fast(schema: OperatorSchema, arrays: tuple, values: dict) -> np.ndarray
     result_type = output_data_type(schema, {field.argument: data_type for field in schema.inputs})
     compiled = _compiled_for(device, schema.desc_class, [data_type] * len(arrays) + [result_type], (first.size,),
                              [(1,)] * (len(arrays) + 1), fields)
+    if not compiled.plan.windowable and \
+            first.size * max(first.itemsize, data_type_info(result_type).element_size) > device.segment_size:
+        return None  # past a buffer segment with a kernel that binds tensors whole: the general path runs pieces
     raw = run_bound(device, compiled, None, lambda binding: binding.run([a.reshape(-1) for a in arrays], False))
     result_dtype = data_type_info(result_type).numpy_dtype
     return raw[:first.size * result_dtype.itemsize].view(result_dtype).reshape(first.shape)
@@ -218,7 +221,6 @@ def _run_resident(schema: OperatorSchema, values: dict[str, object], out, device
                 typed = like if like is not None else resident[0]
                 arrays[name] = asarray(typed_like(value, typed.dtype, name) if typeless(value) else value, owner)
     arrays = {name: arrays[name] for name in values}
-    first = next(iter(arrays.values()))
     for group in groups:
         check_same_dtype(arrays, group)
     try:
@@ -249,7 +251,8 @@ def _run_resident(schema: OperatorSchema, values: dict[str, object], out, device
     sharing = [a for a in arrays.values() if out is not None and a.may_share_memory(out)]
     in_place = bool(sharing) and schema.in_place and all(a is out for a in sharing)
     writes_out = out is not None and (in_place or not sharing) and (not rowwise or out.contiguous() is out)
-    oversized = max(math.prod(shape), 1) * first.dtype.itemsize > owner.segment_size - 16
+    widest = max(result_dtype.itemsize, *(a.dtype.itemsize for a in arrays.values()))
+    oversized = max(math.prod(shape), 1) * widest > owner.segment_size - 16
     if oversized and rowwise:
         LOG.info("%s: device arrays larger than a buffer segment (%d bytes) run row-wise through host copies",
                  schema.name, owner.segment_size)

@@ -270,8 +270,8 @@ def _cumulative(desc_class, exclusive_field: str, x, axis, exclusive: bool, reve
         raise InvalidArgumentError(f"axis {shown(axis)} must be an int or None", "axis")
     x = _as_input(x)
     schema = desc_class.schema
-    _refuse_untaken("cumsum" if desc_class is CumulativeSummationOperatorDesc else "cumprod", schema.dml_name, x,
-                    schema.data_types())
+    name = "cumsum" if desc_class is CumulativeSummationOperatorDesc else "cumprod"
+    _refuse_untaken(name, schema.dml_name, x, schema.data_types())
     on_device = isinstance(x, DeviceArray)
     if axis is None:  # NumPy's: over the flattened array
         shape, axis = (x.size,), 0
@@ -280,6 +280,16 @@ def _cumulative(desc_class, exclusive_field: str, x, axis, exclusive: bool, reve
     if x.size == 0:
         values = np.zeros(shape, x.dtype)
         return asarray(values, x.device) if on_device else values
+    limit = (x.device if on_device else as_device(device)).segment_size - MINIMUM_BUFFER_TENSOR_ALIGNMENT
+    if x.nbytes > limit:  # pieces of whole rows (each running value depends on its own row only), on the host
+        if on_device and device is not None and device is not x.device:
+            raise InvalidArgumentError("device names another device than x's", "device")
+        owner = x.device if on_device else as_device(device)
+        rows = (x.numpy() if on_device else np.asarray(x)).reshape(shape)
+        result = np.empty(shape, x.dtype)
+        for piece in whole_row_pieces(shape, {axis}, x.dtype.itemsize, limit, name, "runs along"):
+            result[piece] = _cumulative(desc_class, exclusive_field, rows[piece], axis, exclusive, reverse, owner)
+        return asarray(result, owner) if on_device else result
     data_type = x.data_type if on_device else data_type_for_numpy(x.dtype)
     desc = desc_class(BufferTensorDesc(data_type, shape), BufferTensorDesc(data_type, shape), axis,
                       AxisDirection.DECREASING if reverse else AxisDirection.INCREASING,
@@ -340,6 +350,20 @@ def top_k(x: ArrayLike | DeviceArray, k: int, axis: int = -1, largest: bool = Tr
                                    "along axis", "k")
     data_type = x.data_type if on_device else data_type_for_numpy(x.dtype)
     selected = tuple(int(k) if d == axis else n for d, n in enumerate(shape))
+    limit = (x.device if on_device else as_device(device)).segment_size - MINIMUM_BUFFER_TENSOR_ALIGNMENT
+    itemsize = np.maximum(x.dtype.itemsize, 4).item()  # the indices are UINT32 (`max` here is the front end)
+    if x.size * itemsize > limit:  # pieces of whole rows (each row's selection is its own), on the host
+        if on_device and device is not None and device is not x.device:
+            raise InvalidArgumentError("device names another device than x's", "device")
+        owner = x.device if on_device else as_device(device)
+        rows = (x.numpy() if on_device else np.asarray(x)).reshape(shape)
+        values, indices = np.empty(selected, x.dtype), np.empty(selected, np.int64)
+        for piece in whole_row_pieces(shape, {axis}, itemsize, limit, "top_k", "selects from"):
+            chosen = tuple(slice(0, k) if d == axis else s for d, s in enumerate(piece))
+            values[chosen], indices[chosen] = top_k(rows[piece], k, axis, largest, device=owner)
+        if on_device:
+            return asarray(values, owner), asarray(indices.astype(np.uint32), owner)
+        return values, indices
     desc = TopK1OperatorDesc(BufferTensorDesc(data_type, shape), BufferTensorDesc(data_type, selected),
                              BufferTensorDesc(T.UINT32, selected), axis, k,
                              AxisDirection.DECREASING if largest else AxisDirection.INCREASING)
