@@ -427,3 +427,27 @@ def test_running_sums_and_top_k_past_a_segment_run_in_pieces_of_whole_rows(devic
         dml.cumsum(np.ones((3, 1200), np.float32), axis=1, device=small_segments)
     with pytest.raises(dml.UnsupportedError, match="top_k selects from 1200 elements"):
         dml.top_k(np.ones((1200, 3), np.float32), 1, axis=0, device=small_segments)
+
+
+def test_matrix_products_past_a_segment_run_in_blocks_with_the_bits_of_one_call(device, small_segments):
+    """GEMM's operands past a segment were refused at binding; the product now runs in blocks
+    of rows and columns (batches broadcast, transposes, C, alpha, beta and a fused activation
+    included), each output element summing its K products in the one documented order: the
+    bits of one call. A K whose row of A alone passes a segment is refused."""
+    rng = np.random.default_rng(10)
+    a = rng.standard_normal((2, 1, 48, 37)).astype(np.float32)  # 14 KiB
+    b = rng.standard_normal((3, 50, 37)).astype(np.float32)
+    c = rng.standard_normal((50,)).astype(np.float32)
+    relu = dml.ActivationReluOperatorDesc(None, None)
+    options = dict(trans_a=True, trans_b=True, alpha=0.5, beta=2.0, fused_activation=relu)
+    a_t = np.ascontiguousarray(np.swapaxes(a, -1, -2))  # (2, 1, 37, 48): op(a) is (48, 37)
+    expected = dml.gemm(a_t, b, c, **options, device=device)
+    assert expected.shape == (2, 3, 48, 50)
+    assert np.array_equal(bits(dml.gemm(a_t, b, c, **options, device=small_segments)), bits(expected))
+    resident = dml.gemm(*(dml.asarray(v, device=small_segments) for v in (a_t, b, c)), **options)
+    assert np.array_equal(bits(resident.numpy()), bits(expected))
+    square = rng.standard_normal((60, 60)).astype(np.float16)
+    on_device = dml.asarray(square, device=small_segments)
+    assert np.array_equal(bits((on_device.T @ on_device).numpy()), bits(dml.matmul(square.T, square, device=device)))
+    with pytest.raises(dml.UnsupportedError, match="matmul sums 1100 products"):
+        dml.matmul(np.ones((2, 1100), np.float32), np.ones(1100, np.float32), device=small_segments)

@@ -7,12 +7,13 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ..base.errors import InvalidArgumentError, shown
+from ..base.errors import InvalidArgumentError, UnsupportedError, shown
 from ..base.tensor_desc import BufferTensorDesc, calc_buffer_tensor_size, packed_strides
 from ..base.types import TensorDataType, data_type_for_numpy
 from ..ops.enums import MatrixTransform
 from ..ops.gemm import GemmOperatorDesc, MatrixMultiplyIntegerOperatorDesc
 from ..ops.schema import OperatorDesc
+from ..runtime.binding import MINIMUM_BUFFER_TENSOR_ALIGNMENT
 from ..runtime.device import Device
 from .array_operators import ARRAY_OPERATORS
 from .arrays import as_array, as_device, asarray, check_out
@@ -174,7 +175,59 @@ def _product(a, b, c, trans_a: MatrixTransform, trans_b: MatrixTransform, alpha,
                             None if c is None else _broadcast_desc(c, c.shape, sizes),
                             BufferTensorDesc(data_type_for_numpy(a.dtype), sizes), trans_a, trans_b, alpha, beta,
                             fused_activation)
+    owner = next((x.device for x in arrays.values() if isinstance(x, DeviceArray)), None)
+    limit = (owner or as_device(device)).segment_size - MINIMUM_BUFFER_TENSOR_ALIGNMENT
+    if max(getattr(desc, t.name).total_tensor_size_in_bytes for t in desc.schema.present(desc)) > limit:
+        product = _in_pieces(desc, a, b, c, a_shape, b_shape, owner or as_device(device), limit, name)
+        if owner is not None:
+            if device is not None and device is not owner:
+                raise InvalidArgumentError("device names another device than the arrays': pass arrays of that "
+                                           "device (dmlpy.asarray(a, device=...)) or leave device out", "device")
+            if out is None:
+                return asarray(product.reshape(shape), owner)
+        if out is not None:
+            check_out(out, shape, product.dtype)
+            out[...] = product.reshape(shape)
+            return out
+        return product.reshape(shape)
     return _run(desc, [a, b, c], out, device, shape)
+
+
+def _in_pieces(desc, a, b, c, a_shape: tuple[int, ...], b_shape: tuple[int, ...], device: Device, limit: int,
+               name: str) -> np.ndarray:
+    """GEMM whose tensors do not fit in one buffer segment, on host copies: each batch's product
+    in blocks of rows of op(A) and columns of op(B) whose tensors each fit in `limit` bytes.
+    Every output element still sums its K products in the documented order, so the bits are
+    those of one call; a K past a segment (one row of A) is refused."""
+    sizes = desc.output_tensor.sizes
+    m, n = sizes[-2:]
+    host = [x.numpy() if isinstance(x, DeviceArray) else np.asarray(x) for x in (a, b)]
+    a_rows, b_rows = (np.broadcast_to(x.reshape(shape), (*sizes[:-2], *shape[-2:]))
+                      for x, shape in zip(host, (a_shape, b_shape)))
+    if desc.trans_a is MatrixTransform.TRANSPOSE:
+        a_rows = np.swapaxes(a_rows, -1, -2)
+    if desc.trans_b is MatrixTransform.TRANSPOSE:
+        b_rows = np.swapaxes(b_rows, -1, -2)
+    k = a_rows.shape[-1]
+    itemsize = a_rows.dtype.itemsize
+    if k * itemsize > limit:
+        raise UnsupportedError(f"{name} sums {k} products (a row of {k * itemsize} bytes) at once, and this device "
+                               f"binds at most {limit} bytes of a tensor at once (maxStorageBufferRange): take a "
+                               "smaller K per call")
+    columns = max(1, min(n, limit // (k * itemsize)))
+    rows = max(1, min(m, limit // (k * itemsize), limit // (columns * itemsize)))
+    biases = None if c is None else np.broadcast_to(c.numpy() if isinstance(c, DeviceArray) else np.asarray(c), sizes)
+    result = np.empty(sizes, a_rows.dtype)
+    for batch in np.ndindex(*sizes[:-2]):
+        for top in range(0, m, rows):
+            for left in range(0, n, columns):
+                these_rows, these_columns = slice(top, top + rows), slice(left, left + columns)
+                block = (*batch, these_rows, these_columns)
+                result[block] = _product(
+                    a_rows[(*batch, these_rows)], b_rows[(*batch, slice(None), these_columns)],
+                    None if biases is None else biases[block], MatrixTransform.NONE, MatrixTransform.NONE, desc.alpha,
+                    desc.beta, desc.fused_activation, None, device, name)
+    return result
 
 
 def _empty_product(name: str, a, b, shape: tuple[int, ...], k: int, out):
