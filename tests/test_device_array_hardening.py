@@ -451,3 +451,31 @@ def test_matrix_products_past_a_segment_run_in_blocks_with_the_bits_of_one_call(
     assert np.array_equal(bits((on_device.T @ on_device).numpy()), bits(dml.matmul(square.T, square, device=device)))
     with pytest.raises(dml.UnsupportedError, match="matmul sums 1100 products"):
         dml.matmul(np.ones((2, 1100), np.float32), np.ones(1100, np.float32), device=small_segments)
+
+
+def test_integer_products_and_one_hot_past_a_segment_run_in_pieces(device, small_segments):
+    """MATRIX_MULTIPLY_INTEGER (zero points per row and per column, batches) in blocks, exact as
+    NumPy's int64 product; ONE_HOT in pieces of whole rows of `depth`; constants and integer
+    sequences (a piece starts at its first value, wrapped) in pieces; a float sequence, whose
+    element i rounds start + i * delta, refused in the front end's words."""
+    rng = np.random.default_rng(11)
+    a = rng.integers(-128, 128, (2, 70, 90)).astype(np.int8)
+    b = rng.integers(-128, 128, (2, 90, 40)).astype(np.int8)
+    a_zero, b_zero = rng.integers(-5, 5, 70).astype(np.int8), np.int8(3)
+    expected = (a.astype(np.int64) - a_zero[:, None]) @ (b.astype(np.int64) - 3)
+    got = dml.matrix_multiply_integer(a, b, a_zero, b_zero, device=small_segments)
+    assert got.dtype == np.int32 and np.array_equal(got, expected)
+    resident = dml.matrix_multiply_integer(dml.asarray(a, device=small_segments), dml.asarray(b, device=small_segments),
+                                           a_zero, b_zero)
+    assert np.array_equal(resident.numpy(), expected)
+    indices = rng.integers(-12, 12, (30, 40)).astype(np.int32)
+    for axis in (0, 1, -1):
+        assert np.array_equal(bits(dml.one_hot(indices, 10, (0.5, 2.0), axis=axis, device=small_segments)),
+                              bits(dml.one_hot(indices, 10, (0.5, 2.0), axis=axis, device=device)))
+    for dtype, start, delta in ((np.int32, 2**31 - 5, 7), (np.uint8, 250, 3), (np.int64, -2**63, -3)):
+        expected = dml.fill_value_sequence((50, 60), start, delta, dtype, device=device)
+        assert np.array_equal(dml.fill_value_sequence((50, 60), start, delta, dtype, device=small_segments), expected)
+    constant = dml.fill_value_constant((50, 60), -0.0, np.float32, device=small_segments)
+    assert np.array_equal(bits(constant), bits(np.full((50, 60), -0.0, np.float32)))
+    with pytest.raises(dml.UnsupportedError, match="fill_value_sequence writes 3000 FLOAT32 elements at once"):
+        dml.fill_value_sequence((50, 60), 1.0, 0.25, np.float32, device=small_segments)

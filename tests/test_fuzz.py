@@ -454,8 +454,8 @@ def test_fuzz_prelu_grad_front_end(device, arrays, data_format):
     result = outcome(lambda: dml.prelu_grad(x, slope, dy, data_format=data_format, device=device))
     if result is not None:
         assert result[0].shape == np.shape(x) and result[1].shape == np.shape(slope)
-        x, dy = np.asarray(x), np.asarray(dy)
-        if x.size == 0:  # nothing computed (and an empty list is float64, which no desc takes)
+        x, dy = (np.asarray(v, result[0].dtype) for v in (x, dy))  # a list of Python numbers takes slope's dtype
+        if x.size == 0:  # nothing computed
             return
         expected_dx, _, _ = prelu_grad(x, slope_over(x, slope, data_format), dy, ())
         assert np.array_equal(result[0].view(UNSIGNED[x.itemsize]), expected_dx.view(UNSIGNED[x.itemsize]))

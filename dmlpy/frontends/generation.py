@@ -5,15 +5,18 @@ negative), each returning a NumPy array."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numpy.typing import ArrayLike, DTypeLike
 
-from ..base.errors import InvalidArgumentError, shown
+from ..base.errors import InvalidArgumentError, UnsupportedError, shown
 from ..base.tensor_desc import BufferTensorDesc
 from ..base.types import TensorDataType, data_type_for_numpy
 from ..ops.generation import FillValueConstantOperatorDesc, FillValueSequenceOperatorDesc, OneHotOperatorDesc
+from ..runtime.binding import MINIMUM_BUFFER_TENSOR_ALIGNMENT
 from ..runtime.device import Device
-from .arrays import as_array, as_device
+from .arrays import as_array, as_device, whole_row_pieces
 from .call_cache import run_bound
 
 
@@ -54,14 +57,32 @@ def _run(desc, inputs: list[np.ndarray], shape: tuple[int, ...], dtype: np.dtype
     return result
 
 
-def _fill(desc_for, shape, dtype, device) -> np.ndarray:
+def _fill(desc_for, shape, dtype, device, start_of=None) -> np.ndarray:
+    """`desc_for(output, data_type)`'s array. Past a buffer segment it is filled in pieces of
+    the flattened array where `start_of(first)` gives a piece's fields (its `start`), else
+    refused: a float sequence's element is start + i * delta with i the element's own index."""
     shape = _shape(shape)
     numpy_dtype, data_type = _data_type(dtype)
     sizes = tuple(max(n, 1) for n in shape) or (1,)
     desc = desc_for(BufferTensorDesc(data_type, sizes), data_type)  # validated even when empty
     if 0 in shape:  # DirectML's sizes are at least 1: NumPy's empty result
         return np.empty(shape, numpy_dtype)
-    return _run(desc, [], shape, numpy_dtype, device)
+    device = as_device(device)
+    limit = device.segment_size - MINIMUM_BUFFER_TENSOR_ALIGNMENT
+    count = math.prod(sizes)
+    if count * np.dtype(numpy_dtype).itemsize <= limit:
+        return _run(desc, [], shape, numpy_dtype, device)
+    step = limit // np.dtype(numpy_dtype).itemsize
+    if start_of is None:
+        raise UnsupportedError(f"{desc.schema.name} writes {count} {data_type.name} elements at once, each from its "
+                               f"own index, and this device binds at most {limit} bytes of a tensor at once "
+                               f"(maxStorageBufferRange): take at most {step} elements per call")
+    flat = np.empty(count, numpy_dtype)
+    for first in range(0, count, step):
+        piece = BufferTensorDesc(data_type, (min(step, count - first),))
+        flat[first:first + step] = _run(desc_for(piece, data_type, *start_of(first)), [], piece.sizes, numpy_dtype,
+                                        device)
+    return flat.reshape(shape)
 
 
 def fill_value_constant(shape: int | tuple[int, ...], value: float | int, dtype: DTypeLike, *,
@@ -70,7 +91,7 @@ def fill_value_constant(shape: int | tuple[int, ...], value: float | int, dtype:
     `value` (a number for a float dtype, rounded once from FP32; an int of the dtype's width
     for an integer one, -1 a uint8's 255). Shape () is one element."""
     return _fill(lambda output, data_type: FillValueConstantOperatorDesc(output, data_type, value),
-                 shape, dtype, device)
+                 shape, dtype, device, start_of=lambda first: ())
 
 
 def fill_value_sequence(shape: int | tuple[int, ...], start: float | int, delta: float | int, dtype: DTypeLike, *,
@@ -78,8 +99,19 @@ def fill_value_sequence(shape: int | tuple[int, ...], start: float | int, delta:
     """DML_OPERATOR_FILL_VALUE_SEQUENCE: element i, in row-major order, is `start + i * delta`
     (floats: in FP32, each operation rounded, then rounded once to `dtype`; element 0 is
     `start`; integers wrap modulo 2**bits)."""
-    return _fill(lambda output, data_type: FillValueSequenceOperatorDesc(output, data_type, start, delta),
-                 shape, dtype, device)
+    def desc_for(output, data_type, first_value=start):
+        return FillValueSequenceOperatorDesc(output, data_type, first_value, delta)
+
+    # An integer sequence wraps modulo 2**bits, so a piece may start at its first element's
+    # value exactly; a float one rounds start + i * delta with i its own index.
+    numpy_dtype = np.dtype(_data_type(dtype)[0])
+
+    def start_of(first: int) -> tuple[int]:
+        bits = numpy_dtype.itemsize * 8
+        wrapped = (int(start) + first * int(delta)) % (1 << bits)
+        return (wrapped - (1 << bits) if numpy_dtype.kind == "i" and wrapped >> (bits - 1) else wrapped,)
+
+    return _fill(desc_for, shape, dtype, device, start_of=start_of if numpy_dtype.kind in "iu" else None)
 
 
 def _indices(indices: ArrayLike) -> np.ndarray:
@@ -114,6 +146,15 @@ def one_hot(indices: ArrayLike, depth: int, values: ArrayLike = (0, 1), axis: in
     numpy_dtype, data_type = _data_type(value_array.dtype)
     if 0 in sizes:
         return np.empty(sizes, numpy_dtype)
+    device = as_device(device)
+    limit = device.segment_size - MINIMUM_BUFFER_TENSOR_ALIGNMENT
+    itemsize = max(np.dtype(numpy_dtype).itemsize, index_array.dtype.itemsize)
+    if math.prod(sizes) * itemsize > limit:  # pieces along the indices: each row of `depth` is its index's
+        result = np.empty(sizes, numpy_dtype)
+        for piece in whole_row_pieces(sizes, {axis}, itemsize, limit, "one_hot", "writes"):
+            result[piece] = one_hot(index_array[piece[:axis] + piece[axis + 1:]], depth, value_array, axis,
+                                    device=device)
+        return result
     desc = OneHotOperatorDesc(BufferTensorDesc(data_type_for_numpy(index_array.dtype), index_sizes),
                               BufferTensorDesc(data_type, (1,) * (ndim - 1) + (2,)),
                               BufferTensorDesc(data_type, sizes), axis)

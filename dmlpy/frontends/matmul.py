@@ -193,6 +193,18 @@ def _product(a, b, c, trans_a: MatrixTransform, trans_b: MatrixTransform, alpha,
     return _run(desc, [a, b, c], out, device, shape)
 
 
+def _block_steps(m: int, n: int, k: int, itemsize: int, output_itemsize: int, limit: int,
+                 name: str) -> tuple[int, int]:
+    """The rows and columns of a product's blocks whose operands (rows x K of A, K x columns
+    of B) and result each fit in `limit` bytes; a K past `limit` (one row of A) is refused."""
+    if k * itemsize > limit:
+        raise UnsupportedError(f"{name} sums {k} products (a row of {k * itemsize} bytes) at once, and this device "
+                               f"binds at most {limit} bytes of a tensor at once (maxStorageBufferRange): take a "
+                               "smaller K per call")
+    columns = max(1, min(n, limit // (k * itemsize), limit // output_itemsize))
+    return max(1, min(m, limit // (k * itemsize), limit // (columns * output_itemsize))), columns
+
+
 def _in_pieces(desc, a, b, c, a_shape: tuple[int, ...], b_shape: tuple[int, ...], device: Device, limit: int,
                name: str) -> np.ndarray:
     """GEMM whose tensors do not fit in one buffer segment, on host copies: each batch's product
@@ -208,14 +220,7 @@ def _in_pieces(desc, a, b, c, a_shape: tuple[int, ...], b_shape: tuple[int, ...]
         a_rows = np.swapaxes(a_rows, -1, -2)
     if desc.trans_b is MatrixTransform.TRANSPOSE:
         b_rows = np.swapaxes(b_rows, -1, -2)
-    k = a_rows.shape[-1]
-    itemsize = a_rows.dtype.itemsize
-    if k * itemsize > limit:
-        raise UnsupportedError(f"{name} sums {k} products (a row of {k * itemsize} bytes) at once, and this device "
-                               f"binds at most {limit} bytes of a tensor at once (maxStorageBufferRange): take a "
-                               "smaller K per call")
-    columns = max(1, min(n, limit // (k * itemsize)))
-    rows = max(1, min(m, limit // (k * itemsize), limit // (columns * itemsize)))
+    rows, columns = _block_steps(m, n, a_rows.shape[-1], a_rows.dtype.itemsize, a_rows.dtype.itemsize, limit, name)
     biases = None if c is None else np.broadcast_to(c.numpy() if isinstance(c, DeviceArray) else np.asarray(c), sizes)
     result = np.empty(sizes, a_rows.dtype)
     for batch in np.ndindex(*sizes[:-2]):
@@ -302,7 +307,33 @@ def matrix_multiply_integer(a: ArrayLike | DeviceArray, b: ArrayLike | DeviceArr
               for x in (a, zeros[0], b, zeros[1])]
     sizes = (*a.shape[:-1], b.shape[-1])
     desc = MatrixMultiplyIntegerOperatorDesc(*packed, BufferTensorDesc(TensorDataType.INT32, sizes))
-    return _run(desc, [a, zeros[0], b, zeros[1]], out, device, sizes, np.dtype(np.int32))
+    owner = next((x.device for x in (a, b) if isinstance(x, DeviceArray)), None)
+    limit = (owner or as_device(device)).segment_size - MINIMUM_BUFFER_TENSOR_ALIGNMENT
+    if max(getattr(desc, t.name).total_tensor_size_in_bytes for t in desc.schema.present(desc)) <= limit:
+        return _run(desc, [a, zeros[0], b, zeros[1]], out, device, sizes, np.dtype(np.int32))
+    # Past a buffer segment: blocks of rows of A and columns of B (and of their zero points) on
+    # host copies; the sums are exact, so any blocking gives the one call's result.
+    if owner is not None and device is not None and device is not owner:
+        raise InvalidArgumentError("device names another device than the arrays': pass arrays of that device "
+                                   "(dmlpy.asarray(a, device=...)) or leave device out", "device")
+    a_host, b_host = (x.numpy() if isinstance(x, DeviceArray) else np.asarray(x) for x in (a, b))
+    m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
+    rows, columns = _block_steps(m, n, k, 1, 4, limit, "matrix_multiply_integer")
+    product = np.empty(sizes, np.int32)
+    for batch in np.ndindex(*sizes[:-2]):
+        for top in range(0, m, rows):
+            for left in range(0, n, columns):
+                these_rows, these_columns = slice(top, top + rows), slice(left, left + columns)
+                a_zero, b_zero = (None if z is None else z.reshape(-1)[these if z.size > 1 else slice(None)]
+                                  for z, these in zip(zeros, (these_rows, these_columns)))
+                product[(*batch, these_rows, these_columns)] = matrix_multiply_integer(
+                    a_host[(*batch, these_rows)], b_host[(*batch, slice(None), these_columns)], a_zero, b_zero,
+                    device=owner or device)
+    if out is not None:
+        check_out(out, sizes, product.dtype)
+        out[...] = product
+        return out
+    return product if owner is None else asarray(product, owner)
 
 
 FRONT_ENDS = {"gemm": gemm, "matmul": matmul, "matrix_multiply_integer": matrix_multiply_integer}
