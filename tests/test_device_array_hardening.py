@@ -479,3 +479,34 @@ def test_integer_products_and_one_hot_past_a_segment_run_in_pieces(device, small
     assert np.array_equal(bits(constant), bits(np.full((50, 60), -0.0, np.float32)))
     with pytest.raises(dml.UnsupportedError, match="fill_value_sequence writes 3000 FLOAT32 elements at once"):
         dml.fill_value_sequence((50, 60), 1.0, 0.25, np.float32, device=small_segments)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, ml_dtypes.bfloat16, np.int32, np.uint8],
+                         ids=lambda t: np.dtype(t).name)
+def test_rows_longer_than_a_segment_reduce_in_blocks_with_the_bits_of_one_call(device, small_segments, dtype):
+    """REDUCE over rows past a segment (the sum of a whole large array) was refused; it now
+    reduces aligned power-of-two blocks, each a subtree of the row's documented tree, and
+    combines their partials with a second REDUCE (the levels above), so every function but
+    LOG_SUM_EXP gives the bits of one call; ARGMAX and ARGMIN the first extreme's index."""
+    rng = np.random.default_rng(12)
+    if np.dtype(dtype).kind == "f":
+        x = (rng.uniform(0.9, 1.1, (3, 2500)) * rng.choice([-1, 1], (3, 2500))).astype(dtype)
+        x[0, 5], x[0, 2100], x[2, 2222] = -0.0, 0.0, np.nan
+    else:
+        x = rng.integers(0, 100, (3, 2500)).astype(dtype)
+    x[1, 2049] = x[1, 17] = x[1].max()  # a tie across blocks: the first index wins
+    for function in dml.ReduceFunction:
+        for axes in ((1,), (0, 1)):
+            try:
+                expected = dml.reduce(x, function, axes=axes, device=device)
+            except dml.DmlError:  # a function this dtype does not take
+                continue
+            if function is dml.ReduceFunction.LOG_SUM_EXP:
+                with pytest.raises(dml.UnsupportedError, match="LOG_SUM_EXP reduces"):
+                    dml.reduce(x, function, axes=axes, device=small_segments)
+                continue
+            got = dml.reduce(x, function, axes=axes, device=small_segments)
+            assert got.dtype == expected.dtype and np.array_equal(bits(got), bits(expected)), (function, axes)
+    resident = dml.asarray(x, device=small_segments)
+    assert np.array_equal(bits(resident.sum().numpy()), bits(dml.sum(x, device=device)))  # uint8: NumPy's uint64
+    assert resident.argmax().numpy() == dml.argmax(x, device=device)

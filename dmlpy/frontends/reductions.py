@@ -5,6 +5,9 @@ CUMULATIVE_PRODUCT)."""
 
 from __future__ import annotations
 
+import math
+
+import ml_dtypes
 import numpy as np
 from numpy.typing import ArrayLike, DTypeLike
 
@@ -60,8 +63,13 @@ def _reduce_array(x: np.ndarray, function: ReduceFunction, axes: tuple[int, ...]
     sizes = reduced_sizes(x.shape, axes)
     result = np.empty(sizes, np.uint32 if row.indices else x.dtype)
     limit = device.segment_size - MINIMUM_BUFFER_TENSOR_ALIGNMENT
-    if x.nbytes > limit:  # pieces of whole rows: each output element depends on its own row only
-        for piece in whole_row_pieces(x.shape, set(axes), x.itemsize, limit, f"reduce {function.name}"):
+    # Pieces are sized by 32-bit words where the elements are narrower: the kernel's scratch
+    # holds a word a row and more.
+    word_size = np.maximum(x.itemsize, 4).item()
+    if math.prod(x.shape[d] for d in axes) * word_size > limit and function in LONG_ROWS:
+        return _reduce_long_rows(x, function, axes, sizes, limit // word_size, device)
+    if x.size * word_size > limit:  # pieces of whole rows: each output element depends on its own row only
+        for piece in whole_row_pieces(x.shape, set(axes), word_size, limit, f"reduce {function.name}"):
             kept = tuple(slice(0, 1) if d in axes else s for d, s in enumerate(piece))
             result[kept] = _reduce_array(x[piece], function, axes, device)
         return result
@@ -76,6 +84,68 @@ def _reduce_array(x: np.ndarray, function: ReduceFunction, axes: tuple[int, ...]
 
     run_bound(device, compiled, None, work)
     return result
+
+
+# A row longer than a buffer segment is reduced in aligned blocks of a power of two elements,
+# whose partials another REDUCE combines: each block is a subtree of the row's documented
+# tree (padded with the identity, as the row is) and the partials' own tree is the levels
+# above, so the bits are those of one call. Per function: the blocks' reduction, the
+# partials', and the last step on the total (None: none).
+LONG_ROWS = {
+    ReduceFunction.SUM: (ReduceFunction.SUM, ReduceFunction.SUM, None),
+    ReduceFunction.SUM_SQUARE: (ReduceFunction.SUM_SQUARE, ReduceFunction.SUM, None),
+    ReduceFunction.L1: (ReduceFunction.L1, ReduceFunction.SUM, None),
+    ReduceFunction.MULTIPLY: (ReduceFunction.MULTIPLY, ReduceFunction.MULTIPLY, None),
+    ReduceFunction.MAX: (ReduceFunction.MAX, ReduceFunction.MAX, None),
+    ReduceFunction.MIN: (ReduceFunction.MIN, ReduceFunction.MIN, None),
+    ReduceFunction.AVERAGE: (ReduceFunction.SUM, ReduceFunction.SUM, "divide"),
+    ReduceFunction.L2: (ReduceFunction.SUM_SQUARE, ReduceFunction.SUM, "sqrt"),
+    ReduceFunction.LOG_SUM: (ReduceFunction.SUM, ReduceFunction.SUM, "log"),
+    ReduceFunction.ARGMAX: (ReduceFunction.MAX, ReduceFunction.ARGMAX, None),
+    ReduceFunction.ARGMIN: (ReduceFunction.MIN, ReduceFunction.ARGMIN, None),
+}
+
+
+def _reduce_long_rows(x: np.ndarray, function: ReduceFunction, axes: tuple[int, ...], sizes: tuple[int, ...],
+                      most: int, device: Device) -> np.ndarray:
+    """REDUCE of rows longer than a buffer segment (LONG_ROWS), in blocks of at most `most`
+    elements, on host copies of the rows:
+    FLOAT16 and BFLOAT16 widened to FP32 first (exact), as the kernel reduces them, and the
+    total rounded once by CAST, as the kernel rounds it. An index of an extreme is its block's
+    index of the extreme of the block that ARGMAX or ARGMIN picks among the blocks' extremes."""
+    blocks_of, partials_of, last = LONG_ROWS[function]
+    rows = np.moveaxis(x, axes, range(x.ndim - len(axes), x.ndim)).reshape(-1, math.prod(x.shape[d] for d in axes))
+    narrow = rows.dtype in (np.float16, ml_dtypes.bfloat16)
+    if narrow:
+        rows = rows.astype(np.float32)
+    block = 1 << (most.bit_length() - 1)  # a power of two: an aligned subtree
+    totals = []
+    for row in rows:
+        pieces = [row[start:start + block] for start in range(0, row.size, block)]
+        partials = np.concatenate([_reduce_array(p, blocks_of, (0,), device) for p in pieces])
+        total = _reduce_array(partials, partials_of, (0,), device)
+        if function in (ReduceFunction.ARGMAX, ReduceFunction.ARGMIN):
+            chosen = int(total[0])
+            within = _reduce_array(pieces[chosen], function, (0,), device)
+            total = np.array([chosen * block + int(within[0])], np.uint32)
+        elif last == "divide":
+            total = ARRAY_OPERATORS["divide"](total, np.float32(row.size), device=device)
+        elif last is not None:
+            total = ARRAY_OPERATORS[last](total, device=device)
+        if narrow and not REDUCTIONS[function].indices:
+            total = _bfloat16_of(total) if x.dtype == ml_dtypes.bfloat16 else \
+                ARRAY_OPERATORS["cast"](total, x.dtype, device=device)
+        totals.append(total)
+    return np.concatenate(totals).reshape(sizes)
+
+
+def _bfloat16_of(values: np.ndarray) -> np.ndarray:
+    """FP32 values rounded to BFLOAT16 as the kernels round a total (shaders/numeric.glsl:
+    to nearest, ties to even; a NaN stays NaN, quiet), where CAST takes no BFLOAT16."""
+    bits = values.astype(np.float32).view(np.uint32).astype(np.uint64)
+    nan = (bits & 0x7FFFFFFF) > 0x7F800000
+    rounded = np.where(nan, (bits >> 16) | 0x40, (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16)
+    return rounded.astype(np.uint16).view(ml_dtypes.bfloat16)
 
 
 def _run(x: np.ndarray | DeviceArray, function: ReduceFunction, axes: tuple[int, ...], shape: tuple[int, ...],
