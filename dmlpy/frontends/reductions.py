@@ -109,10 +109,10 @@ LONG_ROWS = {
 def _reduce_long_rows(x: np.ndarray, function: ReduceFunction, axes: tuple[int, ...], sizes: tuple[int, ...],
                       most: int, device: Device) -> np.ndarray:
     """REDUCE of rows longer than a buffer segment (LONG_ROWS), in blocks of at most `most`
-    elements, on host copies of the rows:
-    FLOAT16 and BFLOAT16 widened to FP32 first (exact), as the kernel reduces them, and the
-    total rounded once by CAST, as the kernel rounds it. An index of an extreme is its block's
-    index of the extreme of the block that ARGMAX or ARGMIN picks among the blocks' extremes."""
+    elements, on host copies of the rows: FLOAT16 and BFLOAT16 widened to FP32 first (exact),
+    as the kernel reduces them, and the total rounded once as the kernel rounds it. An index
+    of an extreme is its block's, in the block that ARGMAX or ARGMIN picks among the blocks'
+    extremes."""
     blocks_of, partials_of, last = LONG_ROWS[function]
     rows = np.moveaxis(x, axes, range(x.ndim - len(axes), x.ndim)).reshape(-1, math.prod(x.shape[d] for d in axes))
     narrow = rows.dtype in (np.float16, ml_dtypes.bfloat16)
@@ -179,6 +179,16 @@ def _as_input(x, argument: str = "x") -> np.ndarray | DeviceArray:
     if x.ndim > MAX_DIMENSION_COUNT:
         raise InvalidArgumentError(f"x has {x.ndim} dims: the reductions take 0 to {MAX_DIMENSION_COUNT}", "x")
     return x
+
+
+def _owner(x: np.ndarray | DeviceArray, device: Device | None) -> Device:
+    """The device a call on x runs on: a device array's own (`device`, if given, must be it),
+    else `device` (default: the default device)."""
+    if not isinstance(x, DeviceArray):
+        return as_device(device)
+    if device is not None and device is not x.device:
+        raise InvalidArgumentError("device names another device than x's", "device")
+    return x.device
 
 
 def _refuse_untaken(name: str, dml_name: str, x: np.ndarray | DeviceArray, taken) -> None:
@@ -350,11 +360,9 @@ def _cumulative(desc_class, exclusive_field: str, x, axis, exclusive: bool, reve
     if x.size == 0:
         values = np.zeros(shape, x.dtype)
         return asarray(values, x.device) if on_device else values
-    limit = (x.device if on_device else as_device(device)).segment_size - MINIMUM_BUFFER_TENSOR_ALIGNMENT
+    owner = _owner(x, device)
+    limit = owner.segment_size - MINIMUM_BUFFER_TENSOR_ALIGNMENT
     if x.nbytes > limit:  # pieces of whole rows (each running value depends on its own row only), on the host
-        if on_device and device is not None and device is not x.device:
-            raise InvalidArgumentError("device names another device than x's", "device")
-        owner = x.device if on_device else as_device(device)
         rows = (x.numpy() if on_device else np.asarray(x)).reshape(shape)
         result = np.empty(shape, x.dtype)
         for piece in whole_row_pieces(shape, {axis}, x.dtype.itemsize, limit, name, "runs along"):
@@ -420,12 +428,10 @@ def top_k(x: ArrayLike | DeviceArray, k: int, axis: int = -1, largest: bool = Tr
                                    "along axis", "k")
     data_type = x.data_type if on_device else data_type_for_numpy(x.dtype)
     selected = tuple(int(k) if d == axis else n for d, n in enumerate(shape))
-    limit = (x.device if on_device else as_device(device)).segment_size - MINIMUM_BUFFER_TENSOR_ALIGNMENT
+    owner = _owner(x, device)
+    limit = owner.segment_size - MINIMUM_BUFFER_TENSOR_ALIGNMENT
     itemsize = np.maximum(x.dtype.itemsize, 4).item()  # the indices are UINT32 (`max` here is the front end)
     if x.size * itemsize > limit:  # pieces of whole rows (each row's selection is its own), on the host
-        if on_device and device is not None and device is not x.device:
-            raise InvalidArgumentError("device names another device than x's", "device")
-        owner = x.device if on_device else as_device(device)
         rows = (x.numpy() if on_device else np.asarray(x)).reshape(shape)
         values, indices = np.empty(selected, x.dtype), np.empty(selected, np.int64)
         for piece in whole_row_pieces(shape, {axis}, itemsize, limit, "top_k", "selects from"):
