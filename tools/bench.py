@@ -109,13 +109,15 @@ TARGET_CASES = [
     Case("prelu_grad", T.FLOAT32, "ncx"), Case("prelu_grad", T.FLOAT32, "nxc"), Case("prelu_grad", T.FLOAT16, "nxc")]
 # The element-wise family's memory-bound binary operators (three streams, as RELU_GRAD's),
 # DIVIDE and the transcendental ones (compute-bound on lavapipe), ADD with one operand
-# broadcast or a scalar, and LESS with a scalar (x < 0: a UINT8 output beside a one-value input).
+# broadcast or a scalar, LESS with a scalar (x < 0: a UINT8 output beside a one-value input),
+# and the 64-bit kernel's INT64 arithmetic and conversion.
 ELEMENT_WISE_CASES = [
     *[Case(op, t, "packed") for op in ("add", "multiply", "maximum", "less", "where") for t in (T.FLOAT32, T.FLOAT16)],
     Case("logical_and", T.UINT8, "packed"), Case("add", T.FLOAT32, "broadcast"),
     Case("cast", T.FLOAT32, "packed", T.FLOAT16), Case("cast", T.FLOAT16, "packed", T.FLOAT32),
     Case("add", T.FLOAT32, "scalar"), Case("add", T.FLOAT16, "scalar"),
     Case("less", T.FLOAT32, "scalar"), Case("less", T.FLOAT16, "scalar"),
+    Case("add", T.INT64, "packed"), Case("cast", T.INT64, "packed", T.FLOAT32),
     *[Case(op, T.FLOAT32, "packed") for op in ("divide", "exp", "log", "element_wise_tanh", "sqrt", "sin", "arctan",
                                                "power", "arctan2", "remainder")]]
 # The reductions family on a square tensor: over its last axis ("rows", "rows:FUNCTION" for
