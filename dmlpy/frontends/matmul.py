@@ -175,22 +175,42 @@ def _product(a, b, c, trans_a: MatrixTransform, trans_b: MatrixTransform, alpha,
                             None if c is None else _broadcast_desc(c, c.shape, sizes),
                             BufferTensorDesc(data_type_for_numpy(a.dtype), sizes), trans_a, trans_b, alpha, beta,
                             fused_activation)
-    owner = next((x.device for x in arrays.values() if isinstance(x, DeviceArray)), None)
-    limit = (owner or as_device(device)).segment_size - MINIMUM_BUFFER_TENSOR_ALIGNMENT
-    if max(getattr(desc, t.name).total_tensor_size_in_bytes for t in desc.schema.present(desc)) > limit:
-        product = _in_pieces(desc, a, b, c, a_shape, b_shape, owner or as_device(device), limit, name)
-        if owner is not None:
-            if device is not None and device is not owner:
-                raise InvalidArgumentError("device names another device than the arrays': pass arrays of that "
-                                           "device (dmlpy.asarray(a, device=...)) or leave device out", "device")
-            if out is None:
-                return asarray(product.reshape(shape), owner)
-        if out is not None:
-            check_out(out, shape, product.dtype)
-            out[...] = product.reshape(shape)
-            return out
-        return product.reshape(shape)
-    return _run(desc, [a, b, c], out, device, shape)
+    runner, limit = _past_a_segment(desc, [a, b, c], device)
+    if limit is None:
+        return _run(desc, [a, b, c], out, device, shape)
+    return _delivered(_in_pieces(desc, a, b, c, a_shape, b_shape, runner, limit, name).reshape(shape), out, runner,
+                      [a, b, c])
+
+
+def _past_a_segment(desc, arrays: list, device: Device | None) -> tuple[Device, int | None]:
+    """The device a product runs on (the device arrays', which `device` must name if given),
+    and the bytes a segment binds where one of the desc's tensors is larger (else None)."""
+    owner = next((x.device for x in arrays if isinstance(x, DeviceArray)), None)
+    if owner is not None and device is not None and device is not owner:
+        raise InvalidArgumentError("device names another device than the arrays': pass arrays of that device "
+                                   "(dmlpy.asarray(a, device=...)) or leave device out", "device")
+    runner = owner or as_device(device)
+    limit = runner.segment_size - MINIMUM_BUFFER_TENSOR_ALIGNMENT
+    largest = max(getattr(desc, t.name).total_tensor_size_in_bytes for t in desc.schema.present(desc))
+    return runner, limit if largest > limit else None
+
+
+def _delivered(product: np.ndarray, out, device: Device, arrays: list):
+    """A product computed in blocks on host copies, as its call returns it: in `out`, or a
+    new DeviceArray where the operands were device arrays, else the NumPy array."""
+    if out is not None:
+        check_out(out, product.shape, product.dtype)
+        out[...] = product
+        return out
+    return asarray(product, device) if any(isinstance(x, DeviceArray) for x in arrays) else product
+
+
+def _blocks(sizes: tuple[int, ...], rows: int, columns: int):
+    """Each block's (batch index, rows, columns) over a product of `sizes`."""
+    for batch in np.ndindex(*sizes[:-2]):
+        for top in range(0, sizes[-2], rows):
+            for left in range(0, sizes[-1], columns):
+                yield batch, slice(top, top + rows), slice(left, left + columns)
 
 
 def _block_steps(m: int, n: int, k: int, itemsize: int, output_itemsize: int, limit: int,
@@ -223,15 +243,12 @@ def _in_pieces(desc, a, b, c, a_shape: tuple[int, ...], b_shape: tuple[int, ...]
     rows, columns = _block_steps(m, n, a_rows.shape[-1], a_rows.dtype.itemsize, a_rows.dtype.itemsize, limit, name)
     biases = None if c is None else np.broadcast_to(c.numpy() if isinstance(c, DeviceArray) else np.asarray(c), sizes)
     result = np.empty(sizes, a_rows.dtype)
-    for batch in np.ndindex(*sizes[:-2]):
-        for top in range(0, m, rows):
-            for left in range(0, n, columns):
-                these_rows, these_columns = slice(top, top + rows), slice(left, left + columns)
-                block = (*batch, these_rows, these_columns)
-                result[block] = _product(
-                    a_rows[(*batch, these_rows)], b_rows[(*batch, slice(None), these_columns)],
-                    None if biases is None else biases[block], MatrixTransform.NONE, MatrixTransform.NONE, desc.alpha,
-                    desc.beta, desc.fused_activation, None, device, name)
+    for batch, these_rows, these_columns in _blocks(sizes, rows, columns):
+        block = (*batch, these_rows, these_columns)
+        result[block] = _product(
+            a_rows[(*batch, these_rows)], b_rows[(*batch, slice(None), these_columns)],
+            None if biases is None else biases[block], MatrixTransform.NONE, MatrixTransform.NONE, desc.alpha,
+            desc.beta, desc.fused_activation, None, device, name)
     return result
 
 
@@ -307,33 +324,20 @@ def matrix_multiply_integer(a: ArrayLike | DeviceArray, b: ArrayLike | DeviceArr
               for x in (a, zeros[0], b, zeros[1])]
     sizes = (*a.shape[:-1], b.shape[-1])
     desc = MatrixMultiplyIntegerOperatorDesc(*packed, BufferTensorDesc(TensorDataType.INT32, sizes))
-    owner = next((x.device for x in (a, b) if isinstance(x, DeviceArray)), None)
-    limit = (owner or as_device(device)).segment_size - MINIMUM_BUFFER_TENSOR_ALIGNMENT
-    if max(getattr(desc, t.name).total_tensor_size_in_bytes for t in desc.schema.present(desc)) <= limit:
+    runner, limit = _past_a_segment(desc, [a, b], device)
+    if limit is None:
         return _run(desc, [a, zeros[0], b, zeros[1]], out, device, sizes, np.dtype(np.int32))
     # Past a buffer segment: blocks of rows of A and columns of B (and of their zero points) on
     # host copies; the sums are exact, so any blocking gives the one call's result.
-    if owner is not None and device is not None and device is not owner:
-        raise InvalidArgumentError("device names another device than the arrays': pass arrays of that device "
-                                   "(dmlpy.asarray(a, device=...)) or leave device out", "device")
     a_host, b_host = (x.numpy() if isinstance(x, DeviceArray) else np.asarray(x) for x in (a, b))
-    m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
-    rows, columns = _block_steps(m, n, k, 1, 4, limit, "matrix_multiply_integer")
+    rows, columns = _block_steps(a.shape[-2], b.shape[-1], a.shape[-1], 1, 4, limit, "matrix_multiply_integer")
     product = np.empty(sizes, np.int32)
-    for batch in np.ndindex(*sizes[:-2]):
-        for top in range(0, m, rows):
-            for left in range(0, n, columns):
-                these_rows, these_columns = slice(top, top + rows), slice(left, left + columns)
-                a_zero, b_zero = (None if z is None else z.reshape(-1)[these if z.size > 1 else slice(None)]
-                                  for z, these in zip(zeros, (these_rows, these_columns)))
-                product[(*batch, these_rows, these_columns)] = matrix_multiply_integer(
-                    a_host[(*batch, these_rows)], b_host[(*batch, slice(None), these_columns)], a_zero, b_zero,
-                    device=owner or device)
-    if out is not None:
-        check_out(out, sizes, product.dtype)
-        out[...] = product
-        return out
-    return product if owner is None else asarray(product, owner)
+    for batch, these_rows, these_columns in _blocks(sizes, rows, columns):
+        a_zero, b_zero = (None if z is None else z.reshape(-1)[these if z.size > 1 else slice(None)]
+                          for z, these in zip(zeros, (these_rows, these_columns)))
+        product[(*batch, these_rows, these_columns)] = matrix_multiply_integer(
+            a_host[(*batch, these_rows)], b_host[(*batch, slice(None), these_columns)], a_zero, b_zero, device=runner)
+    return _delivered(product, out, runner, [a, b])
 
 
 FRONT_ENDS = {"gemm": gemm, "matmul": matmul, "matrix_multiply_integer": matrix_multiply_integer}
