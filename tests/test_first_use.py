@@ -127,6 +127,22 @@ def test_a_number_past_the_arrays_type_is_refused_not_made_infinite_or_wrapped(d
         dml.add(dml.asarray(np.array([1], np.int8), device=device), 300)
 
 
+def test_a_fraction_beside_integer_arrays_is_refused_not_truncated(device):
+    """A Python float takes an integer array's dtype only where it is a whole number: NumPy's
+    conversion would make `x < 0.5` compare with 0 and `x + 0.5` add 0, silently. NaN and
+    the infinities are no integers either; 2.0 is 2."""
+    ints = np.array([0, 1, 2], np.int32)
+    for given in (ints, dml.asarray(ints, device=device)):
+        for function, other in ((dml.add, 0.5), (dml.less, [0, 0.5, 1]), (dml.maximum, float("nan")),
+                                (dml.subtract, float("-inf"))):
+            with pytest.raises(dml.InvalidArgumentError, match=r"does not fit the arrays' dtype int32: int32 holds "
+                                                               r"whole numbers only.*a\.astype\(np\.float32\)"):
+                function(given, other, device=device)
+        assert np.asarray(dml.add(given, 2.0, device=device)).tolist() == [2, 3, 4]
+    with pytest.raises(dml.InvalidArgumentError, match=r"^b 0\.5 does not fit the arrays' dtype uint8"):
+        _ = dml.asarray(np.arange(3, dtype=np.uint8), device=device) < 0.5
+
+
 def test_prelu_grad_writes_numpys_multi_output_form(device):
     x = np.array([[-2.0, 1.0, -1.0], [3.0, -4.0, 0.5]], np.float32)
     slope, dy = np.array([0.5, 0.25, 2.0], np.float32), np.ones((2, 3), np.float32)

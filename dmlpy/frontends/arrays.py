@@ -231,7 +231,14 @@ def as_arrays(values: dict[str, object], groups: list[tuple[str, ...]] | None = 
 def _as_dtype(value, dtype: np.dtype) -> np.ndarray:
     """A Python number or list as `dtype`, refused (OverflowError) where a finite number
     would become an infinity or an integer would not fit, rather than NumPy's silent
-    infinity and warning."""
+    infinity and warning; and (ValueError) where a float is not a whole number and `dtype`
+    is an integer type, rather than NumPy's silent truncation (`int_array + 0.5` would
+    add 0)."""
+    if np.dtype(dtype).kind in "iu":
+        natural = np.asarray(value)
+        if natural.dtype.kind in "fc" and not np.all(np.isfinite(natural) & (natural == np.round(natural.real))):
+            raise ValueError(f"{np.dtype(dtype)} holds whole numbers only, and a Python number takes its array's "
+                             f"dtype (no promotion): convert the array first, e.g. a.astype(np.float32)")
     with np.errstate(over="ignore"):
         typed = np.asarray(value, dtype)
     if typed.dtype.kind not in "iub" and \
