@@ -32,6 +32,21 @@ def test_a_bias_add_and_activation_after_a_product_are_one_kernel_with_the_unfus
     assert np.array_equal(bits(fused.reshape(9, 6)), bits(apart))
 
 
+def test_a_product_read_twice_by_its_epilogue_is_one_kernel(device, monkeypatch):
+    """A leaky ReLU written out, where(y > 0, y, 0.01 * y), on device arrays: the product is read
+    three times by the chain that ends it, and the chain is its store's epilogue."""
+    a, b = values((9, 13)), values((13, 6))
+    compiled = []
+    original = dml.Device.compile_graph
+    monkeypatch.setattr(dml.Device, "compile_graph",
+                        lambda self, graph, flags=0: compiled.append(original(self, graph, flags)) or compiled[-1])
+    y = dml.asarray(a, device=device) @ dml.asarray(b, device=device)
+    got = dml.where(y > 0.0, y, y * 0.01).numpy()
+    assert len(compiled[-1].kernels) == 1 and compiled[-1].kernels[0].plan.path == "matmul"
+    ys = dml.matmul(a, b, device=device)
+    assert np.array_equal(bits(got), bits(dml.where(dml.greater(ys, 0.0), ys, dml.multiply(ys, 0.01))))
+
+
 def test_c_a_fused_activation_a_cast_and_a_residual_fuse_into_one_store(device):
     a, b, c, residual = values((2, 5, 7)), values((2, 7, 4)), values((2, 5, 4)), values((2, 5, 4)).astype(np.float16)
     builder = dml.GraphBuilder(device)

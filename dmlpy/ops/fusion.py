@@ -3,8 +3,9 @@ and the kernels in the order they run.
 
 Fusion. Element-wise nodes (an operator whose schema gives its output's math element by
 element, codegen.ElementwiseMath) join the kernel of the node they read when that node is
-element-wise too and its output has no other reader (no other edge, no graph output). A
-fused kernel computes its nodes' expressions in one SSA body: an intermediate becomes the
+element-wise too, its output is no graph output, and every node that reads it joins the same
+kernel (`where(y > 0, y, 0)` reads y twice: y is computed once, in the kernel). A fused
+kernel computes its nodes' expressions in one SSA body: an intermediate becomes the
 stored bits the unfused operator would have written (expr.stored: a number rounded to the
 data type once, an integer saturated), so the fused kernel gives the same bits as the nodes
 run one by one. A kernel takes at most MAX_FUSED_NODES nodes, interface.MAX_ELEMENTWISE_INPUTS
@@ -123,10 +124,9 @@ def plan_graph(graph: GraphDesc, adapter: AdapterInfo, segment_size: int | None 
             for d in descs]
     reductions = [d.schema.reduction(d) if d.schema.reduction is not None else None for d in descs]
     products = [d.schema.matmul(d) if d.schema.matmul is not None else None for d in descs]
-    readers: dict[tuple[int, int], int] = {}
+    readers: dict[tuple[int, int], list[int]] = {}  # each node output's reading nodes, one per edge
     for edge in graph.intermediate_edges:
-        key = (edge.from_node, edge.from_node_output_index)
-        readers[key] = readers.get(key, 0) + 1
+        readers.setdefault((edge.from_node, edge.from_node_output_index), []).append(edge.to_node)
     graph_outputs = {(edge.from_node, edge.from_node_output_index): edge.graph_output_index
                      for edge in graph.output_edges}
     # The 64-bit data types each node binds: a kernel computes either no 64-bit tensor or
@@ -157,37 +157,47 @@ def plan_graph(graph: GraphDesc, adapter: AdapterInfo, segment_size: int | None 
     position = {node: k for k, node in enumerate(order)}
     group_of: dict[int, _Group] = {}
     groups: list[_Group] = []
+
     def absorbable(node: int, k: int) -> bool:
-        """Whether input k of `node` is a producer's output read only here, whose kernel (its
-        group's root) this node's kernel may absorb."""
+        """Whether input k of `node` is a producer's output that no graph output is, whose
+        kernel (its group's root) this node's kernel may absorb once it holds every node that
+        reads that output."""
         source = graph.source(node, k)
         producer = source.node if source is not None else None
         if producer is None or (math[producer] is None and products[producer] is None) \
-                or readers.get((producer, source.index)) != 1 or (producer, source.index) in graph_outputs \
+                or (producer, source.index) in graph_outputs \
                 or (products[producer] is not None and math[node] is None):
             return False
         # A reduction that reads the producer's output through other strides keeps it apart.
         return reductions[node] is None or \
             graph.node_output_desc(producer, source.index) == getattr(descs[node], descs[node].schema.inputs[k].name)
 
+    def absorb_one(group: _Group) -> _Group | None:
+        """`group` with one more producer's group merged in, or None where none fits: a
+        producer read by a member, each of whose readers the merged group holds (a value read
+        twice, as `where(y > 0, y, 0)` reads y, is computed once in the kernel)."""
+        members = set(group.nodes)
+        for member in group.nodes:
+            for k in range(len(descs[member].schema.inputs)):
+                source = graph.source(member, k)
+                if source is None or source.node is None or source.node in members or not absorbable(member, k):
+                    continue
+                merged = {*group_of[source.node].nodes, *members}
+                if all(reader in merged for reader in readers[source.node, source.index]):
+                    # Both groups hold at most MAX_FUSED_NODES nodes: sorting them costs a bounded time.
+                    ordered = sorted(merged, key=position.__getitem__)
+                    if fits(ordered):
+                        group_of[source.node].absorbed = True
+                        return _Group(ordered)
+        return None
+
     for node in order:
         group = _Group([node])
         if math[node] is not None or reductions[node] is not None:  # a reduction takes an element-wise prologue
-            pending = [k for k in range(len(descs[node].schema.inputs)) if absorbable(node, k)]
-            # A producer that does not fit is tried again once another is absorbed: absorbing one
-            # can replace its output by inputs already counted (where(a < 0, f(a, c), g(c))).
-            absorbed_one = True
-            while pending and absorbed_one:
-                absorbed_one = False
-                for k in list(pending):
-                    producer = graph.source(node, k).node
-                    # Both groups hold at most MAX_FUSED_NODES nodes: sorting them costs a bounded time.
-                    merged = sorted({*group_of[producer].nodes, *group.nodes}, key=position.__getitem__)
-                    if fits(merged):
-                        group_of[producer].absorbed = True
-                        group = _Group(merged)
-                        pending.remove(k)
-                        absorbed_one = True
+            # Absorbing one producer can replace its output by inputs already counted, or bring
+            # in the last reader of another: each absorption is followed by a new look.
+            while (larger := absorb_one(group)) is not None:
+                group = larger
         groups.append(group)
         for member in group.nodes:
             group_of[member] = group
@@ -339,19 +349,21 @@ def _fused_inputs(graph: GraphDesc, nodes: list[int], math: list, external: list
             offsets[node] = len(scalars)
             scalars += math[node].scalars
     made: dict[int, e.Expr] = {}
+    stored: dict[int, e.Expr] = {}  # a member's value as the bits it writes, one node however often read
 
     def value_of(node: int) -> e.Expr:
         if node not in made:
             made[node] = e.substitute(math[node].result, inputs_of(node), offsets[node])
         return made[node]
 
+    def stored_value_of(node: int) -> e.Expr:
+        if node not in stored:
+            stored[node] = e.stored(value_of(node), graph.node_output_desc(node, 0).data_type)
+        return stored[node]
+
     def inputs_of(node: int) -> list[e.Expr]:
-        inputs = []
-        for k in range(len(graph.desc_of(node).schema.inputs)):
-            source = graph.source(node, k)
-            inputs.append(e.stored(value_of(source.node), graph.node_output_desc(source.node, 0).data_type)
-                          if source.node in members else e.tensor(external.index(source)))
-        return inputs
+        return [stored_value_of(source.node) if (source := graph.source(node, k)).node in members
+                else e.tensor(external.index(source)) for k in range(len(graph.desc_of(node).schema.inputs))]
 
     return value_of, inputs_of, tuple(scalars)
 
@@ -369,19 +381,20 @@ def _fused_epilogue(graph: GraphDesc, nodes: list[int], math: list, host: int, p
             offsets[node] = len(scalars)
             scalars += math[node].scalars
     made: dict[int, e.Expr] = {host: product.epilogue.result}
+    stored: dict[int, e.Expr] = {}  # a member's value as the bits it writes, one node however often read
 
     def value_of(node: int) -> e.Expr:
         if node not in made:
-            inputs = []
-            for k in range(len(graph.desc_of(node).schema.inputs)):
-                source = graph.source(node, k)
-                if source.node in members:
-                    produced = graph.node_output_desc(source.node, source.index).data_type
-                    inputs.append(e.stored(value_of(source.node), produced))
-                else:
-                    inputs.append(e.tensor(offset + external.index(source)))
+            inputs = [stored_value_of(source.node) if (source := graph.source(node, k)).node in members
+                      else e.tensor(offset + external.index(source))
+                      for k in range(len(graph.desc_of(node).schema.inputs))]
             made[node] = e.substitute(math[node].result, inputs, offsets[node])
         return made[node]
+
+    def stored_value_of(node: int) -> e.Expr:
+        if node not in stored:
+            stored[node] = e.stored(value_of(node), graph.node_output_desc(node, 0).data_type)
+        return stored[node]
 
     return value_of(nodes[-1]), tuple(scalars)
 
