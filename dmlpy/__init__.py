@@ -17,6 +17,7 @@ from .base.errors import (
 from .base.tensor_desc import BufferTensorDesc, calc_buffer_tensor_size
 from .base.types import ExecutionFlags, Feature, FeatureLevel, TensorDataType, TensorFlags
 from .frontends.arrays import asarray, default_device
+from .frontends.composites import FRONT_ENDS_COMPOSED as _FRONT_ENDS_COMPOSED
 from .frontends.device_array import DeviceArray
 from .frontends.generation import fill_value_constant, fill_value_sequence, one_hot
 from .frontends.graph_builder import GraphBuilder, GraphValue
@@ -152,11 +153,13 @@ globals().update(_ACTIVATION_DESCS)
 globals().update(_ELEMENT_WISE_DESCS)
 globals().update(_FRONT_ENDS)
 globals().update(_REDUCTION_FRONT_ENDS)
+globals().update(_FRONT_ENDS_COMPOSED)
 # DirectML's names (dml.logical_greater_than, dml.if_) for the element-wise front ends named as NumPy names them.
 _DIRECTML_NAMES = {name: _FRONT_ENDS[operator_name]
                    for name, operator_name in _directml_names(_REDUCTION_FRONT_ENDS).items()}
 globals().update(_DIRECTML_NAMES)
-__all__ += [*_ACTIVATION_DESCS, *_ELEMENT_WISE_DESCS, *_FRONT_ENDS, *_REDUCTION_FRONT_ENDS, *_DIRECTML_NAMES]
+__all__ += [*_ACTIVATION_DESCS, *_ELEMENT_WISE_DESCS, *_FRONT_ENDS, *_REDUCTION_FRONT_ENDS, *_FRONT_ENDS_COMPOSED,
+            *_DIRECTML_NAMES]
 
 # dmlpy logs to the "dmlpy" logger (compiles, cache use, device choice, fallbacks) and, as a
 # library, prints nothing unless the application configures logging.

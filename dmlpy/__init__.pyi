@@ -24,6 +24,8 @@ from .base.types import TensorDataType as TensorDataType
 from .base.types import TensorFlags as TensorFlags
 from .frontends.arrays import asarray as asarray
 from .frontends.arrays import default_device as default_device
+from .frontends.composites import floor_divide as floor_divide
+from .frontends.composites import not_equal as not_equal
 from .frontends.device_array import DeviceArray as DeviceArray
 from .frontends.generation import fill_value_constant as fill_value_constant
 from .frontends.generation import fill_value_sequence as fill_value_sequence

@@ -147,6 +147,22 @@ def test_a_deferred_chain_runs_as_one_fused_graph_when_read(device, monkeypatch)
     assert len(compiled) == 1 and np.array_equal(bits(again.numpy()), bits(expected))  # compiled once, reused
 
 
+def test_a_value_read_twice_in_a_chain_counts_once_toward_a_graphs_size(device, monkeypatch):
+    """y = y * y + y, six times: 12 operators, each result read three times. Counted once each,
+    they are one graph of one kernel; counted per read, the chain would be cut into graphs of
+    a few operators."""
+    compiled = []
+    original = dml.Device.compile_graph
+    monkeypatch.setattr(dml.Device, "compile_graph",
+                        lambda self, graph, flags=0: compiled.append(original(self, graph, flags)) or compiled[-1])
+    x = np.linspace(-1, 1, 100, dtype=np.float32)
+    value, expected = dml.asarray(x, device=device), x
+    for _ in range(6):
+        value, expected = value * value + value, dml.add(dml.multiply(expected, expected), expected)
+    assert np.array_equal(bits(value.numpy()), bits(expected))
+    assert len(compiled) == 1 and [len(k.nodes) for k in compiled[0].kernels] == [12]
+
+
 def test_deferred_results_see_their_inputs_as_they_were_at_the_call(device):
     x = np.linspace(-2, 2, 64, dtype=np.float32)
     t = dml.asarray(x, device=device)

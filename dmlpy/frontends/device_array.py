@@ -86,9 +86,19 @@ class DeviceArray:
     __xor__, __rxor__ = operator_method("bitwise_xor"), operator_method("bitwise_xor", True)
     __lt__, __le__ = operator_method("less"), operator_method("less_equal")
     __gt__, __ge__ = operator_method("greater"), operator_method("greater_equal")
-    __eq__ = operator_method("equal")
+    __eq__, __ne__ = operator_method("equal"), operator_method("not_equal")
+    __floordiv__, __rfloordiv__ = operator_method("floor_divide"), operator_method("floor_divide", True)
+    __lshift__, __rlshift__ = operator_method("left_shift"), operator_method("left_shift", True)
+    __rshift__, __rrshift__ = operator_method("right_shift"), operator_method("right_shift", True)
     __matmul__, __rmatmul__ = operator_method("matmul"), operator_method("matmul", True)
     __neg__, __abs__, __invert__ = unary_method("negative"), unary_method("abs"), unary_method("bitwise_not")
+    __pos__ = unary_method("element_wise_identity")  # NumPy's +a: a copy
+
+    def __divmod__(self, other) -> tuple[DeviceArray, DeviceArray]:
+        return self // other, self % other
+
+    def __rdivmod__(self, other) -> tuple[DeviceArray, DeviceArray]:
+        return other // self, other % self
     __hash__ = object.__hash__
     sum, prod, mean = reduction_method("sum", True), reduction_method("prod", True), reduction_method("mean", True)
     max, min = reduction_method("max"), reduction_method("min")
@@ -260,7 +270,9 @@ class DeviceArray:
         self._buffer = None
         self._release = None  # the finalizer that pools the buffer
         self._deferred: tuple[OperatorDesc, tuple[DeviceArray, ...]] | None = None  # (desc, its input arrays)
-        self._operator_count = 0  # deferred operators this array's value waits on
+        # The deferred arrays (by id, itself included) this array's value waits on: an array
+        # read twice in a chain (`where(y > 0, y, 0)`) counts once toward MAX_FUSED_NODES.
+        self._waits_on: frozenset[int] = frozenset()
         # The deferred arrays that read this one, by id: a WeakSet would compare them with ==.
         self._readers: weakref.WeakValueDictionary[int, DeviceArray] = weakref.WeakValueDictionary()
 
@@ -274,13 +286,13 @@ class DeviceArray:
         array._describe(device, shape, dtype)
         present = [a for a in inputs if a is not None]
         with device.array_lock:
-            count = 1 + sum(a._operator_count for a in present)
-            if count > MAX_FUSED_NODES:  # compute what it reads first: a graph stays one kernel's size
+            waits_on = frozenset({id(array)}).union(*(a._waits_on for a in present))
+            if len(waits_on) > MAX_FUSED_NODES:  # compute what it reads first: a graph stays one kernel's size
                 for source in present:
                     source._computed()
-                count = 1
+                waits_on = frozenset({id(array)})
             array._deferred = (desc, inputs)
-            array._operator_count = count
+            array._waits_on = waits_on
             for source in present:
                 source._storage._readers[id(array)] = array
         return array
@@ -389,7 +401,7 @@ class DeviceArray:
             if source is not None:
                 source._storage._readers.pop(id(self), None)
         self._deferred = None
-        self._operator_count = 0
+        self._waits_on = frozenset()
 
     @property
     def ndim(self) -> int:
@@ -478,7 +490,7 @@ class DeviceArray:
             if self._deferred is not None:  # every element is replaced: the pending value is never needed
                 for source in self._deferred[1]:
                     source._storage._readers.pop(id(self), None)
-                self._deferred, self._operator_count = None, 0
+                self._deferred, self._waits_on = None, frozenset()
                 self._allocate()
             if host.size:
                 self._buffer.write(host.reshape(-1))
