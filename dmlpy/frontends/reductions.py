@@ -410,8 +410,9 @@ def cumprod(x: ArrayLike | DeviceArray, axis: int | None = None, exclusive: bool
 def top_k(x: ArrayLike | DeviceArray, k: int, axis: int = -1, largest: bool = True, *,
           device: Device | None = None) -> tuple[np.ndarray, np.ndarray] | tuple[DeviceArray, DeviceArray]:
     """DML_TOP_K1: the `k` largest (or smallest) elements along `axis`, in that order, and
-    their indices: (values, indices), indices int64 (uint32 on device arrays, DirectML's
-    type). Equal values come in increasing index order; a NaN is above every number."""
+    their indices: (values, indices), indices int64 as NumPy's and PyTorch's (on device
+    arrays too: TOP_K1's UINT32 cast on the device). Equal values come in increasing index
+    order; a NaN is above every number."""
     if not isinstance(largest, (bool, np.bool_)):
         raise InvalidArgumentError(f"largest {shown(largest)} must be a bool", "largest")
     if not (isinstance(axis, (int, np.integer)) and not isinstance(axis, bool)):
@@ -438,7 +439,7 @@ def top_k(x: ArrayLike | DeviceArray, k: int, axis: int = -1, largest: bool = Tr
             chosen = tuple(slice(0, k) if d == axis else s for d, s in enumerate(piece))
             values[chosen], indices[chosen] = top_k(rows[piece], k, axis, largest, device=owner)
         if on_device:
-            return asarray(values, owner), asarray(indices.astype(np.uint32), owner)
+            return asarray(values, owner), asarray(indices, owner)
         return values, indices
     desc = TopK1OperatorDesc(BufferTensorDesc(data_type, shape), BufferTensorDesc(data_type, selected),
                              BufferTensorDesc(T.UINT32, selected), axis, k,
@@ -449,7 +450,7 @@ def top_k(x: ArrayLike | DeviceArray, k: int, axis: int = -1, largest: bool = Tr
             raise InvalidArgumentError("device names another device than x's", "device")
         values, indices = DeviceArray(owner, selected, x.dtype), DeviceArray(owner, selected, np.uint32)
         run_on_arrays(owner.compile_cached(desc), [x], values, indices)
-        return values, indices
+        return values, ARRAY_OPERATORS["cast"](indices, np.int64)
     device = as_device(device)
     compiled = device.compile_cached(desc)
     packed = np.ascontiguousarray(x).reshape(-1)
