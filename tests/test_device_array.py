@@ -68,8 +68,11 @@ def test_broadcasting_and_host_arguments_beside_device_arrays(device):
         dml.relu_grad(dml.asarray(x, device=device), np.ones(3, np.float32))
     with pytest.raises(dml.InvalidArgumentError, match="dy.dtype float16 != x.dtype float32"):
         dml.relu_grad(dml.asarray(x, device=device), dml.asarray(dy.astype(np.float16), device=device))
-    with pytest.raises(dml.InvalidArgumentError, match="takes arrays of one shape"):
-        dml.softmax_grad(dml.asarray(x, device=device), dy)
+    # A row-wise gradient broadcasts as the host front end does: dY expanded on the device.
+    got = dml.softmax_grad(dml.asarray(x, device=device), dy)
+    assert np.array_equal(bits(got.numpy()), bits(dml.softmax_grad(x, dy)))
+    got = dml.log_softmax_grad(dml.asarray(dy, device=device), dml.asarray(x, device=device)[:, 1:2], axes=0)
+    assert np.array_equal(bits(got.numpy()), bits(dml.log_softmax_grad(dy, x[:, 1:2], axes=0)))
 
 
 def test_out_in_place_copied_and_on_the_host(device):

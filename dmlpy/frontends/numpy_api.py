@@ -232,9 +232,6 @@ def _run_resident(schema: OperatorSchema, values: dict[str, object], out, device
     refuse_untaken_data_types(schema, data_types)  # in the front end's terms, as for host arrays
     result_type = output_data_type(schema, {name: a.data_type for name, a in arrays.items()}, requested)
     result_dtype = data_type_info(result_type).numpy_dtype
-    if rowwise and any(a.shape != shape for a in arrays.values()):
-        raise InvalidArgumentError(f"{schema.name} on device arrays takes arrays of one shape (no broadcasting)",
-                                   "sizes")
     if out is not None and not isinstance(out, DeviceArray):
         check_out(out, shape, result_dtype)
         out[...] = _run_resident(schema, arrays, None, None, fields, rowwise, axes, host_run, requested).numpy()
@@ -243,8 +240,8 @@ def _run_resident(schema: OperatorSchema, values: dict[str, object], out, device
         raise InvalidArgumentError(f"out is a DeviceArray of shape {out.shape} and dtype {out.dtype} on "
                                    f"{out.device.adapter_name!r}; the result has {shape} and {result_dtype} on "
                                    f"{owner.adapter_name!r}", "out")
-    if rowwise:  # a row-wise kernel reads and writes its rows packed: views are copied first
-        arrays = {name: a.contiguous() for name, a in arrays.items()}
+    if rowwise:  # a row-wise kernel reads and writes its rows packed: views are copied first, broadcasts expanded
+        arrays = {name: a.contiguous() if a.shape == shape else _expanded(a, shape) for name, a in arrays.items()}
     # An output over the elements of an input runs in place where it may: exactly the same
     # elements, and an operator that allows it; otherwise into a new array, copied to `out`
     # bit for bit (as NumPy buffers an overlapping out=).
@@ -329,6 +326,17 @@ def _requested_type(dtype) -> T:
 def _field_default(schema: OperatorSchema, name: str):
     default = next(f.default for f in dataclasses.fields(schema.desc_class) if f.name == name)
     return inspect.Parameter.empty if default is dataclasses.MISSING else default
+
+
+def _expanded(array: DeviceArray, shape: tuple[int, ...]) -> DeviceArray:
+    """`array` broadcast to `shape` as NumPy broadcasts, packed in a new array of its device:
+    IDENTITY reading it through zero strides."""
+    sizes = shape or (1,)
+    desc = OPERATORS["element_wise_identity"].desc_class(
+        array.strided_desc(sizes, array.broadcast_strides(sizes)), BufferTensorDesc(array.data_type, sizes))
+    result = DeviceArray(array.device, shape, array.dtype)
+    run_on_arrays(array.device.compile_cached(desc), [array], result)
+    return result
 
 
 def _run_rowwise(schemas: tuple[OperatorSchema, OperatorSchema], arrays: dict[str, np.ndarray], axes, out,
