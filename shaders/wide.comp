@@ -28,7 +28,10 @@
 // Defines: WORKGROUP_SIZE, ELEMENT_COUNT, RANK, SIZES, STRIDES (RANK groups of one element
 // stride per tensor: inputs, then the output), PACKED where every tensor is packed row-major
 // (element e of each at its base + e, e below params.element_count: the dispatch may run in
-// windows of elements), WIDE_TENSORS (bit t: tensor t is 64-bit),
+// windows of elements), with PACKED_VECTORS where every tensor is also 64-bit and starts on 16
+// bytes: an invocation maps VECTORS_PER_ITEM 16-byte vectors of each tensor, two elements a
+// vector, over the window's whole items, and the elements past them run in a second dispatch
+// (PACKED_TAIL), one an invocation; WIDE_TENSORS (bit t: tensor t is 64-bit),
 // ELEMENT_BITS and DTYPE_* (the output's bound type); one of CONVERT, ARITHMETIC; for CONVERT,
 // SOURCE_BITS with SOURCE_FLOAT (and SOURCE_EXPONENT_BITS, SOURCE_MANTISSA_BITS) or
 // SOURCE_SIGNED (else unsigned), input 0's type, TARGET_BITS with TARGET_FLOAT (and
@@ -52,6 +55,9 @@
 // tensor: inputs, then the output), ROW_COUNT, REDUCED_COUNT, CHUNK, CHUNK_COUNT.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
+#if defined(VECTOR_WORDS_64)
+#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
+#endif
 #include "float_controls.glsl"
 
 #include "tensor_storage.glsl"
@@ -422,10 +428,49 @@ void main() {
 }
 
 #else
+// One element's result from its inputs' words.
+uvec2 computed(uvec2 words[INPUT_COUNT]) {
+#if defined(CONVERT) && defined(SAME_TYPE)
+    return words[0];  // the bits as they are (a NaN's payload too), as every same-type CAST
+#elif defined(CONVERT)
+    return encoded(decoded(words[0]));
+#else
+    return wide_math(words);
+#endif
+}
+
+#define ITEM_ELEMENTS (2u * VECTORS_PER_ITEM)
+
+#if defined(PACKED_VECTORS)
+void main() {
+    uint item = invocation_index();
+    if (item >= params.element_count / ITEM_ELEMENTS) return;  // the window's whole items
+    [[unroll]] for (uint v = 0u; v < VECTORS_PER_ITEM; ++v) {
+        uint vector = item * VECTORS_PER_ITEM + v;
+        uvec4 loaded[INPUT_COUNT];
+        [[unroll]] for (uint t = 0u; t < INPUT_COUNT; ++t) loaded[t] = input_vector(t, params.base[t] / 2u + vector);
+        uvec4 stored;
+        [[unroll]] for (uint pair = 0u; pair < 2u; ++pair) {
+            uvec2 words[INPUT_COUNT];
+            [[unroll]] for (uint t = 0u; t < INPUT_COUNT; ++t) words[t] = pair == 0u ? loaded[t].xy : loaded[t].zw;
+            uvec2 result = computed(words);
+            if (pair == 0u) {
+                stored.xy = result;
+            } else {
+                stored.zw = result;
+            }
+        }
+        output_vector_store(0u, params.base[INPUT_COUNT] / 2u + vector, stored);
+    }
+}
+#else
 void main() {
     uint e = invocation_index();
     uint at[TENSOR_COUNT];
 #if defined(PACKED)
+#if defined(PACKED_TAIL)
+    e += params.element_count / ITEM_ELEMENTS * ITEM_ELEMENTS;  // past the main dispatch's whole items
+#endif
     if (e >= params.element_count) return;  // the window's elements
     [[unroll]] for (uint t = 0u; t < TENSOR_COUNT; ++t) at[t] = params.base[t] + e;
 #else
@@ -438,15 +483,9 @@ void main() {
         rest /= SIZES_[d];
     }
 #endif
-#if defined(CONVERT) && defined(SAME_TYPE)
-    uvec2 result = element(0u, at[0]);  // the bits as they are (a NaN's payload too), as every same-type CAST
-#elif defined(CONVERT)
-    uvec2 result = encoded(decoded(element(0u, at[0])));
-#else
     uvec2 words[INPUT_COUNT];
     [[unroll]] for (uint t = 0u; t < INPUT_COUNT; ++t) words[t] = element(t, at[t]);
-    uvec2 result = wide_math(words);
-#endif
-    store_result(at[INPUT_COUNT], result);
+    store_result(at[INPUT_COUNT], computed(words));
 }
+#endif
 #endif

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 
 import ml_dtypes
 import numpy as np
@@ -381,6 +382,31 @@ def test_device_array_chains_of_64_bit_math_fuse_into_their_reductions(device, m
     best = (da - db).argmax(axis=0)
     assert np.array_equal(best.numpy(), (a - b).argmax(axis=0))
     assert [len(k.nodes) for k in compiled[-1].kernels] == [2]
+
+
+@pytest.mark.parametrize("profile", [None, "nvidia-h100"], ids=["lavapipe", "gpu-profile"])
+def test_packed_64_bit_tensors_move_whole_vectors_and_a_tail(profile):
+    """Where every tensor is 64-bit, packed and on 16 bytes, an invocation moves whole 16-byte
+    vectors (several on a CPU device, one a lane on a GPU) and the elements past the last whole
+    item run one an invocation: every count around an item's edges, windows of a small segment,
+    and views off 16 bytes (read element by element) give NumPy's results."""
+    with dml.create_device(profile=profile) as device:
+        d = dml.BufferTensorDesc(T.INT64, (1001,))
+        reason = device.compile_cached(dml.ElementWiseAddOperatorDesc(d, d, d)).plan.reason
+        assert re.search(r"1001 elements, (8|2) an invocation in (4|1) 16-byte vector", reason), reason
+        rng = np.random.default_rng(29)
+        for count in (1, 2, 3, 7, 8, 9, 15, 16, 17, 1001):
+            a, b = rng.integers(-2**63, 2**63 - 1, count), rng.integers(-2**63, 2**63 - 1, count)
+            with np.errstate(over="ignore"):
+                assert np.array_equal(dml.add(a, b, device=device), a + b), count
+                assert np.array_equal(dml.multiply(a, b, device=device), a * b), count
+            assert np.array_equal(dml.cast(a.astype(np.float64), np.int64, device=device),
+                                  a.astype(np.float64).astype(np.int64)), count
+        device.segment_size = 4096
+        a, b = rng.integers(-2**40, 2**40, 3001), rng.integers(-2**40, 2**40, 3001)
+        da, db = dml.asarray(a, device=device), dml.asarray(b, device=device)
+        for skip in (1, 2, 3):
+            assert np.array_equal((da[skip:] - db[:-skip]).numpy(), a[skip:] - b[:-skip]), skip
 
 
 def test_packed_64_bit_tensors_past_a_segment_run_in_windows():

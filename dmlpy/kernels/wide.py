@@ -15,17 +15,20 @@ from ..base.types import TensorDataType, data_type_info
 from ..ir import expr as e
 from ..ir import render
 from .codegen import (
+    PACKED_VECTORS_PER_ITEM,
     KernelPlan,
     KernelStage,
     bound_type,
     float_controls_defines,
     fp32_bits,
     is_wide,
+    packed_units_interleaved,
     plan_elementwise,
+    starts_on,
     uint_list,
     workgroup_size_for,
 )
-from .interface import KernelInterface
+from .interface import KernelInterface, moves_vectors_in_64bit_words
 
 # Each float type's exponent and mantissa widths (IEEE 754's binary16, binary32 and binary64,
 # and bfloat16's truncated binary32).
@@ -52,10 +55,14 @@ def _plan(inputs: list[BufferTensorDesc], output: BufferTensorDesc, defines: dic
     # Every tensor packed row-major: element i of each at its base + i, so the dispatch can be
     # split into windows at buffer segment boundaries (a 64-bit tensor past 128 MiB on lavapipe).
     packed = all(t.element_strides == packed_strides(output.sizes) for t in tensors)
+    # Every tensor 64-bit as well, from 16 bytes (segments are cut on 16 too): two elements a
+    # 16-byte vector, moved whole, where an element's two words were two loads.
+    vectors = packed and all(is_wide(t) and starts_on(t, 16) for t in tensors)
+    workgroup_size = workgroup_size_for(adapter)
     defines = {
         f"DTYPE_{bound.name}": "",
         "ELEMENT_BITS": data_type_info(bound).bits,
-        "WORKGROUP_SIZE": workgroup_size_for(adapter),
+        "WORKGROUP_SIZE": workgroup_size,
         **float_controls_defines(adapter),
         "ELEMENT_COUNT": f"{output.element_count}u",
         "RANK": output.dimension_count,
@@ -65,14 +72,31 @@ def _plan(inputs: list[BufferTensorDesc], output: BufferTensorDesc, defines: dic
         **({"PACKED": ""} if packed else {}),
         **defines,
     }
-    interface = KernelInterface(tuple(bound_type(t) for t in inputs), (bound,), scalar_count=len(scalars))
+    interface = KernelInterface(tuple(bound_type(t) for t in inputs), (bound,), scalar_count=len(scalars),
+                                vector_views=vectors,
+                                vector_words_64=vectors and moves_vectors_in_64bit_words(adapter))
     interface.check(adapter)
-    stage = KernelStage("main", "wide.comp", defines, defines["WORKGROUP_SIZE"],
-                        generated=(("kernel_interface.glsl", interface.header()), ("operator_body.glsl", body)))
+    defines.update(interface.defines)
+    generated = (("kernel_interface.glsl", interface.header()), ("operator_body.glsl", body))
     windows = "; every tensor packed: split into windows past a buffer segment" if packed else ""
-    return KernelPlan("wide", (stage,), output.element_count, scalar_bits=fp32_bits(scalars), interface=interface,
-                      reason=f"{output.element_count} elements, one invocation each, {how} in 32-bit integer "
-                             f"arithmetic{windows}", windowable=packed)
+    if not vectors:
+        stages = (KernelStage("main", "wide.comp", defines, workgroup_size, generated=generated),)
+        return KernelPlan("wide", stages, output.element_count, scalar_bits=fp32_bits(scalars), interface=interface,
+                          reason=f"{output.element_count} elements, one invocation each, {how} in 32-bit integer "
+                                 f"arithmetic{windows}", windowable=packed)
+    # A CPU device streams an invocation's consecutive vectors best; a GPU, a vector a lane (coalesced).
+    per_item = 1 if packed_units_interleaved(adapter) else PACKED_VECTORS_PER_ITEM
+    item = 2 * per_item
+    defines["VECTORS_PER_ITEM"] = per_item
+    stages = (KernelStage("main", "wide.comp", {**defines, "PACKED_VECTORS": ""}, workgroup_size, item,
+                          generated=generated, part="whole", chunk=item),
+              KernelStage("tail", "wide.comp", {**defines, "PACKED_TAIL": ""}, workgroup_size, 1, generated=generated,
+                          part="tail", chunk=item))
+    return KernelPlan("wide", stages, output.element_count, scalar_bits=fp32_bits(scalars), interface=interface,
+                      reason=f"{output.element_count} elements, {item} an invocation in {per_item} 16-byte vector(s) "
+                             f"of each tensor{', each moved as two 64-bit words' if interface.vector_words_64 else ''}"
+                             f" (the last {output.element_count % item} one an invocation), {how} in 32-bit integer "
+                             f"arithmetic{windows}", windowable=True)
 
 
 def plan_wide_conversion(source: BufferTensorDesc, target: BufferTensorDesc, adapter: AdapterInfo) -> KernelPlan:
