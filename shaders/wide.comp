@@ -28,9 +28,10 @@
 // Defines: WORKGROUP_SIZE, ELEMENT_COUNT, RANK, SIZES, STRIDES (RANK groups of one element
 // stride per tensor: inputs, then the output), PACKED where every tensor is packed row-major
 // (element e of each at its base + e, e below params.element_count: the dispatch may run in
-// windows of elements), with PACKED_VECTORS where every tensor is also 64-bit and starts on 16
-// bytes: an invocation maps VECTORS_PER_ITEM 16-byte vectors of each tensor, two elements a
-// vector, over the window's whole items, and the elements past them run in a second dispatch
+// windows of elements), with PACKED_VECTORS where every tensor is also 64- or 32-bit and
+// starts on 16 bytes, as every window does: an invocation maps ITEM_ELEMENTS elements of each
+// tensor in whole 16-byte vectors (two elements a vector of a 64-bit tensor, four of a 32-bit
+// one) over the window's whole items, and the elements past them run in a second dispatch
 // (PACKED_TAIL), one an invocation; WIDE_TENSORS (bit t: tensor t is 64-bit),
 // ELEMENT_BITS and DTYPE_* (the output's bound type); one of CONVERT, ARITHMETIC; for CONVERT,
 // SOURCE_BITS with SOURCE_FLOAT (and SOURCE_EXPONENT_BITS, SOURCE_MANTISSA_BITS) or
@@ -439,29 +440,41 @@ uvec2 computed(uvec2 words[INPUT_COUNT]) {
 #endif
 }
 
-#define ITEM_ELEMENTS (2u * VECTORS_PER_ITEM)
-
 #if defined(PACKED_VECTORS)
+#define IS_WIDE(t) (((WIDE_TENSORS >> (t)) & 1u) != 0u)
+#define ITEM_VECTORS (ITEM_ELEMENTS / 2u)  // a 64-bit tensor's vectors an item; a 32-bit one's is half
+
+// The first of tensor t's vectors that item `item` maps.
+uint first_vector(uint t, uint item) {
+    return (params.base[t] + item * ITEM_ELEMENTS) / (IS_WIDE(t) ? 2u : 4u);
+}
+
 void main() {
     uint item = invocation_index();
     if (item >= params.element_count / ITEM_ELEMENTS) return;  // the window's whole items
-    [[unroll]] for (uint v = 0u; v < VECTORS_PER_ITEM; ++v) {
-        uint vector = item * VECTORS_PER_ITEM + v;
-        uvec4 loaded[INPUT_COUNT];
-        [[unroll]] for (uint t = 0u; t < INPUT_COUNT; ++t) loaded[t] = input_vector(t, params.base[t] / 2u + vector);
-        uvec4 stored;
-        [[unroll]] for (uint pair = 0u; pair < 2u; ++pair) {
-            uvec2 words[INPUT_COUNT];
-            [[unroll]] for (uint t = 0u; t < INPUT_COUNT; ++t) words[t] = pair == 0u ? loaded[t].xy : loaded[t].zw;
-            uvec2 result = computed(words);
-            if (pair == 0u) {
-                stored.xy = result;
-            } else {
-                stored.zw = result;
-            }
-        }
-        output_vector_store(0u, params.base[INPUT_COUNT] / 2u + vector, stored);
+    uvec4 loaded[INPUT_COUNT][ITEM_VECTORS];
+    [[unroll]] for (uint t = 0u; t < INPUT_COUNT; ++t) {
+        [[unroll]] for (uint v = 0u; v < (IS_WIDE(t) ? ITEM_VECTORS : ITEM_VECTORS / 2u); ++v)
+            loaded[t][v] = input_vector(t, first_vector(t, item) + v);
     }
+    uvec4 stored[ITEM_VECTORS];
+    [[unroll]] for (uint k = 0u; k < ITEM_ELEMENTS; ++k) {
+        uvec2 words[INPUT_COUNT];
+        [[unroll]] for (uint t = 0u; t < INPUT_COUNT; ++t) {
+            words[t] = IS_WIDE(t) ? ((k & 1u) == 0u ? loaded[t][k / 2u].xy : loaded[t][k / 2u].zw)
+                                  : uvec2(loaded[t][k / 4u][k % 4u], 0u);  // zero-extended, as element() reads it
+        }
+        uvec2 result = computed(words);
+        if (!IS_WIDE(INPUT_COUNT)) {
+            stored[k / 4u][k % 4u] = result.x;
+        } else if ((k & 1u) == 0u) {
+            stored[k / 2u].xy = result;
+        } else {
+            stored[k / 2u].zw = result;
+        }
+    }
+    [[unroll]] for (uint v = 0u; v < (IS_WIDE(INPUT_COUNT) ? ITEM_VECTORS : ITEM_VECTORS / 2u); ++v)
+        output_vector_store(0u, first_vector(INPUT_COUNT, item) + v, stored[v]);
 }
 #else
 void main() {

@@ -386,14 +386,16 @@ def test_device_array_chains_of_64_bit_math_fuse_into_their_reductions(device, m
 
 @pytest.mark.parametrize("profile", [None, "nvidia-h100"], ids=["lavapipe", "gpu-profile"])
 def test_packed_64_bit_tensors_move_whole_vectors_and_a_tail(profile):
-    """Where every tensor is 64-bit, packed and on 16 bytes, an invocation moves whole 16-byte
-    vectors (several on a CPU device, one a lane on a GPU) and the elements past the last whole
-    item run one an invocation: every count around an item's edges, windows of a small segment,
-    and views off 16 bytes (read element by element) give NumPy's results."""
+    """Where every tensor is 64- or 32-bit, packed and on 16 bytes, an invocation moves whole
+    16-byte vectors (several on a CPU device, one or two a lane on a GPU) and the elements past
+    the last whole item run one an invocation: every count around an item's edges, windows of
+    a small segment, and views off 16 bytes (read element by element) give NumPy's results."""
     with dml.create_device(profile=profile) as device:
         d = dml.BufferTensorDesc(T.INT64, (1001,))
         reason = device.compile_cached(dml.ElementWiseAddOperatorDesc(d, d, d)).plan.reason
-        assert re.search(r"1001 elements, (8|2) an invocation in (4|1) 16-byte vector", reason), reason
+        assert re.search(r"^1001 elements, (8|2) an invocation in whole 16-byte vectors", reason), reason
+        reason = device.compile_cached(dml.CastOperatorDesc(d, dml.BufferTensorDesc(T.FLOAT32, (1001,)))).plan.reason
+        assert re.search(r"^1001 elements, (8|4) an invocation in whole 16-byte vectors", reason), reason
         rng = np.random.default_rng(29)
         for count in (1, 2, 3, 7, 8, 9, 15, 16, 17, 1001):
             a, b = rng.integers(-2**63, 2**63 - 1, count), rng.integers(-2**63, 2**63 - 1, count)
@@ -402,11 +404,19 @@ def test_packed_64_bit_tensors_move_whole_vectors_and_a_tail(profile):
                 assert np.array_equal(dml.multiply(a, b, device=device), a * b), count
             assert np.array_equal(dml.cast(a.astype(np.float64), np.int64, device=device),
                                   a.astype(np.float64).astype(np.int64)), count
+            floats = (a >> 2).astype(np.float32)  # within INT64's range
+            assert np.array_equal(dml.cast(a >> 2, np.float32, device=device), floats), count
+            assert np.array_equal(dml.cast(floats, np.int64, device=device), floats.astype(np.int64)), count
+        # 4 KiB segments: an INT64 view from element 2 meets its boundaries at elements 512k - 2,
+        # off the four elements of a 16-byte FP32 vector, so those windows start with a short one.
         device.segment_size = 4096
         a, b = rng.integers(-2**40, 2**40, 3001), rng.integers(-2**40, 2**40, 3001)
         da, db = dml.asarray(a, device=device), dml.asarray(b, device=device)
-        for skip in (1, 2, 3):
+        for skip in (1, 2, 3, 4):
             assert np.array_equal((da[skip:] - db[:-skip]).numpy(), a[skip:] - b[:-skip]), skip
+            assert np.array_equal(da[skip:].astype(np.float32).numpy(), a[skip:].astype(np.float32)), skip
+            narrow = dml.asarray(a.astype(np.int32), device=device)[skip:]
+            assert np.array_equal(narrow.astype(np.int64).numpy(), a[skip:].astype(np.int32).astype(np.int64)), skip
 
 
 def test_packed_64_bit_tensors_past_a_segment_run_in_windows():

@@ -133,6 +133,9 @@ class KernelPlan:
     # Whether the dispatch may be split into windows of elements (windows.py): each stage
     # covers the elements its push constants name, element i of every tensor at base + i.
     windowable: bool = False
+    # Where each window must start, in elements (every tensor's stage reads whole vectors from
+    # there); a window shorter than this may start anywhere (its stages run it element by element).
+    window_alignment: int = 1
 
     def workgroups(self, adapter: AdapterInfo) -> list[tuple[int, int, int] | None]:
         """The grid of each stage over the whole tensor (None: the stage has nothing to do)."""

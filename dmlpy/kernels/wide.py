@@ -55,9 +55,9 @@ def _plan(inputs: list[BufferTensorDesc], output: BufferTensorDesc, defines: dic
     # Every tensor packed row-major: element i of each at its base + i, so the dispatch can be
     # split into windows at buffer segment boundaries (a 64-bit tensor past 128 MiB on lavapipe).
     packed = all(t.element_strides == packed_strides(output.sizes) for t in tensors)
-    # Every tensor 64-bit as well, from 16 bytes (segments are cut on 16 too): two elements a
-    # 16-byte vector, moved whole, where an element's two words were two loads.
-    vectors = packed and all(is_wide(t) and starts_on(t, 16) for t in tensors)
+    # Every tensor of 64 or 32 bits as well, from 16 bytes: whole 16-byte vectors (two or four
+    # elements), each moved at once, where an element's words were loads of their own.
+    vectors = packed and all(data_type_info(t.data_type).bits in (32, 64) and starts_on(t, 16) for t in tensors)
     workgroup_size = workgroup_size_for(adapter)
     defines = {
         f"DTYPE_{bound.name}": "",
@@ -84,19 +84,21 @@ def _plan(inputs: list[BufferTensorDesc], output: BufferTensorDesc, defines: dic
         return KernelPlan("wide", stages, output.element_count, scalar_bits=fp32_bits(scalars), interface=interface,
                           reason=f"{output.element_count} elements, one invocation each, {how} in 32-bit integer "
                                  f"arithmetic{windows}", windowable=packed)
-    # A CPU device streams an invocation's consecutive vectors best; a GPU, a vector a lane (coalesced).
-    per_item = 1 if packed_units_interleaved(adapter) else PACKED_VECTORS_PER_ITEM
-    item = 2 * per_item
-    defines["VECTORS_PER_ITEM"] = per_item
+    # A CPU device streams an invocation's consecutive vectors best; a GPU, a vector or two a
+    # lane (coalesced). An item is whole vectors of every tensor: four elements where one is
+    # 32-bit, and every window starts on them (a cut between 64-bit tensors falls on two).
+    narrow = not all(is_wide(t) for t in tensors)
+    item = 2 * PACKED_VECTORS_PER_ITEM if not packed_units_interleaved(adapter) else 4 if narrow else 2
+    defines["ITEM_ELEMENTS"] = f"{item}u"
     stages = (KernelStage("main", "wide.comp", {**defines, "PACKED_VECTORS": ""}, workgroup_size, item,
                           generated=generated, part="whole", chunk=item),
               KernelStage("tail", "wide.comp", {**defines, "PACKED_TAIL": ""}, workgroup_size, 1, generated=generated,
                           part="tail", chunk=item))
     return KernelPlan("wide", stages, output.element_count, scalar_bits=fp32_bits(scalars), interface=interface,
-                      reason=f"{output.element_count} elements, {item} an invocation in {per_item} 16-byte vector(s) "
-                             f"of each tensor{', each moved as two 64-bit words' if interface.vector_words_64 else ''}"
-                             f" (the last {output.element_count % item} one an invocation), {how} in 32-bit integer "
-                             f"arithmetic{windows}", windowable=True)
+                      reason=f"{output.element_count} elements, {item} an invocation in whole 16-byte vectors of each "
+                             f"tensor{', each moved as two 64-bit words' if interface.vector_words_64 else ''} (the "
+                             f"last {output.element_count % item} one an invocation), {how} in 32-bit integer "
+                             f"arithmetic{windows}", windowable=True, window_alignment=4 if narrow else 2)
 
 
 def plan_wide_conversion(source: BufferTensorDesc, target: BufferTensorDesc, adapter: AdapterInfo) -> KernelPlan:

@@ -33,8 +33,11 @@ def _window(tensors, first: int, count: int) -> Window:
     return Window(first, count, tuple(s for s, _ in located), tuple(b for _, b in located))
 
 
-def plan_windows(tensors: Sequence, element_count: int, packed: bool, max_storage_buffer_range: int) -> list[Window]:
-    """The windows covering elements [0, element_count) of `tensors` (BoundTensors)."""
+def plan_windows(tensors: Sequence, element_count: int, packed: bool, max_storage_buffer_range: int,
+                 alignment: int = 1) -> list[Window]:
+    """The windows covering elements [0, element_count) of `tensors` (BoundTensors), each
+    starting on a multiple of `alignment` elements but for windows shorter than that (a cut
+    off the alignment gets one, up to the next multiple)."""
     def crosses(t):
         return t.offset // t.buffer.segment_size != (t.end - 1) // t.buffer.segment_size
 
@@ -55,5 +58,6 @@ def plan_windows(tensors: Sequence, element_count: int, packed: bool, max_storag
         last_byte = t.offset + element_count * element_size - 1
         for segment in range(t.offset // size + 1, last_byte // size + 1):
             cuts.add((segment * size - t.offset) // element_size)
+    cuts |= {min(-(-cut // alignment) * alignment, element_count) for cut in cuts}
     edges = sorted(cuts)
     return [_window(tensors, a, b - a) for a, b in zip(edges, edges[1:])]

@@ -454,7 +454,8 @@ class BindingTable:
             plan = kernel.plan
             if not plan.windowable:
                 self._check_temporaries_inside_segments(kernel.tensors, tensors)
-            windows = plan_windows(tensors, plan.element_count, plan.windowable, device.max_storage_buffer_range)
+            windows = plan_windows(tensors, plan.element_count, plan.windowable, device.max_storage_buffer_range,
+                                   plan.window_alignment)
             self.windows += windows
             for stage, spirv in zip(plan.stages, kernel.spirv):
                 launches = [Launch([t.buffer.segments[s] for t, s in zip(tensors, window.segments)], grid,
