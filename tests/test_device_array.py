@@ -66,6 +66,8 @@ def test_broadcasting_and_host_arguments_beside_device_arrays(device):
     assert got.dtype == np.float32 and np.array_equal(got.numpy(), dml.relu_grad(x, np.float32(2)))
     with pytest.raises(dml.InvalidArgumentError, match="do not broadcast"):
         dml.relu_grad(dml.asarray(x, device=device), np.ones(3, np.float32))
+    with pytest.raises(dml.InvalidArgumentError, match=r"^b\.dtype object has no TensorDataType"):
+        _ = dml.asarray(x, device=device) == None  # noqa: E711 (NumPy's elementwise ==, which dmlpy refuses by name)
     with pytest.raises(dml.InvalidArgumentError, match="dy.dtype float16 != x.dtype float32"):
         dml.relu_grad(dml.asarray(x, device=device), dml.asarray(dy.astype(np.float16), device=device))
     # A row-wise gradient broadcasts as the host front end does: dY expanded on the device.

@@ -26,6 +26,7 @@ from ..runtime.binding import MINIMUM_BUFFER_TENSOR_ALIGNMENT
 from ..runtime.device import CompiledOperator, Device
 from .array_operators import ARRAY_OPERATORS
 from .arrays import (
+    as_array,
     as_arrays,
     as_device,
     asarray,
@@ -219,7 +220,8 @@ def _run_resident(schema: OperatorSchema, values: dict[str, object], out, device
                 arrays[name] = value
             else:
                 typed = like if like is not None else resident[0]
-                arrays[name] = asarray(typed_like(value, typed.dtype, name) if typeless(value) else value, owner)
+                host = typed_like(value, typed.dtype, name) if typeless(value) else as_array(value, name)
+                arrays[name] = asarray(host, owner)
     arrays = {name: arrays[name] for name in values}
     for group in groups:
         check_same_dtype(arrays, group)
