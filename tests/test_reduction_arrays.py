@@ -137,6 +137,25 @@ def test_a_prologue_read_elsewhere_is_not_fused(device):
     assert np.array_equal(bits(total), bits(dml.sum(dml.exp(x, device=device), axis=1, device=device)))
 
 
+@pytest.mark.parametrize("function", ["SUM", "ARGMAX"])
+def test_a_value_the_prologue_reads_twice_is_in_the_reductions_kernel(device, function):
+    """REDUCE of d * d + d, d = a - b: d has three readers, all in the reduction's prologue,
+    so the graph is one kernel, with the bits of the nodes run apart."""
+    g = dml.GraphBuilder(device)
+    a, b = (g.input(dml.BufferTensorDesc(T.FLOAT32, (5, 40))) for _ in range(2))
+    d = dml.graph.subtract(a, b)
+    reduced = dml.graph.reduce(dml.graph.add(dml.graph.multiply(d, d), d), function=function, axes=(1,))
+    compiled = g.build([reduced])
+    assert [k.nodes for k in compiled.kernels] == [(0, 1, 2, 3)]
+    rng = np.random.default_rng(12)
+    xa, xb = (rng.standard_normal((5, 40)).astype(np.float32) * 4 for _ in range(2))
+    xa[0, :3] = [np.inf, -0.0, 1e-42]
+    (got,) = run_graph(device, compiled, [xa, xb])
+    difference = dml.subtract(xa, xb, device=device)
+    terms = dml.add(dml.multiply(difference, difference, device=device), difference, device=device)
+    assert np.array_equal(bits(got), bits(dml.reduce(terms, function, (1,), device=device).reshape(-1)))
+
+
 def test_a_device_array_chain_ending_in_a_reduction_is_one_kernel(device):
     rng = np.random.default_rng(9)
     xa, xb = rng.standard_normal((2, 64, 700)).astype(np.float32)
