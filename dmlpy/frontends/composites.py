@@ -1,6 +1,7 @@
 """NumPy functions that no one DirectML operator is, composed of element-wise front ends:
 `not_equal` (Python's !=) and `floor_divide` (Python's //). On device arrays each step is
-deferred, so a chain of them fuses into one kernel; on NumPy arrays each step is a call."""
+deferred and the steps fuse (an integer `x // 7` is one kernel, a float one a few); on NumPy
+arrays each step is a call."""
 
 from __future__ import annotations
 
