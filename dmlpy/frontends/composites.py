@@ -12,6 +12,7 @@ from numpy.typing import ArrayLike
 from ..base.errors import UnsupportedError
 from ..base.types import data_type_for_numpy, data_type_info
 from ..ops.fields import ScaleBias
+from ..runtime.device import Device
 from .array_operators import ARRAY_OPERATORS
 from .arrays import asarray, typed_like, typeless
 from .device_array import DeviceArray
@@ -22,13 +23,16 @@ add, cast, divide, element_wise_identity, equal, floor, fmod, greater, logical_n
                                   "logical_not", "remainder", "subtract", "where"))
 
 
-def not_equal(a: ArrayLike, b: ArrayLike, *, out=None, device=None):
+def not_equal(a: ArrayLike | DeviceArray, b: ArrayLike | DeviceArray, *, out: np.ndarray | DeviceArray | None = None,
+              device: Device | None = None) -> np.ndarray | DeviceArray:
     """NumPy's not_equal (Python's `!=`): UINT8 1 where a != b (NaN differs from everything,
     itself included), else 0; ELEMENT_WISE_LOGICAL_NOT of ELEMENT_WISE_LOGICAL_EQUALS."""
     return logical_not(equal(a, b, device=device), out=out, device=device)
 
 
-def floor_divide(a: ArrayLike, b: ArrayLike, *, out=None, device=None):
+def floor_divide(a: ArrayLike | DeviceArray, b: ArrayLike | DeviceArray, *,
+                 out: np.ndarray | DeviceArray | None = None,
+                 device: Device | None = None) -> np.ndarray | DeviceArray:
     """NumPy's floor_divide (Python's `//`): the quotient rounded toward minus infinity, with
     NumPy's bits. Integers: the truncated quotient (ELEMENT_WISE_DIVIDE), one less where the
     floored remainder differs from the truncated one (MODULUS_FLOOR, MODULUS_TRUNCATE); a zero
@@ -72,7 +76,7 @@ def floor_divide(a: ArrayLike, b: ArrayLike, *, out=None, device=None):
     return cast(result, dtype, out=out, device=device) if narrow else result
 
 
-def _zero_of(x, device):
+def _zero_of(x: np.ndarray | DeviceArray, device: Device | None) -> np.ndarray | DeviceArray:
     """+0 where x is finite, NaN where it is not: a zero that reads no tensor but x."""
     return element_wise_identity(x, scale_bias=ScaleBias(0.0, 0.0), device=device)
 
