@@ -82,6 +82,13 @@ def test_floor_divide_of_bfloat16_is_refused_by_name(device):
             dml.floor_divide(given, 2.0, device=device)
 
 
+def test_a_type_no_step_takes_is_refused_in_the_callers_name(device):
+    for function in (dml.floor_divide, dml.not_equal):
+        with pytest.raises(dml.InvalidArgumentError, match=rf"^{function.__name__}: a has dtype float64, which "
+                                                           r"ELEMENT_WISE_(DIVIDE|LOGICAL_EQUALS) does not take"):
+            function(np.ones(2), np.ones(2), device=device)
+
+
 def test_floor_divide_writes_out_and_keeps_the_operators_rules(device):
     a, b = np.array([7.0, -7.0], np.float32), np.array([2.0, 2.0], np.float32)
     out = np.empty(2, np.float32)

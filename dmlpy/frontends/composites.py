@@ -5,11 +5,13 @@ arrays each step is a call."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import ml_dtypes
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ..base.errors import UnsupportedError
+from ..base.errors import DmlError, UnsupportedError
 from ..base.types import data_type_for_numpy, data_type_info
 from ..ops.fields import ScaleBias
 from ..runtime.device import Device
@@ -27,7 +29,7 @@ def not_equal(a: ArrayLike | DeviceArray, b: ArrayLike | DeviceArray, *, out: np
               device: Device | None = None) -> np.ndarray | DeviceArray:
     """NumPy's not_equal (Python's `!=`): UINT8 1 where a != b (NaN differs from everything,
     itself included), else 0; ELEMENT_WISE_LOGICAL_NOT of ELEMENT_WISE_LOGICAL_EQUALS."""
-    return logical_not(equal(a, b, device=device), out=out, device=device)
+    return logical_not(_first_step("not_equal", equal, a, b, device), out=out, device=device)
 
 
 def floor_divide(a: ArrayLike | DeviceArray, b: ArrayLike | DeviceArray, *,
@@ -42,7 +44,7 @@ def floor_divide(a: ArrayLike | DeviceArray, b: ArrayLike | DeviceArray, *,
     a / b. FLOAT16 computes in FP32 and rounds once, as NumPy's float16 does; BFLOAT16, which
     CAST does not take, is refused. Only a and b are tensors (the constants are ScaleBias
     fields), so on device arrays the steps fuse into few kernels."""
-    quotient = divide(a, b, device=device)  # checks the arguments and gives their common dtype
+    quotient = _first_step("floor_divide", divide, a, b, device)  # checks the arguments, gives their dtype
     dtype = np.dtype(quotient.dtype)
     a, b = (typed_like(value, dtype, name) if typeless(value) else value for name, value in (("a", a), ("b", b)))
     if isinstance(quotient, DeviceArray):  # each operand uploaded once: one kernel input however often read
@@ -74,6 +76,19 @@ def floor_divide(a: ArrayLike | DeviceArray, b: ArrayLike | DeviceArray, *,
     result = where(equal(b, _zero_of(b, device), device=device), quotient, result, out=None if narrow else out,
                    device=device)
     return cast(result, dtype, out=out, device=device) if narrow else result
+
+
+def _first_step(caller: str, step: Callable, a: ArrayLike | DeviceArray, b: ArrayLike | DeviceArray,
+                device: Device | None) -> np.ndarray | DeviceArray:
+    """step(a, b), the step that checks the caller's arguments: a refusal that names the step's
+    front end (`divide: a has dtype float64 ...`) names the caller's instead."""
+    try:
+        return step(a, b, device=device)
+    except DmlError as error:
+        prefix = f"{step.__name__}:"
+        if not error.message.startswith(prefix):
+            raise
+        raise type(error)(caller + error.message[len(prefix) - 1:], error.field) from None
 
 
 def _zero_of(x: np.ndarray | DeviceArray, device: Device | None) -> np.ndarray | DeviceArray:
