@@ -58,19 +58,20 @@ def floor_divide(a: ArrayLike | DeviceArray, b: ArrayLike | DeviceArray, *,
                                "CAST takes no BFLOAT16; convert the arrays first, e.g. a.astype(np.float32)",
                                "data_type")
     narrow = data_type_info(data_type_for_numpy(dtype)).bits < 32
+    computed_in = np.float32 if narrow else dtype
     if narrow:
         a, b = (cast(value, np.float32, device=device) for value in (a, b))
         quotient = divide(a, b, device=device)
     modulus = fmod(a, b, device=device)
     truncated = not_equal(remainder(a, b, device=device), modulus, device=device)
     exact = subtract(divide(subtract(a, modulus, device=device), b, device=device),
-                     cast(truncated, np.float32 if narrow else dtype, device=device), device=device)
+                     cast(truncated, computed_in, device=device), device=device)
     floored = floor(exact, device=device)
     # q - floor(q) - 0.5 > 0, against a zero made from the same value (NaN where q is infinite).
     past_half = element_wise_identity(subtract(exact, floored, device=device), scale_bias=ScaleBias(1.0, -0.5),
                                       device=device)
     rounded_up = greater(past_half, _zero_of(past_half, device), device=device)
-    nearest = add(floored, cast(rounded_up, np.float32 if narrow else dtype, device=device), device=device)
+    nearest = add(floored, cast(rounded_up, computed_in, device=device), device=device)
     signed_zero = element_wise_identity(quotient, scale_bias=ScaleBias(0.0, -0.0), device=device)  # ±0 as a / b
     result = where(equal(exact, signed_zero, device=device), signed_zero, nearest, device=device)
     result = where(equal(b, _zero_of(b, device), device=device), quotient, result, out=None if narrow else out,

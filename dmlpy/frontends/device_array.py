@@ -93,17 +93,17 @@ class DeviceArray:
     __matmul__, __rmatmul__ = operator_method("matmul"), operator_method("matmul", True)
     __neg__, __abs__, __invert__ = unary_method("negative"), unary_method("abs"), unary_method("bitwise_not")
     __pos__ = unary_method("element_wise_identity")  # NumPy's +a: a copy
+    __hash__ = object.__hash__
+    sum, prod, mean = reduction_method("sum", True), reduction_method("prod", True), reduction_method("mean", True)
+    max, min = reduction_method("max"), reduction_method("min")
+    argmax, argmin = reduction_method("argmax"), reduction_method("argmin")
+    cumsum, cumprod = scan_method("cumsum"), scan_method("cumprod")
 
     def __divmod__(self, other) -> tuple[DeviceArray, DeviceArray]:
         return self // other, self % other
 
     def __rdivmod__(self, other) -> tuple[DeviceArray, DeviceArray]:
         return other // self, other % self
-    __hash__ = object.__hash__
-    sum, prod, mean = reduction_method("sum", True), reduction_method("prod", True), reduction_method("mean", True)
-    max, min = reduction_method("max"), reduction_method("min")
-    argmax, argmin = reduction_method("argmax"), reduction_method("argmin")
-    cumsum, cumprod = scan_method("cumsum"), scan_method("cumprod")
 
     def astype(self, dtype: np.typing.DTypeLike) -> DeviceArray:
         """The array converted to `dtype` on the device (DML_CAST; its rounding rules in

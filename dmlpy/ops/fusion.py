@@ -338,17 +338,20 @@ def _check_bindable(group: _Group, root_desc, plan: KernelPlan, tensors: list[Ke
             f"limit: keep this node's tensors within {segment_size} bytes (split them over several nodes)")
 
 
-def _fused_inputs(graph: GraphDesc, nodes: list[int], math: list, external: list[NodeInputSource]):
+def _fused_inputs(graph: GraphDesc, nodes: list[int], math: list, external: list[NodeInputSource],
+                  first_tensor: int = 0, leading_scalars: tuple[float, ...] = (),
+                  known: dict[int, e.Expr] | None = None):
     """A function giving the values a member node reads (each fused producer's result as the
-    stored bits it would have written, an outside tensor as itself), and the scalars the
-    element-wise members push."""
+    stored bits it would have written, an outside tensor as itself: e.tensor(first_tensor)
+    and on), and the scalars the kernel pushes (`leading_scalars`, then the element-wise
+    members'). `known` gives members whose value is not their math (a product's epilogue)."""
     members = set(nodes)
-    offsets, scalars = {}, []
+    offsets, scalars = {}, list(leading_scalars)
     for node in nodes:
         if math[node] is not None:
             offsets[node] = len(scalars)
             scalars += math[node].scalars
-    made: dict[int, e.Expr] = {}
+    made: dict[int, e.Expr] = dict(known or {})
     stored: dict[int, e.Expr] = {}  # a member's value as the bits it writes, one node however often read
 
     def value_of(node: int) -> e.Expr:
@@ -363,7 +366,8 @@ def _fused_inputs(graph: GraphDesc, nodes: list[int], math: list, external: list
 
     def inputs_of(node: int) -> list[e.Expr]:
         return [stored_value_of(source.node) if (source := graph.source(node, k)).node in members
-                else e.tensor(external.index(source)) for k in range(len(graph.desc_of(node).schema.inputs))]
+                else e.tensor(first_tensor + external.index(source))
+                for k in range(len(graph.desc_of(node).schema.inputs))]
 
     return value_of, inputs_of, tuple(scalars)
 
@@ -373,30 +377,9 @@ def _fused_epilogue(graph: GraphDesc, nodes: list[int], math: list, host: int, p
     """The value the group's root stores, over the product's sum and epilogue inputs (e.tensor(0)
     and on, its scalars first) and then the chain's external tensors: the product's own
     epilogue is its output's value, stored as it would have been written."""
-    members = set(nodes)
-    offset = 1 + len(product.epilogue.inputs)
-    offsets, scalars = {}, list(product.epilogue.scalars)
-    for node in nodes:
-        if math[node] is not None:
-            offsets[node] = len(scalars)
-            scalars += math[node].scalars
-    made: dict[int, e.Expr] = {host: product.epilogue.result}
-    stored: dict[int, e.Expr] = {}  # a member's value as the bits it writes, one node however often read
-
-    def value_of(node: int) -> e.Expr:
-        if node not in made:
-            inputs = [stored_value_of(source.node) if (source := graph.source(node, k)).node in members
-                      else e.tensor(offset + external.index(source))
-                      for k in range(len(graph.desc_of(node).schema.inputs))]
-            made[node] = e.substitute(math[node].result, inputs, offsets[node])
-        return made[node]
-
-    def stored_value_of(node: int) -> e.Expr:
-        if node not in stored:
-            stored[node] = e.stored(value_of(node), graph.node_output_desc(node, 0).data_type)
-        return stored[node]
-
-    return value_of(nodes[-1]), tuple(scalars)
+    value_of, _, scalars = _fused_inputs(graph, nodes, math, external, 1 + len(product.epilogue.inputs),
+                                         tuple(product.epilogue.scalars), {host: product.epilogue.result})
+    return value_of(nodes[-1]), scalars
 
 
 def _fused_math(graph: GraphDesc, nodes: list[int], math: list, external: list[NodeInputSource]):
