@@ -22,7 +22,9 @@ bool float_is_nan(uint bits, uint magnitude_mask, uint infinity_bits) {
 }
 
 // Numbers from and to stored bits, for operators that compute in FP32. Every conversion is
-// integer arithmetic, so it is exact and rounds to nearest even on every device: no
+// exact and rounds to nearest even on every device: integer arithmetic, and for FP16 one
+// FP32 addition whose operands and result are normal (or whose result is the same where a
+// device flushes its subnormal operand), which Vulkan has every device round correctly. No
 // reliance on how a driver implements packHalf2x16 or treats subnormals.
 float bfloat16_to_float(uint bits) { return uintBitsToFloat(bits << 16); }
 
@@ -35,27 +37,27 @@ uint bfloat16_from_float(float value) {
 // Both conversions compute every case and select one: lavapipe runs each lane through every
 // branch of an if anyway, and the selects spare it the masked stores of an early return.
 float float16_to_float(uint half_bits) {
-    uint sign = (half_bits & 0x8000u) << 16;
-    uint exponent = (half_bits >> 10) & 0x1Fu;
-    uint mantissa = half_bits & 0x3FFu;
-    uint normal = ((exponent + 112u) << 23) | (mantissa << 13);
-    uint infinite_or_nan = 0x7F800000u | (mantissa << 13);
-    // Zero or subnormal: mantissa * 2^-24 is zero or a normal FP32 number, exactly.
-    uint subnormal = floatBitsToUint(float(mantissa) * 5.9604644775390625e-8);
-    return uintBitsToFloat(sign | (exponent == 0x1Fu ? infinite_or_nan : exponent != 0u ? normal : subnormal));
+    uint magnitude = (half_bits & 0x7FFFu) << 13;  // the exponent and significand where FP32 has them
+    // A normal half: the exponent re-biased (15 to 127); infinity and NaN: 31 to 255.
+    uint rebiased = magnitude + (magnitude >= 0x0F800000u ? 0x70000000u : 0x38000000u);
+    // Zero or subnormal, M 2^-24: 2^-14 (1 + M/1024) less 2^-14, exact (Sterbenz) and normal.
+    precise float small = uintBitsToFloat(magnitude + 0x38800000u) - 6.103515625e-05;
+    uint bits = magnitude < 0x00800000u ? floatBitsToUint(small) : rebiased;
+    return uintBitsToFloat(((half_bits & 0x8000u) << 16) | bits);
 }
 
 uint float16_from_float(float value) {
     uint u = floatBitsToUint(value);
     uint magnitude = u & 0x7FFFFFFFu;
-    // One rounding serves both cases, its operand and shift selected first: a normal half
-    // re-biases the exponent and rounds 23 bits to 10 (a carry may reach infinity); a
-    // subnormal one (or the smallest normal, after rounding up) rounds the significand to
-    // units of 2^-24, and at most 2^-25 gives zero (a shift of 25 leaves no unit).
-    bool normal = magnitude >= 0x38800000u;
-    uint shift = normal ? 13u : min(126u - (magnitude >> 23), 25u);
-    uint bits = normal ? magnitude - 0x38000000u : (magnitude & 0x7FFFFFu) | 0x800000u;
-    uint half_magnitude = (bits + (1u << (shift - 1u)) - 1u + ((bits >> shift) & 1u)) >> shift;
+    // A normal half: the exponent re-biased and 23 bits rounded to 10, to nearest even (plus
+    // 0xFFF, plus the kept bit's parity); a carry may reach the next exponent or infinity.
+    uint normal = (magnitude - 0x37FFF001u + ((magnitude >> 13) & 1u)) >> 13;
+    // Below 2^-14, a subnormal half or zero: 0.5 + |value| rounds |value| to a multiple of
+    // 2^-24 (FP32's unit at 0.5), the half's unit, to nearest even, and the half's bits are
+    // what lies above 0.5 (2^-14 after rounding up: the smallest normal half, 0x400). An FP32
+    // subnormal a device flushes gives zero, as it rounds to.
+    precise float aligned = uintBitsToFloat(magnitude) + 0.5;
+    uint half_magnitude = magnitude < 0x38800000u ? floatBitsToUint(aligned) - 0x3F000000u : normal;
     half_magnitude = magnitude >= 0x477FF000u ? 0x7C00u : half_magnitude;  // 65520 and up: infinity
     half_magnitude = magnitude > 0x7F800000u ? 0x7E00u | ((magnitude >> 13) & 0x3FFu) : half_magnitude;  // NaN, quiet
     return ((u >> 16) & 0x8000u) | half_magnitude;
