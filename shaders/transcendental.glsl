@@ -87,10 +87,17 @@ float dml_exp(float x) {
     float r;
     int k = dml_reduce(dml_isnan(x) ? 0.0 : clamp(x, EXP_UNDERFLOW, EXP_OVERFLOW), r);
     precise float value = 1.0 + dml_expm1_reduced(r);
-    // value in [0.7, 1.5): 2^k value is normal from k = -125 on; below, rounded in integers
-    // behind an if that a group of lanes skips unless one of them needs it
-    float scaled = dml_scaled(value, max(k, -125));
+    // value in [0.7, 1.5): 2^k value is normal from k = -125 up to the largest finite result
+    // (k = 128 has value < 1), its exponent moved in integers, exactly
+    float scaled = uintBitsToFloat(floatBitsToUint(value) + (uint(max(k, -125)) << 23));
+#if defined(DENORMALS_EXACT)
+    // below, rounded in integers, behind an if that a group of lanes skips unless one needs it
     if (k < -125) scaled = dml_ldexp(value, k);
+#else
+    // below, where the device keeps subnormals: 2^-125 value times 2^(k + 125), one rounding
+    precise float below = scaled * uintBitsToFloat(uint(max(k + 252, 1)) << 23);
+    scaled = k < -125 ? below : scaled;
+#endif
     float result = x > EXP_OVERFLOW ? uintBitsToFloat(0x7F800000u) : x < EXP_UNDERFLOW ? 0.0 : scaled;
     return dml_isnan(x) ? x : result;
 }
