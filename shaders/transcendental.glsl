@@ -90,14 +90,9 @@ float dml_exp(float x) {
     // value in [0.7, 1.5): 2^k value is normal from k = -125 up to the largest finite result
     // (k = 128 has value < 1), its exponent moved in integers, exactly
     float scaled = uintBitsToFloat(floatBitsToUint(value) + (uint(max(k, -125)) << 23));
-#if defined(DENORMALS_EXACT)
-    // below, rounded in integers, behind an if that a group of lanes skips unless one needs it
-    if (k < -125) scaled = dml_ldexp(value, k);
-#else
-    // below, where the device keeps subnormals: 2^-125 value times 2^(k + 125), one rounding
-    precise float below = scaled * uintBitsToFloat(uint(max(k + 252, 1)) << 23);
-    scaled = k < -125 ? below : scaled;
-#endif
+    // below, 2^-125 value times 2^(k + 125), rounded once into the subnormals by dml_mul (the
+    // hardware's multiplication where the device keeps them, exact integers where it may not)
+    if (k < -125) scaled = dml_mul(scaled, uintBitsToFloat(uint(k + 252) << 23));
     float result = x > EXP_OVERFLOW ? uintBitsToFloat(0x7F800000u) : x < EXP_UNDERFLOW ? 0.0 : scaled;
     return dml_isnan(x) ? x : result;
 }
