@@ -168,6 +168,28 @@ def test_a_value_read_twice_in_a_chain_counts_once_toward_a_graphs_size(device, 
     assert len(compiled) == 1 and [len(k.nodes) for k in compiled[0].kernels] == [12]
 
 
+def test_a_chain_of_four_arrays_and_four_python_scalars_is_one_kernel(device, monkeypatch):
+    """A leaky ReLU of a * b + c plus a scaled d: each Python scalar is an input of the graph,
+    so the chain reads eight tensors, the most one element-wise kernel takes."""
+    compiled = []
+    original = dml.Device.compile_graph
+    monkeypatch.setattr(dml.Device, "compile_graph",
+                        lambda self, graph, flags=0: compiled.append(original(self, graph, flags)) or compiled[-1])
+    rng = np.random.default_rng(12)
+    hosts = [(rng.standard_normal(300) * 4).astype(np.float32) for _ in range(4)]
+    hosts[0][:4] = [np.inf, -0.0, np.nan, 1e-40]
+    a, b, c, d = (dml.asarray(h, device=device) for h in hosts)
+    y = dml.where(a * b + c > 0, a * b + c, (a * b + c) * 0.01) + d * 0.5 - 0.25
+    got = y.numpy()
+    (graph,) = compiled
+    assert len(graph.kernels) == 1
+    ha, hb, hc, hd = hosts
+    s = ha * hb + hc
+    with np.errstate(invalid="ignore"):
+        expected = np.where(s > 0, s, s * np.float32(0.01)) + hd * np.float32(0.5) - np.float32(0.25)
+    assert np.array_equal(bits(got), bits(expected))
+
+
 def test_deferred_results_see_their_inputs_as_they_were_at_the_call(device):
     x = np.linspace(-2, 2, 64, dtype=np.float32)
     t = dml.asarray(x, device=device)

@@ -47,6 +47,26 @@ def test_a_product_read_twice_by_its_epilogue_is_one_kernel(device, monkeypatch)
     assert np.array_equal(bits(got), bits(dml.where(dml.greater(ys, 0.0), ys, dml.multiply(ys, 0.01))))
 
 
+@pytest.mark.parametrize("extra", [7, 8])
+def test_an_epilogue_takes_seven_more_tensors_and_splits_past_them(device, extra):
+    """y = ((x·w) * t1 + t2) * t3 + ...: the sum and seven outside tensors are the eight inputs
+    an element-wise kernel takes, so the chain is the product's epilogue; an eighth leaves
+    the chain's last node to a kernel of its own. The bits are the operators' one by one."""
+    a, b = values((6, 5)), values((5, 4))
+    tensors = [values((6, 4)) for _ in range(extra)]
+    builder = dml.GraphBuilder(device)
+    x, w = builder.input(desc((6, 5))), builder.input(desc((5, 4)))
+    others = [builder.input(desc((6, 4))) for _ in range(extra)]
+    y, expected = dml.graph.gemm(x, w), dml.gemm(a, b, device=device)
+    for k, (node, array) in enumerate(zip(others, tensors)):
+        combine, reference = (dml.graph.multiply, dml.multiply) if k % 2 == 0 else (dml.graph.add, dml.add)
+        y, expected = combine(y, node), reference(expected, array, device=device)
+    compiled = builder.build([y])
+    assert [len(k.nodes) for k in compiled.kernels] == ([extra + 1] if extra <= 7 else [extra, 1])
+    (fused,) = run_graph(device, compiled, [a, b, *tensors])
+    assert np.array_equal(bits(fused.reshape(6, 4)), bits(expected))
+
+
 def test_c_a_fused_activation_a_cast_and_a_residual_fuse_into_one_store(device):
     a, b, c, residual = values((2, 5, 7)), values((2, 7, 4)), values((2, 5, 4)), values((2, 5, 4)).astype(np.float16)
     builder = dml.GraphBuilder(device)

@@ -211,22 +211,25 @@ def test_builder_fuses_a_chain_into_one_kernel_with_the_same_bits(device):
 
 
 def test_a_node_reading_several_producers_takes_them_all_once_their_inputs_fit(device):
-    """where(a < z, cast(a * b + c), cast(c)): taken one at a time in input order, the product's
-    group would bring five outside tensors (a, z, b, c and the second cast's output); with the
-    second cast absorbed too, four: one kernel, the bits of the nodes run one by one."""
+    """where(a < z, cast(a * b + c * d + e * f + h), cast(c)): taken one at a time in input
+    order, the sum's group would bring nine outside tensors (the eight inputs and the second
+    cast's output), one past the eight a kernel takes; with the second cast absorbed too, eight:
+    one kernel, the bits of the nodes run one by one."""
     g = dml.GraphBuilder(device)
-    a, z, b, c = (g.input(F32) for _ in range(4))
+    a, z, b, c, d, e, f, h = (g.input(F32) for _ in range(8))
     half = np.float16
-    y = dml.graph.where(dml.graph.less(a, z), dml.graph.cast(dml.graph.add(dml.graph.multiply(a, b), c), half),
-                        dml.graph.cast(c, half))
+    G = dml.graph
+    total = G.add(G.add(G.add(G.multiply(a, b), G.multiply(c, d)), G.multiply(e, f)), h)
+    y = G.where(G.less(a, z), G.cast(total, half), G.cast(c, half))
     compiled = g.build([y])
     assert len(compiled.kernels) == 1 and compiled.binding_properties.temporary_resource_size == 0
     rng = np.random.default_rng(6)
-    arrays = [(rng.standard_normal(8) * 300).astype(np.float32) for _ in range(4)]
+    arrays = [(rng.standard_normal(8) * 300).astype(np.float32) for _ in range(8)]
     arrays[1][:3] = [np.nan, -0.0, 0.0]
-    va, vz, vb, vc = arrays
-    expected = dml.where(dml.less(va, vz), dml.cast(dml.add(dml.multiply(va, vb), vc), half), dml.cast(vc, half))
-    assert np.array_equal(bits(run_graph(device, compiled, [va, vz, vb, vc])[0]), bits(expected))
+    va, vz, vb, vc, vd, ve, vf, vh = arrays
+    expected_total = dml.add(dml.add(dml.add(dml.multiply(va, vb), dml.multiply(vc, vd)), dml.multiply(ve, vf)), vh)
+    expected = dml.where(dml.less(va, vz), dml.cast(expected_total, half), dml.cast(vc, half))
+    assert np.array_equal(bits(run_graph(device, compiled, arrays)[0]), bits(expected))
 
 
 def test_a_select_between_two_casts_to_one_type_converts_once(device):
@@ -322,15 +325,15 @@ def test_a_value_read_twice_is_computed_once_in_its_readers_kernel(device):
     assert np.array_equal(bits(run_graph(device, compiled, [xs])[0]), bits(expected.reshape(-1)))
 
 
-def test_kernels_split_past_four_inputs_and_sixteen_nodes(device):
+def test_kernels_split_past_eight_inputs_and_sixteen_nodes(device):
     g = dml.GraphBuilder(device)
-    inputs = [g.input(F32) for _ in range(6)]
+    inputs = [g.input(F32) for _ in range(11)]
     value = inputs[0]
     for extra in inputs[1:]:
         value = dml.graph.relu_grad(extra, value)  # each node brings one more outside tensor
     compiled = g.build([value])
-    assert [len(k.tensors) - 1 for k in compiled.kernels] == [4, 3]  # inputs from outside each kernel
-    arrays = [np.linspace(-1, 1, 8, dtype=np.float32) * (k + 1) for k in range(6)]
+    assert [len(k.tensors) - 1 for k in compiled.kernels] == [8, 4]  # inputs from outside each kernel
+    arrays = [np.linspace(-1, 1, 8, dtype=np.float32) * (k + 1) for k in range(11)]
     expected = arrays[0]
     for array in arrays[1:]:
         expected = dml.relu_grad(array, expected)
@@ -338,7 +341,9 @@ def test_kernels_split_past_four_inputs_and_sixteen_nodes(device):
 
     for name, fields, limit in (("tanh", {}, MAX_FUSED_NODES),
                                 ("linear", {"alpha": 1.5, "beta": -0.25},
-                                 (device.adapter.max_push_constants_size // 4 - 6) // 2)):  # scalars' room
+                                 # the scalars' room: the words beside one input's and the output's bases
+                                # and the element count
+                                (device.adapter.max_push_constants_size // 4 - 3) // 2)):
         g = dml.GraphBuilder(device)
         value = g.input(F32)
         for _ in range(MAX_FUSED_NODES + 3):

@@ -21,7 +21,7 @@ from ..base.types import TensorDataType, data_type_info
 
 # The most tensors each kernel family takes: its loops over them are unrolled, so every
 # tensor costs registers in every invocation.
-MAX_ELEMENTWISE_INPUTS = 4
+MAX_ELEMENTWISE_INPUTS = 8
 MAX_REDUCTION_INPUTS, MAX_REDUCTION_OUTPUTS = 3, 2
 
 
@@ -53,6 +53,11 @@ class KernelInterface:
     @property
     def push_constant_words(self) -> int:
         return self.storage_buffers + 1 + self.scalar_count  # base[], element_count, scalar_bits[]
+
+    def fits(self, adapter: AdapterInfo) -> bool:
+        """Whether the device can bind this interface (check() says why not)."""
+        return self.storage_buffers <= adapter.max_per_stage_descriptor_storage_buffers \
+            and 4 * self.push_constant_words <= adapter.max_push_constants_size
 
     def check(self, adapter: AdapterInfo) -> None:
         """Raise UnsupportedError where the device cannot bind this interface."""
@@ -141,9 +146,3 @@ def moves_vectors_in_64bit_words(adapter: AdapterInfo) -> bool:
     a GPU moves the vector in one access either way."""
     return adapter.adapter_type == AdapterType.CPU and adapter.shader_int64
 
-
-def elementwise_limits(adapter: AdapterInfo) -> tuple[int, int]:
-    """The most inputs and FP32 scalars any element-wise kernel may take on `adapter`."""
-    widest = KernelInterface((TensorDataType.FLOAT32,) * MAX_ELEMENTWISE_INPUTS, (TensorDataType.FLOAT32,))
-    max_inputs = min(MAX_ELEMENTWISE_INPUTS, adapter.max_per_stage_descriptor_storage_buffers - 1)
-    return max_inputs, adapter.max_push_constants_size // 4 - widest.push_constant_words

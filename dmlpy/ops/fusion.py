@@ -50,9 +50,10 @@ from itertools import groupby
 
 from ..base.adapter import AdapterInfo
 from ..base.errors import UnsupportedError
+from ..base.types import TensorDataType
 from ..ir import expr as e
 from ..kernels.codegen import KernelPlan, KernelTensor, is_wide
-from ..kernels.interface import MAX_REDUCTION_INPUTS, elementwise_limits
+from ..kernels.interface import MAX_ELEMENTWISE_INPUTS, MAX_REDUCTION_INPUTS, KernelInterface
 from ..kernels.matmul import MatmulEpilogue, MatmulMath, MatmulOperands, plan_matmul
 from ..kernels.reduction import ReducedOutput, ReductionMath, plan_reduction
 from ..kernels.wide import plan_elementwise_any_width
@@ -133,7 +134,6 @@ def plan_graph(graph: GraphDesc, adapter: AdapterInfo, segment_size: int | None 
     # 64-bit math of one type alone (kernels/wide.py), its comparisons' UINT8 included.
     wide_types = [frozenset(getattr(d, t.name).data_type for t in d.schema.present(d) if is_wide(getattr(d, t.name)))
                   for d in descs]
-    max_inputs, scalar_room = elementwise_limits(adapter)
 
     def fits(nodes: list[int]) -> bool:
         root = reductions[nodes[-1]]
@@ -144,14 +144,20 @@ def plan_graph(graph: GraphDesc, adapter: AdapterInfo, segment_size: int | None 
                 or len(wide_types[nodes[0]]) > 1:
             return False
         scalars = sum(len(math[n].scalars) for n in nodes if math[n] is not None) + len(root.scalars if root else ())
+        outputs, scratch = 1, root is not None
         if hosts:  # the sum, the product's own epilogue inputs and the chain's: the element-wise kernel's room
-            epilogue = products[hosts[0]].epilogue
-            inputs = 1 + len(epilogue.inputs) + len(_external_sources(graph, nodes, hosts[0]))
-            scalars += len(epilogue.scalars)
-            return len(nodes) <= MAX_FUSED_NODES and inputs <= max_inputs and scalars <= scalar_room
-        inputs = MAX_REDUCTION_INPUTS if root is not None else max_inputs
-        return len(nodes) <= MAX_FUSED_NODES and len(_external_sources(graph, nodes)) <= inputs \
-            and scalars <= scalar_room
+            product = products[hosts[0]]
+            inputs = 1 + len(product.epilogue.inputs) + len(_external_sources(graph, nodes, hosts[0]))
+            limit, bound, scratch = MAX_ELEMENTWISE_INPUTS, inputs - 1 + len(product.operands.bound), True
+            scalars += len(product.epilogue.scalars)
+        else:
+            inputs = bound = len(_external_sources(graph, nodes))
+            limit = MAX_REDUCTION_INPUTS if root is not None else MAX_ELEMENTWISE_INPUTS
+            outputs = len(root.outputs) if root is not None else 1
+        # The kernel's bindings and push constants (each binding's base, the scalars) on this device
+        kernel = KernelInterface((TensorDataType.FLOAT32,) * bound, (TensorDataType.FLOAT32,) * outputs,
+                                 scratch=scratch, scalar_count=scalars)
+        return len(nodes) <= MAX_FUSED_NODES and inputs <= limit and kernel.fits(adapter)
 
     order = graph.order()
     position = {node: k for k, node in enumerate(order)}
