@@ -256,6 +256,11 @@ def test_bench_quick_runs_and_reports_every_figure(tmp_path):
     assert "/copy" in result.stdout and "host cost" in result.stdout
     assert report["chains"] and all(row["same_bits"] and row["fused_ms"] > 0 for row in report["chains"])
     assert "a chain fused into one kernel" in result.stdout
+    assert {row["expression"] for row in report["expressions"]} >= {
+        "where(a < 0, (a * b + c).astype(f16), c.astype(f16))", "leaky(a * b + c) + d * 0.5 - 0.25"}
+    assert all(row["same_bits"] and row["device_arrays_ms"] > 0 and row["numpy_ms"] > 0
+               for row in report["expressions"])
+    assert "expression on four arrays" in result.stdout
 
 
 def test_bench_shows_its_progress_on_stderr_a_line_a_step_off_a_terminal():

@@ -18,7 +18,10 @@ host's cost of one small dispatch through each path, interleaved with a bare kp 
 A GEMM table gives the multiply-add pairs per second of GEMMs (M x N x K pairs each) against
 the same device's arithmetic limit, the fastest of several shapes of a shader that performs
 as many FP32 multiply-then-add pairs in registers (shaders/multiply_add.comp), interleaved
-round by round in the same way, beside NumPy's np.matmul (FP32) and PyTorch's.
+round by round in the same way, beside NumPy's np.matmul (FP32) and PyTorch's. The graph
+table (left out by --no-chains, alone with --graphs-only) sets chains fused into one kernel
+beside their operators run one by one, and expressions on four device arrays (deferred,
+fused, read back) beside the same front-end calls on NumPy arrays and beside NumPy itself.
 Progress goes to standard error (a bar on a terminal, a line per measurement elsewhere), so
 standard output holds the report alone.
 
@@ -614,6 +617,55 @@ def chain_rows(device, sizes: list[int], repeats: int, progress: Progress | None
     return rows
 
 
+# Expressions on several arrays, written once in the front ends' calls: on device arrays they
+# defer and fuse into one kernel; on NumPy arrays the same calls run one by one. Beside them,
+# the expression in NumPy itself. The first is the element-wise issue's chain; the second a
+# leaky ReLU and a scaled residual whose four Python scalars are inputs of the kernel too.
+EXPRESSIONS = {
+    "where(a < 0, (a * b + c).astype(f16), c.astype(f16))": (
+        lambda a, b, c, d: dml.where(dml.less(a, 0.0), dml.cast(dml.add(dml.multiply(a, b), c), np.float16),
+                                     dml.cast(c, np.float16)),
+        lambda a, b, c, d: np.where(a < 0, (a * b + c).astype(np.float16), c.astype(np.float16))),
+    "leaky(a * b + c) + d * 0.5 - 0.25": (
+        lambda a, b, c, d: dml.subtract(dml.add(dml.where(
+            dml.greater(dml.add(dml.multiply(a, b), c), 0.0), dml.add(dml.multiply(a, b), c),
+            dml.multiply(dml.add(dml.multiply(a, b), c), 0.01)), dml.multiply(d, 0.5)), 0.25),
+        lambda a, b, c, d: np.where(a * b + c > 0, a * b + c, (a * b + c) * np.float32(0.01))
+        + d * np.float32(0.5) - np.float32(0.25)),
+}
+
+
+def expression_rows(device, sizes: list[int], repeats: int, progress: Progress | None = None) -> list[dict]:
+    """Each expression on device arrays (its result read back) against the same calls on NumPy
+    arrays and against NumPy itself, interleaved round by round (host time)."""
+    rows = []
+    for name, (through_dmlpy, in_numpy) in EXPRESSIONS.items():
+        for count in sizes:
+            if progress:
+                progress.step(f"expression {name} at {count} elements")
+            rng = np.random.default_rng(1)
+            hosts = [(rng.standard_normal(count) * 3).astype(np.float32) for _ in range(4)]
+            resident = [dml.asarray(h, device=device) for h in hosts]
+            times: dict[str, list[float]] = {"device": [], "host": [], "numpy": []}
+            for repeat in range(repeats + 1):  # the first round warms up
+                marks = [time.perf_counter()]
+                on_device = through_dmlpy(*resident).numpy()
+                marks.append(time.perf_counter())
+                on_host = through_dmlpy(*hosts)
+                marks.append(time.perf_counter())
+                in_numpy(*hosts)
+                marks.append(time.perf_counter())
+                if repeat:
+                    for k, key in enumerate(times):
+                        times[key].append(marks[k + 1] - marks[k])
+            device_ms, host_ms, numpy_ms = (statistics.median(times[key]) * 1e3 for key in times)
+            rows.append({"expression": name, "elements": count, "device_arrays_ms": device_ms,
+                         "numpy_arrays_ms": host_ms, "device_arrays_speedup": host_ms / device_ms,
+                         "numpy_ms": numpy_ms, "same_bits": bool(np.array_equal(on_device, on_host))})
+            del resident
+    return rows
+
+
 def run_case(bench: Device, case: Case, count: int, rounds: int) -> Row:
     """The operator, every copy shape both ways and one way, vkCmdCopyBuffer, NumPy and PyTorch, interleaved:
     one run of each per round (each run the median of several where one is short)."""
@@ -835,6 +887,17 @@ def print_chains(rows: list[dict]) -> None:
     print("dev arrays / np arrays: the chain through the front ends on dmlpy.asarray arrays / on NumPy arrays.\n")
 
 
+def print_expressions(rows: list[dict]) -> None:
+    print(f"{'expression on four arrays (host ms)':54} {'elements':>10} {'dev arrays':>11} {'np arrays':>10} "
+          f"{'speedup':>8} {'NumPy':>9} {'same bits':>10}")
+    for row in rows:
+        print(f"{row['expression']:54} {row['elements']:>10} {row['device_arrays_ms']:>11.3f} "
+              f"{row['numpy_arrays_ms']:>10.3f} {row['device_arrays_speedup']:>7.2f}x {row['numpy_ms']:>9.3f} "
+              f"{'yes' if row['same_bits'] else 'NO':>10}")
+    print("dev arrays: the front ends' calls on dmlpy.asarray arrays, deferred, fused and read back; np arrays:")
+    print("the same calls on NumPy arrays, one by one; NumPy: the expression in NumPy itself.\n")
+
+
 def print_tables(header: str, rows: list[Row], overhead: list[dict]) -> None:
     print(header)
     print(f"{'case':36} {'elements':>9} {'median ms':>10} {'GB/s':>7} {'/copy':>6} {'spread':>12} "
@@ -1017,13 +1080,21 @@ def main(argv=None) -> int:
                                              "skipped": skipped}, indent=1))
         bench.device.close()
         return 0
-    chain_steps = 0 if args.no_chains else len(CHAINS) * len(sizes)
+    chain_steps = 0 if args.no_chains else (len(CHAINS) + len(EXPRESSIONS)) * len(sizes)
     progress = Progress("bench", chain_steps if args.graphs_only else
                         chain_steps + len(cases) * len(sizes) + 1 + len(gemm_cases))
     chains = [] if args.no_chains else chain_rows(bench.device, sizes, rounds, progress)
+    expressions = [] if args.no_chains else expression_rows(bench.device, sizes, rounds, progress)
     if args.graphs_only:
         progress.done()
-        return report_only("chains", chains, print_chains)
+        print(header)
+        print_chains(chains)
+        print_expressions(expressions)
+        if args.json:
+            args.json.write_text(json.dumps({"header": header, "chains": chains, "expressions": expressions},
+                                            indent=1))
+        bench.device.close()
+        return 0
     rows, skipped = [], []
     for case in cases:
         for size in sizes:
@@ -1041,6 +1112,7 @@ def main(argv=None) -> int:
     if chains:
         print()
         print_chains(chains)
+        print_expressions(expressions)
     if gemm:
         print()
         print_gemm(gemm)
@@ -1048,7 +1120,7 @@ def main(argv=None) -> int:
         print(f"skipped {note}")
     if args.json:
         args.json.write_text(json.dumps({"header": header, "rows": [asdict(r) for r in rows],
-                                         "host_overhead": overhead, "chains": chains,
+                                         "host_overhead": overhead, "chains": chains, "expressions": expressions,
                                          "gemm": [asdict(r) for r in gemm], "skipped": skipped}, indent=1))
     if args.plot:
         plot(rows, args.plot, header.lstrip("# "))
