@@ -102,7 +102,9 @@ ELEMENTWISE = [name for row in TABLE if row.axes_form is None
 # The row-wise operators (softmax family), over rows of ROW_LENGTH elements.
 ROWWISE = [name for row in TABLE if row.axes_form is not None for name in (row.name, f"{row.name}_grad")]
 ROW_LENGTH = 1024
-TARGET_CASES = [
+# The layouts and data types the activations' targets name (RELU_GRAD's packed ratio is the
+# element-wise family's yardstick too).
+ACTIVATION_TARGET_CASES = [
     *[Case(op, t, "packed") for op in ("relu_grad", "hard_sigmoid_grad") for t in (T.FLOAT32, T.FLOAT16, T.BFLOAT16)],
     Case("relu_grad", T.INT8, "packed"),
     Case("relu_grad", T.FLOAT32, "transposed-output"), Case("relu_grad", T.FLOAT32, "transposed-inputs"),
@@ -132,7 +134,18 @@ REDUCTION_CASES = [
     *[Case(op, T.FLOAT32, "rows") for op in ("argmax", "cumulative_summation", "top_k1")]]
 # The optimizer: seven streams (parameters, two moments and the gradient in, three out).
 OPTIMIZER_CASES = [Case("adam_optimizer", t, "packed") for t in (T.FLOAT32, T.FLOAT16)]
-FULL_CASES = [*TARGET_CASES, *ELEMENT_WISE_CASES, *REDUCTION_CASES, *OPTIMIZER_CASES,
+# Every case a speed target names: the activations'; the element-wise family's binary operators,
+# casts and transcendental functions (not DIVIDE, SQRT, REMAINDER, the scalar operands or
+# INT64); the reductions' sums, ARGMAX, cumulative sum and the softmax family.
+TARGET_CASES = [
+    *ACTIVATION_TARGET_CASES,
+    *[case for case in ELEMENT_WISE_CASES if case.data_type != T.INT64 and case.layout != "scalar"
+      and case.operator not in ("divide", "sqrt", "remainder")],
+    *[case for case in REDUCTION_CASES if case.data_type == T.FLOAT32 and case.layout in ("rows:SUM", "all:SUM",
+                                                                                        "columns:SUM", "rows")
+      and case.operator != "top_k1"],
+    *[Case(name, T.FLOAT32, "rows") for name in ROWWISE if "softmax" in name and "hardmax" not in name]]
+FULL_CASES = [*ACTIVATION_TARGET_CASES, *ELEMENT_WISE_CASES, *REDUCTION_CASES, *OPTIMIZER_CASES,
               *[Case(name, T.FLOAT32, "packed") for name in ELEMENTWISE
                 if name not in ("relu_grad", "hard_sigmoid_grad")],
               *[Case(name, T.FLOAT32, "rows") for name in ROWWISE]]
