@@ -101,13 +101,14 @@ float dml_expm1(float x) {
     float r;
     int k = dml_reduce(dml_isnan(x) ? 0.0 : clamp(x, -18.0, EXP_OVERFLOW), r);
     float q = dml_expm1_reduced(r);
-    // k >= 1: 2^k (q + 1 - 2^-k): 1 - 2^-k is exact up to k = 24 and rounds to 1 beyond
-    precise float inner = q + (k <= 24 ? 1.0 - uintBitsToFloat(uint(clamp(127 - k, 0, 254)) << 23) : 1.0);
-    // k <= 0: 2^k q + (2^k - 1), both exact, one rounding (k = 0, |x| <= ln(2)/2: r = x, q itself)
-    float power = uintBitsToFloat(uint(clamp(127 + k, 0, 254)) << 23);
+    // 2^k q + (2^k - 1), both terms exact, rounded once (k = 0, |x| <= ln(2)/2: r = x, q itself).
+    // Above k = 24, 2^k - 1 rounds to 2^k, and the sum to what 2^k (q + 1) rounds to. k = 128
+    // (x just below the overflow) takes 2^127 and an exact doubling: rounding a sum and scaling
+    // it by a power of two commute while both stay normal.
+    float power = uintBitsToFloat(uint(127 + min(k, 127)) << 23);
     precise float scaled = q * power;
-    precise float below = scaled + (power - 1.0);
-    float result = k >= 1 ? dml_scaled(inner, k) : below;  // normal, or an overflow
+    precise float sum = scaled + (k <= 24 ? power - 1.0 : power);
+    precise float result = k == 128 ? sum * 2.0 : sum;  // normal, or an overflow
     result = dml_abs(x) < 9.3132257461547852e-10 ? x : result;  // x (1 + x/2 ...) rounds to x; x may be subnormal
     result = x < -17.5 ? -1.0 : result;  // e^x < 2^-25: -1 + e^x rounds to -1
     result = x > EXP_OVERFLOW ? uintBitsToFloat(0x7F800000u) : result;
