@@ -156,6 +156,43 @@ def test_a_value_the_prologue_reads_twice_is_in_the_reductions_kernel(device, fu
     assert np.array_equal(bits(got), bits(dml.reduce(terms, function, (1,), device=device).reshape(-1)))
 
 
+@pytest.mark.parametrize("shape", [(4, 300), (3, 5000)])  # a row read once (lavapipe), two chunks a row
+@pytest.mark.parametrize("count", [5, 6])
+def test_a_prologue_reads_five_tensors_in_the_reductions_kernel_and_a_sixth_splits_it(device, shape, count):
+    """SUM of w * m * (a - b) * (a - b) + c (+ c * e): a weighted, masked squared error takes
+    five outside tensors, the most a reduction's kernel binds beside its own; with a sixth the
+    reduction takes what fits and the rest runs before it. The bits are the nodes' apart."""
+    rng = np.random.default_rng(count)
+    hosts = [(rng.standard_normal(shape) * 3).astype(np.float32) for _ in range(count)]
+    hosts[0][0, :3] = [np.inf, -0.0, 1e-41]
+    g = dml.GraphBuilder(device)
+    w, m, a, b, c, *more = (g.input(dml.BufferTensorDesc(T.FLOAT32, shape)) for _ in range(count))
+    G = dml.graph
+    d = G.subtract(a, b)
+    terms = G.add(G.multiply(G.multiply(G.multiply(w, m), d), d), c)
+    if more:
+        terms = G.add(terms, G.multiply(c, more[0]))
+    compiled = g.build([G.reduce(terms, function="SUM", axes=(1,))])
+    assert len(compiled.kernels) == (1 if count == 5 else 2)
+    (got,) = run_graph(device, compiled, hosts)
+    hw, hm, ha, hb, hc, *hmore = hosts
+    hd = dml.subtract(ha, hb)
+    expected = dml.add(dml.multiply(dml.multiply(dml.multiply(hw, hm), hd), hd), hc)
+    if hmore:
+        expected = dml.add(expected, dml.multiply(hc, hmore[0]))
+    assert np.array_equal(bits(got), bits(dml.reduce(expected, "SUM", (1,), device=device).reshape(-1)))
+    # A softmax walks its row several times (on lavapipe, a copy of the row in private memory):
+    # the same prologue's five tensors in one kernel.
+    g = dml.GraphBuilder(device)
+    w, m, a, b, c = (g.input(dml.BufferTensorDesc(T.FLOAT32, shape)) for _ in range(5))
+    d = G.subtract(a, b)
+    compiled = g.build([G.softmax(G.add(G.multiply(G.multiply(G.multiply(w, m), d), d), c))])
+    assert len(compiled.kernels) == 1
+    (got,) = run_graph(device, compiled, hosts[:5])
+    softmax = dml.softmax(dml.add(dml.multiply(dml.multiply(dml.multiply(hw, hm), hd), hd), hc), device=device)
+    assert np.array_equal(bits(got), bits(softmax.reshape(-1)))
+
+
 def test_a_device_array_chain_ending_in_a_reduction_is_one_kernel(device):
     rng = np.random.default_rng(9)
     xa, xb = rng.standard_normal((2, 64, 700)).astype(np.float32)

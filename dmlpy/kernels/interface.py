@@ -20,9 +20,11 @@ from ..base.errors import UnsupportedError
 from ..base.types import TensorDataType, data_type_info
 
 # The most tensors each kernel family takes: its loops over them are unrolled, so every
-# tensor costs registers in every invocation.
+# tensor costs registers in every invocation. Eight inputs hold an optimizer's update or a
+# masked loss (parameters, gradient, moments, mask, Python scalars) in one element-wise
+# kernel; five a weighted, masked loss in the prologue of the reduction that ends it.
 MAX_ELEMENTWISE_INPUTS = 8
-MAX_REDUCTION_INPUTS, MAX_REDUCTION_OUTPUTS = 3, 2
+MAX_REDUCTION_INPUTS, MAX_REDUCTION_OUTPUTS = 5, 2
 
 
 @dataclass(frozen=True)
