@@ -57,7 +57,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "tools"))
 
-from bench_graph_compile import graph_compile_rows, print_graph_compile  # noqa: E402
+from bench_graph_compile import graph_compile_rows, print_graph_compile, print_table  # noqa: E402
 from reference import REFERENCES, REFERENCES_F64, REFERENCES_ROWWISE  # noqa: E402
 from reference import prelu_grad as reference_prelu_grad  # noqa: E402
 
@@ -889,26 +889,34 @@ def gemm_rows(bench: Device, cases: list[GemmCase], rounds: int, progress: Progr
     return rows, skipped
 
 
+def same_bits_cell(row: dict) -> str:
+    return "yes" if row["same_bits"] else "NO"
+
+
 def print_chains(rows: list[dict]) -> None:
-    print(f"{'graph: a chain fused into one kernel (host ms)':48} {'elements':>10} {'fused':>9} {'one by one':>11} "
-          f"{'speedup':>8} {'dev arrays':>11} {'np arrays':>10} {'speedup':>8} {'same bits':>10}")
-    for row in rows:
-        print(f"{row['chain']:48} {row['elements']:>10} {row['fused_ms']:>9.3f} {row['unfused_ms']:>11.3f} "
-              f"{row['speedup']:>7.2f}x {row['device_arrays_ms']:>11.3f} {row['numpy_arrays_ms']:>10.3f} "
-              f"{row['device_arrays_speedup']:>7.2f}x {'yes' if row['same_bits'] else 'NO':>10}")
-    print("fused: the chain compiled as one graph; one by one: its operators' binding tables executed in turn;")
-    print("dev arrays / np arrays: the chain through the front ends on dmlpy.asarray arrays / on NumPy arrays.\n")
+    print_table([("graph: a chain fused into one kernel (host ms)", 48, lambda row: row["chain"]),
+                 ("elements", 10, lambda row: f"{row['elements']}"),
+                 ("fused", 9, lambda row: f"{row['fused_ms']:.3f}"),
+                 ("one by one", 11, lambda row: f"{row['unfused_ms']:.3f}"),
+                 ("speedup", 8, lambda row: f"{row['speedup']:.2f}x"),
+                 ("dev arrays", 11, lambda row: f"{row['device_arrays_ms']:.3f}"),
+                 ("np arrays", 10, lambda row: f"{row['numpy_arrays_ms']:.3f}"),
+                 ("speedup", 8, lambda row: f"{row['device_arrays_speedup']:.2f}x"),
+                 ("same bits", 10, same_bits_cell)], rows,
+                ["fused: the chain compiled as one graph; one by one: its operators' binding tables executed in turn;",
+                 "dev arrays / np arrays: the chain through the front ends on dmlpy.asarray arrays / on NumPy arrays."])
 
 
 def print_expressions(rows: list[dict]) -> None:
-    print(f"{'expression on four arrays (host ms)':54} {'elements':>10} {'dev arrays':>11} {'np arrays':>10} "
-          f"{'speedup':>8} {'NumPy':>9} {'same bits':>10}")
-    for row in rows:
-        print(f"{row['expression']:54} {row['elements']:>10} {row['device_arrays_ms']:>11.3f} "
-              f"{row['numpy_arrays_ms']:>10.3f} {row['device_arrays_speedup']:>7.2f}x {row['numpy_ms']:>9.3f} "
-              f"{'yes' if row['same_bits'] else 'NO':>10}")
-    print("dev arrays: the front ends' calls on dmlpy.asarray arrays, deferred, fused and read back; np arrays:")
-    print("the same calls on NumPy arrays, one by one; NumPy: the expression in NumPy itself.\n")
+    print_table([("expression on four arrays (host ms)", 54, lambda row: row["expression"]),
+                 ("elements", 10, lambda row: f"{row['elements']}"),
+                 ("dev arrays", 11, lambda row: f"{row['device_arrays_ms']:.3f}"),
+                 ("np arrays", 10, lambda row: f"{row['numpy_arrays_ms']:.3f}"),
+                 ("speedup", 8, lambda row: f"{row['device_arrays_speedup']:.2f}x"),
+                 ("NumPy", 9, lambda row: f"{row['numpy_ms']:.3f}"),
+                 ("same bits", 10, same_bits_cell)], rows,
+                ["dev arrays: the front ends' calls on dmlpy.asarray arrays, deferred, fused and read back; np arrays:",
+                 "the same calls on NumPy arrays, one by one; NumPy: the expression in NumPy itself."])
 
 
 def print_tables(header: str, rows: list[Row], overhead: list[dict]) -> None:

@@ -22,6 +22,7 @@ import json
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -73,15 +74,31 @@ def graph_compile_rows(device, node_counts: list[int], rounds: int) -> list[dict
     return rows
 
 
-def print_graph_compile(rows: list[dict]) -> None:
-    print(f"{'graph compile: a chain of element-wise nodes (host s)':54} {'nodes':>6} {'graph_desc':>10} "
-          f"{'compile':>8} {'total':>8} {'us/node':>8} {'/smallest':>9} {'spread':>12}")
+def print_table(columns: list[tuple[str, int, Callable[[dict], str]]], rows: list[dict], legend: list[str]) -> None:
+    """A table of `rows`: each column a (heading, width, cell) with cell(row) its text, the
+    first left-aligned and the others right-aligned; the legend's lines and a blank line after."""
+    def line(cells: list[str]) -> str:
+        return " ".join(f"{cell:{'<' if k == 0 else '>'}{width}}" for k, (cell, (_, width, _)) in
+                        enumerate(zip(cells, columns)))
+    print(line([heading for heading, _, _ in columns]))
     for row in rows:
-        print(f"{'':54} {row['nodes']:>6} {row['graph_desc_s']:>10.3f} {row['compile_graph_s']:>8.3f} "
-              f"{row['total_s']:>8.3f} {row['total_s'] / row['nodes'] * 1e6:>8.1f} {row['ratio_to_smallest']:>8.2f}x "
-              f"{row['ratio_low']:>5.2f}-{row['ratio_high']:.2f}")
-    print("graph_desc: GraphBuilder.graph_desc (the GraphDesc built and checked); compile: device.compile_graph;")
-    print("/smallest: the total over the smallest graph's in the same round (linear: the ratio of node counts).\n")
+        print(line([cell(row) for _, _, cell in columns]))
+    print("\n".join(legend) + "\n")
+
+
+def print_graph_compile(rows: list[dict]) -> None:
+    print_table([("graph compile: a chain of element-wise nodes (host s)", 54, lambda row: ""),
+                 ("nodes", 6, lambda row: f"{row['nodes']}"),
+                 ("graph_desc", 10, lambda row: f"{row['graph_desc_s']:.3f}"),
+                 ("compile", 8, lambda row: f"{row['compile_graph_s']:.3f}"),
+                 ("total", 8, lambda row: f"{row['total_s']:.3f}"),
+                 ("us/node", 8, lambda row: f"{row['total_s'] / row['nodes'] * 1e6:.1f}"),
+                 ("/smallest", 9, lambda row: f"{row['ratio_to_smallest']:.2f}x"),
+                 ("spread", 12, lambda row: f"{row['ratio_low']:.2f}-{row['ratio_high']:.2f}")], rows,
+                ["graph_desc: GraphBuilder.graph_desc (the GraphDesc built and checked); "
+                 "compile: device.compile_graph;",
+                 "/smallest: the total over the smallest graph's in the same round "
+                 "(linear: the ratio of node counts)."])
 
 
 def positive_ints(text: str) -> list[int]:
