@@ -2,6 +2,7 @@
 and careless input (docs/ownership.md, "Device arrays"). Crashes and hangs run in a child
 process with a time limit; every other outcome must be the serial result or a DmlError."""
 
+import gc
 import os
 import threading
 
@@ -510,3 +511,107 @@ def test_rows_longer_than_a_segment_reduce_in_blocks_with_the_bits_of_one_call(d
     resident = dml.asarray(x, device=small_segments)
     assert np.array_equal(bits(resident.sum().numpy()), bits(dml.sum(x, device=device)))  # uint8: NumPy's uint64
     assert resident.argmax().numpy() == dml.argmax(x, device=device)
+
+
+# Python numbers beside device arrays: one array per device, dtype and value (docs/ownership.md,
+# "Constants")
+
+
+def test_a_python_number_is_uploaded_once_and_bound_once(monkeypatch):
+    compiled = []
+    original = dml.Device.compile_graph
+    monkeypatch.setattr(dml.Device, "compile_graph",
+                        lambda self, graph, flags=0: compiled.append(graph) or original(self, graph, flags))
+    rng = np.random.default_rng(21)
+    hx, hy = (rng.standard_normal(100).astype(np.float32) for _ in range(2))
+    with dml.create_device() as device:
+        x, y = dml.asarray(hx, device=device), dml.asarray(hy, device=device)
+        got = (x * 0.5 + y * 0.5).numpy()
+        assert compiled[-1].input_count == 3 and len(device.constant_arrays) == 1  # x, y and one 0.5
+        assert np.array_equal(bits(got), bits(hx * np.float32(0.5) + hy * np.float32(0.5)))
+        again = (x - 0.5).numpy()
+        assert len(device.constant_arrays) == 1 and np.array_equal(bits(again), bits(hx - np.float32(0.5)))
+        half = dml.asarray(hx.astype(np.float16), device=device)
+        assert np.array_equal(bits((half * 0.5).numpy()), bits(hx.astype(np.float16) * np.float16(0.5)))
+        negative_zero = (x * -0.0).numpy()  # -0.0 is not 0.0: its own array
+        assert len(device.constant_arrays) == 3 and np.array_equal(bits(negative_zero), bits(hx * np.float32(-0.0)))
+
+
+def test_an_evicted_constant_still_serves_the_deferred_result_that_reads_it():
+    rng = np.random.default_rng(22)
+    hx = rng.standard_normal(300).astype(np.float32)
+    with dml.create_device(cache_limits=dml.CacheLimits(constant_arrays=1)) as device:
+        x = dml.asarray(hx, device=device)
+        first = x * 0.5  # deferred: reads the array of 0.5
+        second = x * 0.25  # evicts 0.5 from the cache
+        gc.collect()
+        assert len(device.constant_arrays) == 1
+        assert np.array_equal(bits(first.numpy()), bits(hx * np.float32(0.5)))
+        assert np.array_equal(bits(second.numpy()), bits(hx * np.float32(0.25)))
+        assert np.array_equal(bits((x * 0.5).numpy()), bits(hx * np.float32(0.5)))  # uploaded again
+
+
+def test_threads_sharing_a_python_number_get_numpys_bits():
+    rng = np.random.default_rng(23)
+    hosts = [rng.standard_normal(1000).astype(np.float32) for _ in range(4)]
+    failures = []
+    with dml.create_device(cache_limits=dml.CacheLimits(constant_arrays=2)) as device:
+        arrays = [dml.asarray(h, device=device) for h in hosts]
+
+        def work(k):
+            for step in range(30):
+                scale = (0.5, 0.25, 0.125)[(k + step) % 3]  # three values through a cache of two
+                got = (arrays[k] * scale + 1.5).numpy()
+                if not np.array_equal(bits(got), bits(hosts[k] * np.float32(scale) + np.float32(1.5))):
+                    failures.append((k, step))
+
+        threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    assert failures == []
+
+
+def test_closing_a_device_empties_its_constants():
+    device = dml.create_device()
+    x = dml.asarray(np.ones(8, np.float32), device=device)
+    (x * 3.0).numpy()
+    assert len(device.constant_arrays) == 1
+    device.close()
+    assert len(device.constant_arrays) == 0
+    with pytest.raises(dml.DeviceRemovedError):
+        (x * 3.0).numpy()
+
+
+def test_a_forked_child_neither_uses_nor_corrupts_the_parents_constants():
+    result = run_child("""
+        device = dml.create_device()
+        x = dml.asarray(np.arange(64, dtype=np.float32), device=device)
+        assert np.array_equal((x * 0.5).numpy(), np.arange(64, dtype=np.float32) * np.float32(0.5))
+        pid = os.fork()
+        if pid == 0:
+            code = 0
+            if len(device.constant_arrays) != 0:
+                code = 6
+            try:
+                (x * 0.5).numpy()
+                code = 3
+            except dml.DeviceRemovedError as error:
+                code = code or (0 if "another process" in str(error) else 4)
+            except BaseException:
+                code = 5
+            try:  # a device of its own shares nothing with the parent's
+                with dml.create_device() as own:
+                    y = dml.asarray(np.arange(64, dtype=np.float32), device=own)
+                    if not np.array_equal((y * 0.5).numpy(), np.arange(64, dtype=np.float32) * np.float32(0.5)):
+                        code = code or 7
+            except BaseException:
+                code = code or 8
+            os._exit(code)
+        _, status = os.waitpid(pid, 0)
+        assert os.waitstatus_to_exitcode(status) == 0, status
+        assert np.array_equal((x * 0.5 + 1.0).numpy(), np.arange(64, dtype=np.float32) * np.float32(0.5) + 1)
+        print("ok")
+    """, env=MESA_FORK_SAFE_ENV, timeout=120)
+    assert_clean(result)

@@ -331,6 +331,15 @@ def whole_row_pieces(shape: tuple[int, ...], reduced: set[int], itemsize: int, l
 
 
 
+def constant_array(value: np.ndarray, device: Device) -> DeviceArray:
+    """The device's one-value array of `value` (a Python number, as the dtype it takes),
+    uploaded once per device, dtype and value bits. The front ends pass it only as an input,
+    so nothing writes it (docs/ownership.md, "Constants")."""
+    key = (value.dtype.str, value.tobytes())
+    found = device.constant_arrays.get(key)
+    return found if found is not None else device.constant_arrays.put(key, asarray(value, device))
+
+
 def asarray(values: ArrayLike | DeviceArray, device: Device | None = None, dtype: DTypeLike = None) -> DeviceArray:
     """`values` (an array, anything NumPy or DLPack can read, a list, a number) in device
     memory. A DeviceArray of `device` is returned as it is; one of another device is copied

@@ -34,6 +34,7 @@ from .arrays import (
     broadcast,
     check_out,
     check_same_dtype,
+    constant_array,
     element_strides,
     elements,
     normalized_axes,
@@ -221,7 +222,9 @@ def _run_resident(schema: OperatorSchema, values: dict[str, object], out, device
             else:
                 typed = like if like is not None else resident[0]
                 host = typed_like(value, typed.dtype, name) if typeless(value) else as_array(value, name)
-                arrays[name] = asarray(host, owner)
+                # a Python number: the device's one array of it
+                arrays[name] = constant_array(host, owner) if typeless(value) and host.ndim == 0 \
+                    else asarray(host, owner)
     arrays = {name: arrays[name] for name in values}
     for group in groups:
         check_same_dtype(arrays, group)

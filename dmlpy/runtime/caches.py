@@ -32,6 +32,8 @@ class CacheLimits:
     on the same buffers. pipelines: compiled Vulkan pipelines kept per SPIR-V for binding
     tables to come (each table runs its shader's one pipeline over its own descriptor set; a
     pipeline costs milliseconds to build and, on lavapipe, a few MiB of host memory).
+    constant_arrays: one-value device arrays of the Python numbers passed beside device
+    arrays, by dtype and value, uploaded once for every call that passes the number again.
     """
 
     compiled_operators: int = 256
@@ -41,12 +43,13 @@ class CacheLimits:
     free_array_bytes: int = 256 << 20
     device_array_tables: int = 64
     pipelines: int = 64
+    constant_arrays: int = 64
 
     def __post_init__(self):
         from ..base.errors import InvalidArgumentError
 
         for name in ("compiled_operators", "shaders", "front_end_bindings", "front_end_bytes", "free_array_bytes",
-                     "device_array_tables", "pipelines"):
+                     "device_array_tables", "pipelines", "constant_arrays"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise InvalidArgumentError(f"CacheLimits.{name} {value!r} must be an integer >= 0", name)

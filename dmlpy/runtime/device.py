@@ -224,6 +224,8 @@ class Device:
         self.free_arrays = BufferPool(self.cache_limits.free_array_bytes, on_evict=lambda buffer: buffer.destroy())
         # Binding tables of front-end calls on device arrays, by compiled operator and buffers.
         self.device_array_tables: LruCache = LruCache(self.cache_limits.device_array_tables)
+        # One-value device arrays of Python numbers, by dtype and value bits (numpy_api.py).
+        self.constant_arrays: LruCache = LruCache(self.cache_limits.constant_arrays)
         # Guards the state of every device array of this device: deferred recipes, who reads
         # whom, buffers being computed and written (device_array.py). Taken before the device
         # lock, never after; no finalizer takes it.
@@ -470,6 +472,7 @@ class Device:
             entry.forget()
         self.compiled_operators.clear()
         self.shaders.clear()
+        self.constant_arrays.clear()  # before the pool: their buffers come back to it as they go
         self.free_arrays.clear()
         self.device_array_tables.clear()
         return self.context.close(timeout)
@@ -527,6 +530,7 @@ def _after_fork_in_child() -> None:
         device.front_end_cache.reset_after_fork()
         device.free_arrays.reset_after_fork()
         device.device_array_tables.reset_after_fork()
+        device.constant_arrays.reset_after_fork()
     _LIVE_DEVICES.clear()
 
 
