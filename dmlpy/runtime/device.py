@@ -224,8 +224,7 @@ class Device:
         self.free_arrays = BufferPool(self.cache_limits.free_array_bytes, on_evict=lambda buffer: buffer.destroy())
         # Binding tables of front-end calls on device arrays, by compiled operator and buffers.
         self.device_array_tables: LruCache = LruCache(self.cache_limits.device_array_tables)
-        # One-value device arrays of Python numbers, by dtype and value bits (numpy_api.py).
-        self.constant_arrays: LruCache = LruCache(self.cache_limits.constant_arrays)
+        self.constant_arrays: LruCache = LruCache(self.cache_limits.constant_arrays)  # Python numbers (arrays.py)
         # Guards the state of every device array of this device: deferred recipes, who reads
         # whom, buffers being computed and written (device_array.py). Taken before the device
         # lock, never after; no finalizer takes it.
@@ -525,12 +524,9 @@ def _after_fork_in_child() -> None:
     for device in list(_LIVE_DEVICES):
         device.context.abandon()
         device.array_lock = threading.RLock()  # another thread may have held it at fork time
-        device.compiled_operators.reset_after_fork()
-        device.shaders.reset_after_fork()
-        device.front_end_cache.reset_after_fork()
-        device.free_arrays.reset_after_fork()
-        device.device_array_tables.reset_after_fork()
-        device.constant_arrays.reset_after_fork()
+        for cache in (device.compiled_operators, device.shaders, device.front_end_cache, device.free_arrays,
+                      device.device_array_tables, device.constant_arrays):  # their entries are the parent's
+            cache.reset_after_fork()
     _LIVE_DEVICES.clear()
 
 
