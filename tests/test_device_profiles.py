@@ -126,6 +126,24 @@ def test_a_profile_file_of_ones_own_is_used_by_path(tmp_path):
         assert device.adapter.profile == "tiny-gpu" and device.adapter.max_push_constants_size == 128
 
 
+def test_an_operator_binding_more_buffers_than_the_device_allows_is_unsupported(tmp_path):
+    """Vulkan's least maxPerStageDescriptorStorageBuffers is 4; ADAM binds eight tensors. The
+    error names the count, the device's limit and the limit's Vulkan name; a four-tensor
+    operator still runs there."""
+    path = tmp_path / "four-buffers.json"
+    path.write_text(_profile_text(name="four-buffers", maxPerStageDescriptorStorageBuffers=4))
+    tensor = dml.BufferTensorDesc(T.FLOAT32, (1, 1, 2, 8))
+    step = dml.BufferTensorDesc(T.FLOAT32, (1, 1, 1, 1))
+    adam = dml.AdamOptimizerOperatorDesc(tensor, tensor, tensor, tensor, step, tensor, tensor, tensor,
+                                         learning_rate=0.01)
+    with dml.create_device(profile=path) as device:
+        with pytest.raises(dml.UnsupportedError, match=r"binds \d+ storage buffers; the device allows 4 "
+                                                       r"\(maxPerStageDescriptorStorageBuffers\)"):
+            device.compile_operator(device.create_operator(adam))
+        x = np.array([1.0, -2.0, 3.0], np.float32)
+        assert np.array_equal(dml.where(x > 0, x, -x, device=device), np.abs(x))
+
+
 def test_the_schema_covers_every_limit_the_issue_names():
     keys = {spec.key for spec in PROFILE_SCHEMA}
     assert {"maxStorageBufferRange", "minStorageBufferOffsetAlignment", "maxComputeWorkGroupCount",

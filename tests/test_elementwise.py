@@ -466,6 +466,13 @@ def test_cast_front_end_and_astype(device):
         dml.cast(x, "int128", device=device)
     with pytest.raises(dml.InvalidArgumentError, match="BFLOAT16 is not supported"):
         dml.cast(x, ml_dtypes.bfloat16, device=device)
+    # NumPy's astype(bool) has no TensorDataType; the message says what DirectML's logical
+    # operators write instead, and that form gives NumPy's truth values
+    for boolean in (bool, np.bool_):
+        with pytest.raises(dml.InvalidArgumentError, match=r"dtype .*bool.* DirectML has no boolean type.*x != 0"):
+            on_device.astype(boolean)
+    truths = np.array([0.0, -0.0, 1.5, np.nan, -np.inf], np.float32)
+    assert_same((dml.asarray(truths, device=device) != 0).numpy(), np.array([0, 0, 1, 1, 1], np.uint8))
 
 
 def test_every_operator_answers_to_its_directml_name():

@@ -324,7 +324,14 @@ def _requested_type(dtype) -> T:
     except (TypeError, ValueError):
         data_type = None
     if data_type is None:
-        raise InvalidArgumentError(f"dtype {dtype!r} is not a NumPy dtype that names a TensorDataType", "dtype")
+        hint = ""
+        try:
+            if np.dtype(dtype) == np.bool_:
+                hint = (": DirectML has no boolean type; its logical operators write UINT8 0 and 1, so NumPy's "
+                        "astype(bool) is x != 0")
+        except (TypeError, ValueError):
+            pass
+        raise InvalidArgumentError(f"dtype {dtype!r} is not a NumPy dtype that names a TensorDataType{hint}", "dtype")
     return data_type
 
 

@@ -56,20 +56,26 @@ class KernelInterface:
     def push_constant_words(self) -> int:
         return self.storage_buffers + 1 + self.scalar_count  # base[], element_count, scalar_bits[]
 
+    def shortfalls(self, adapter: AdapterInfo) -> tuple[str, ...]:
+        """Each limit of `adapter` this interface exceeds, said as an UnsupportedError says it."""
+        shortfalls = []
+        if self.storage_buffers > adapter.max_per_stage_descriptor_storage_buffers:
+            shortfalls.append(f"the kernel binds {self.storage_buffers} storage buffers; the device allows "
+                              f"{adapter.max_per_stage_descriptor_storage_buffers} "
+                              "(maxPerStageDescriptorStorageBuffers)")
+        if 4 * self.push_constant_words > adapter.max_push_constants_size:
+            shortfalls.append(f"the kernel pushes {4 * self.push_constant_words} bytes of constants; the device "
+                              f"allows {adapter.max_push_constants_size} (maxPushConstantsSize)")
+        return tuple(shortfalls)
+
     def fits(self, adapter: AdapterInfo) -> bool:
         """Whether the device can bind this interface (check() says why not)."""
-        return self.storage_buffers <= adapter.max_per_stage_descriptor_storage_buffers \
-            and 4 * self.push_constant_words <= adapter.max_push_constants_size
+        return not self.shortfalls(adapter)
 
     def check(self, adapter: AdapterInfo) -> None:
         """Raise UnsupportedError where the device cannot bind this interface."""
-        if self.storage_buffers > adapter.max_per_stage_descriptor_storage_buffers:
-            raise UnsupportedError(f"the kernel binds {self.storage_buffers} storage buffers; the device allows "
-                                   f"{adapter.max_per_stage_descriptor_storage_buffers} "
-                                   "(maxPerStageDescriptorStorageBuffers)")
-        if 4 * self.push_constant_words > adapter.max_push_constants_size:
-            raise UnsupportedError(f"the kernel pushes {4 * self.push_constant_words} bytes of constants; the device "
-                                   f"allows {adapter.max_push_constants_size} (maxPushConstantsSize)")
+        if shortfalls := self.shortfalls(adapter):
+            raise UnsupportedError("; ".join(shortfalls))
 
     def push_constants(self, base_elements: tuple[int, ...], element_count: int,
                        scalar_bits: tuple[int, ...]) -> np.ndarray:

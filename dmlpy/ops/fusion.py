@@ -144,7 +144,7 @@ def plan_graph(graph: GraphDesc, adapter: AdapterInfo, segment_size: int | None 
                 or len(wide_types[nodes[0]]) > 1:
             return False
         scalars = sum(len(math[n].scalars) for n in nodes if math[n] is not None) + len(root.scalars if root else ())
-        outputs, scratch = 1, root is not None
+        outputs, scratch = (len(root.outputs), True) if root is not None else (1, False)
         if hosts:  # the sum, the product's own epilogue inputs and the chain's: the element-wise kernel's room
             product = products[hosts[0]]
             inputs = 1 + len(product.epilogue.inputs) + len(_external_sources(graph, nodes, hosts[0]))
@@ -153,7 +153,6 @@ def plan_graph(graph: GraphDesc, adapter: AdapterInfo, segment_size: int | None 
         else:
             inputs = bound = len(_external_sources(graph, nodes))
             limit = MAX_REDUCTION_INPUTS if root is not None else MAX_ELEMENTWISE_INPUTS
-            outputs = len(root.outputs) if root is not None else 1
         # The kernel's bindings and push constants (each binding's base, the scalars) on this device
         kernel = KernelInterface((TensorDataType.FLOAT32,) * bound, (TensorDataType.FLOAT32,) * outputs,
                                  scratch=scratch, scalar_count=scalars)
