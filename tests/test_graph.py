@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 import dmlpy as dml
 from dmlpy.base.types import data_type_info
 from dmlpy.frontends.numpy_api import FRONT_ENDS
+from dmlpy.kernels.interface import MAX_ELEMENTWISE_INPUTS
 from dmlpy.ops.fusion import MAX_FUSED_NODES
 from dmlpy.ops.schema import OPERATORS
 
@@ -406,12 +407,24 @@ def _supports(schema, data_type):
 def random_graphs(draw):
     data_type = draw(st.sampled_from(DATA_TYPES))
     candidates = [OPERATORS[name] for name, types in ELEMENTWISE.items() if data_type in types]
+    # Half the steps from the operators of two or three inputs, which bring the graph's inputs in
+    several = [schema for schema in candidates if len(schema.inputs) > 1] or candidates
     sizes = tuple(draw(st.lists(st.integers(1, 6), min_size=1, max_size=3)))
+    # Up to twelve graph inputs, more than one fused kernel binds (MAX_ELEMENTWISE_INPUTS), so
+    # the groups are cut where the inputs run out, wherever that falls.
+    input_count = draw(st.integers(2, 12))
     steps = []
-    for _ in range(draw(st.integers(1, 6))):
-        schema = draw(st.sampled_from(candidates))
-        # Input 0 continues the chain; the others read a graph input or an earlier value.
-        others = [draw(st.integers(-2, len(steps) - 1)) for _ in schema.inputs[1:]]
+    fresh = 0  # graph inputs taken in turn, so that a long chain reads many of them
+    for _ in range(draw(st.integers(1, 14))):
+        schema = draw(st.sampled_from(draw(st.sampled_from([candidates, several]))))
+        # Input 0 continues the chain; the others read the next graph input (negative), or any
+        # graph input or earlier value.
+        others = []
+        for _ in schema.inputs[1:]:
+            fresh += 1
+            others.append(draw(st.sampled_from([-(fresh % input_count) - 1, None])))
+            if others[-1] is None:
+                others[-1] = draw(st.integers(-input_count, len(steps) - 1))
         fields = {s.name: draw(st.sampled_from(REQUIRED_SCALARS)) for s in schema.scalars if _required(schema, s.name)}
         # CLIP1's Min and Max, DML_SCALAR_UNIONs: small ints are values of every data type
         fields.update({v.name: draw(st.integers(0, 5)) for v in schema.values if _required(schema, v.name)})
@@ -420,7 +433,7 @@ def random_graphs(draw):
         if schema.choices:
             fields["approximate"] = draw(st.sampled_from(schema.choices[0].choices))
         steps.append((schema, others, fields))
-    return data_type, sizes, steps, draw(st.integers(0, 2**32 - 1))
+    return data_type, sizes, input_count, steps, draw(st.integers(0, 2**32 - 1))
 
 
 def _values(rng, data_type, sizes):
@@ -438,31 +451,67 @@ def _values(rng, data_type, sizes):
 @settings(max_examples=40)
 @given(random_graphs())
 def test_fused_random_graphs_give_the_bits_of_their_operators_run_one_by_one(device, case):
-    data_type, sizes, steps, seed = case
+    data_type, sizes, input_count, steps, seed = case
     rng = np.random.default_rng(seed)
-    graph_inputs = [_values(rng, data_type, sizes) for _ in range(2)]
+    graph_inputs = [_values(rng, data_type, sizes) for _ in range(input_count)]
     g = dml.GraphBuilder(device)
     packed = dml.BufferTensorDesc(data_type, sizes)
-    built = [g.input(packed), g.input(packed)]
+    built = [g.input(packed) for _ in graph_inputs]
     reference = list(graph_inputs)
     for schema, others, fields in steps:
-        chosen = [len(built) - 1, *(2 + k if k >= 0 else k + 2 for k in others)]
+        chosen = [len(built) - 1, *(input_count + k if k >= 0 else k + input_count for k in others)]
         try:
             built.append(dml.graph.FUNCTIONS[schema.name](*(built[k] for k in chosen), **fields))
         except dml.InvalidArgumentError:  # a scalar the operator refuses (e.g. its integer form)
             return
         reference.append(FRONT_ENDS[schema.name](*(reference[k] for k in chosen), **fields, device=device))
-    if len(built) == 2:
+    if len(built) == input_count:
         return
-    # Every graph input must feed a node: a graph output reading each keeps both bound.
-    keep = [dml.graph.relu(v) if _supports(OPERATORS["relu"], data_type) else v for v in built[:2]]
-    compiled = g.build([built[-1], *(dml.graph.element_wise_identity(v) if v in built[:2] else v for v in keep)])
+    # Every graph input must feed a node: a graph output reading each keeps them all bound.
+    inputs = built[:input_count]
+    keep = [dml.graph.relu(v) if _supports(OPERATORS["relu"], data_type) else v for v in inputs]
+    compiled = g.build([built[-1], *(dml.graph.element_wise_identity(v) if v in inputs else v for v in keep)])
     got, want = run_graph(device, compiled, graph_inputs)[0], reference[-1].reshape(-1)
     # Which NaN is the hardware's where a device takes its arithmetic (docs/numerics.md, "Which
     # NaN"): a compiler may rewrite (-x) + x as x - x in a fused body. That it is a NaN is kept.
     nan = _is_nan(want)
     assert np.array_equal(_is_nan(got), nan) and np.array_equal(bits(got)[~nan], bits(want)[~nan]), (
         [(schema.name, others, fields) for schema, others, fields in steps], seed, [k.nodes for k in compiled.kernels])
+
+
+@st.composite
+def wide_chains(draw):
+    """A chain of two-input operators, step k reading graph input k + 1: nine to thirteen
+    graph inputs, more than one kernel binds."""
+    data_type = draw(st.sampled_from((T.FLOAT32, T.FLOAT16, T.INT32)))
+    binary = [OPERATORS[name] for name, types in ELEMENTWISE.items()
+              if data_type in types and len(OPERATORS[name].inputs) == 2
+              and not any(_required(OPERATORS[name], field.name)
+                          for field in (*OPERATORS[name].scalars, *OPERATORS[name].values))]
+    input_count = draw(st.integers(MAX_ELEMENTWISE_INPUTS + 1, MAX_ELEMENTWISE_INPUTS + 5))
+    schemas = [draw(st.sampled_from(binary)) for _ in range(input_count - 1)]
+    return data_type, input_count, schemas, draw(st.integers(0, 2**32 - 1))
+
+
+@settings(max_examples=12, deadline=None)
+@given(wide_chains())
+def test_a_chain_reading_more_inputs_than_a_kernel_binds_is_cut_with_the_same_bits(device, case):
+    data_type, input_count, schemas, seed = case
+    rng = np.random.default_rng(seed)
+    graph_inputs = [_values(rng, data_type, (3, 5)) for _ in range(input_count)]
+    g = dml.GraphBuilder(device)
+    built = [g.input(dml.BufferTensorDesc(data_type, (3, 5))) for _ in graph_inputs]
+    value, expected = built[0], graph_inputs[0]
+    for k, schema in enumerate(schemas):
+        value = dml.graph.FUNCTIONS[schema.name](value, built[k + 1])
+        expected = FRONT_ENDS[schema.name](expected, graph_inputs[k + 1], device=device)
+    compiled = g.build([value])
+    assert len(compiled.kernels) >= 2, [k.nodes for k in compiled.kernels]
+    (got,) = run_graph(device, compiled, graph_inputs)
+    want = np.asarray(expected).reshape(-1)
+    nan = _is_nan(want)
+    assert np.array_equal(_is_nan(got), nan) and np.array_equal(bits(got)[~nan], bits(want)[~nan]), (
+        [schema.name for schema in schemas], seed, [k.nodes for k in compiled.kernels])
 
 
 @pytest.mark.parametrize("data_type", [T.FLOAT32, T.BFLOAT16], ids=lambda t: t.name)
