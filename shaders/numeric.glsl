@@ -21,6 +21,45 @@ bool float_is_nan(uint bits, uint magnitude_mask, uint infinity_bits) {
     return (bits & magnitude_mask) > infinity_bits;
 }
 
+// Order and choice between two values of one 16-bit float format (FP16, BFLOAT16: sign at
+// bit 15, the magnitude below it ordered as an integer), on their stored bits: the same
+// truths, and the same choices, as dml_less, dml_equal, dml_max and dml_min on their FP32
+// values, without converting either. A chosen NaN is quieted (quiet_bit), as rounding its
+// FP32 value back would.
+int stored16_order_key(uint bits) {
+    int magnitude = int(bits & 0x7FFFu);
+    return (bits & 0x8000u) != 0u ? -magnitude : magnitude;  // -0 and +0 equal
+}
+
+bool stored16_less(uint a, uint b, uint infinity_bits) {
+    return !float_is_nan(a, 0x7FFFu, infinity_bits) && !float_is_nan(b, 0x7FFFu, infinity_bits)
+        && stored16_order_key(a) < stored16_order_key(b);
+}
+
+bool stored16_less_equal(uint a, uint b, uint infinity_bits) {
+    return !float_is_nan(a, 0x7FFFu, infinity_bits) && !float_is_nan(b, 0x7FFFu, infinity_bits)
+        && stored16_order_key(a) <= stored16_order_key(b);
+}
+
+bool stored16_equal(uint a, uint b, uint infinity_bits) {
+    return !float_is_nan(a, 0x7FFFu, infinity_bits) && !float_is_nan(b, 0x7FFFu, infinity_bits)
+        && (a == b || ((a | b) & 0x7FFFu) == 0u);
+}
+
+uint stored16_quiet(uint bits, uint infinity_bits, uint quiet_bit) {
+    return float_is_nan(bits, 0x7FFFu, infinity_bits) ? bits | quiet_bit : bits;
+}
+
+uint stored16_max(uint a, uint b, uint infinity_bits, uint quiet_bit) {
+    bool first = float_is_nan(a, 0x7FFFu, infinity_bits) || stored16_less(b, a, infinity_bits);
+    return stored16_quiet(first ? a : b, infinity_bits, quiet_bit);
+}
+
+uint stored16_min(uint a, uint b, uint infinity_bits, uint quiet_bit) {
+    bool first = float_is_nan(a, 0x7FFFu, infinity_bits) || stored16_less(a, b, infinity_bits);
+    return stored16_quiet(first ? a : b, infinity_bits, quiet_bit);
+}
+
 // Numbers from and to stored bits, for operators that compute in FP32. Every conversion is
 // exact and rounds to nearest even on every device: integer arithmetic, and for FP16 one
 // FP32 addition whose operands and result are normal (or whose result is the same where a

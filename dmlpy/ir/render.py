@@ -185,12 +185,16 @@ class StoredForm:
     to_wide: str | None = None  # integers only
     from_float: str | None = None  # floats only: integers are never rounded from FP32
     one_bits: int = 1  # the bits of 1: what a true condition stores
+    # A 16-bit float format's +inf and quiet bit: its values are ordered and chosen on their
+    # bits (ON_STORED_BITS)
+    ordered_bits: tuple[int, int] | None = None
 
 
-def _float_form(name: str, infinity_bits: int, magnitude_mask: int, one_bits: int) -> StoredForm:
+def _float_form(name: str, infinity_bits: int, quiet_bit: int, one_bits: int) -> StoredForm:
     return StoredForm(f"{name}_to_float({{0}})", f"float_is_positive({{0}}, {infinity_bits:#x}u)",
-                      f"float_is_nan({{0}}, {magnitude_mask:#x}u, {infinity_bits:#x}u)",
-                      from_float=f"{name}_from_float({{0}})", one_bits=one_bits)
+                      f"float_is_nan({{0}}, 0x7fffu, {infinity_bits:#x}u)",
+                      from_float=f"{name}_from_float({{0}})", one_bits=one_bits,
+                      ordered_bits=(infinity_bits, quiet_bit))
 
 
 def _integer_form(data_type: T) -> StoredForm:
@@ -205,9 +209,23 @@ STORED_FORMS: dict[T, StoredForm] = {
     T.FLOAT32: StoredForm("uintBitsToFloat({0})", "float_is_positive({0}, 0x7f800000u)",
                           "float_is_nan({0}, 0x7fffffffu, 0x7f800000u)", from_float="floatBitsToUint({0})",
                           one_bits=0x3F800000),
-    T.FLOAT16: _float_form("float16", 0x7C00, 0x7FFF, 0x3C00),
-    T.BFLOAT16: _float_form("bfloat16", 0x7F80, 0x7FFF, 0x3F80),
+    T.FLOAT16: _float_form("float16", 0x7C00, 0x0200, 0x3C00),
+    T.BFLOAT16: _float_form("bfloat16", 0x7F80, 0x0040, 0x3F80),
     **{t: _integer_form(t) for t in (T.INT32, T.INT16, T.INT8, T.UINT32, T.UINT16, T.UINT8)},
+}
+
+# Comparisons, maxima and minima of two values decoded from one 16-bit float format, made on
+# their stored bits instead (shaders/numeric.glsl's stored16_*): the same truths and choices
+# as on the FP32 values, without the two conversions (a third, back, where a chosen value is
+# stored in its own format). {infinity} and {quiet} are the format's.
+ON_STORED_BITS: dict[str, str] = {
+    "lt": "bool {out} = stored16_less({0}, {1}, {infinity});",
+    "le": "bool {out} = stored16_less_equal({0}, {1}, {infinity});",
+    "gt": "bool {out} = stored16_less({1}, {0}, {infinity});",
+    "ge": "bool {out} = stored16_less_equal({1}, {0}, {infinity});",
+    "eq": "bool {out} = stored16_equal({0}, {1}, {infinity});",
+    "max": "uint {out} = stored16_max({0}, {1}, {infinity}, {quiet});",
+    "min": "uint {out} = stored16_min({0}, {1}, {infinity}, {quiet});",
 }
 
 # The primitives on stored bits, and which form of their operand's data type each uses.
@@ -257,7 +275,14 @@ def render_assignments(assignments: list[tuple[str, Expr, str]], inputs: tuple[T
     glsl_types = {**_GLSL_TYPE, STORED: "uvec2"} if table is WIDE_RENDER else _GLSL_TYPE
     names: dict[int, str] = {}
     types: dict[int, T | None] = {}  # each stored value's data type (None: +0, any type's)
+    # FP32 values that are exactly a stored value of a 16-bit format (a maximum's choice): its
+    # bits and format, which storing the value in that format takes as they are
+    stored_twins: dict[int, tuple[str, T]] = {}
     lines: list[str] = []
+    count = iter(range(1 << 30))
+
+    def fresh() -> str:
+        return f"v{next(count)}"
 
     def stored_type_of(node: Expr) -> T | None:
         if node.op == "input":
@@ -275,11 +300,33 @@ def render_assignments(assignments: list[tuple[str, Expr, str]], inputs: tuple[T
             return chosen.pop() if chosen else None
         return None
 
+    def on_stored_bits(node: Expr) -> str | None:
+        """`node` computed on its operands' stored bits (ON_STORED_BITS), where both decode
+        one 16-bit float format; else None."""
+        if table is not RENDER or node.op not in ON_STORED_BITS or any(arg.op != "float" for arg in node.args):
+            return None
+        stored = [visit(arg.args[0]) for arg in node.args]
+        formats = {types[arg.args[0].serial] for arg in node.args}
+        data_type = formats.pop() if len(formats) == 1 else None
+        if data_type not in STORED_FORMS or STORED_FORMS[data_type].ordered_bits is None:
+            return None
+        infinity, quiet = STORED_FORMS[data_type].ordered_bits
+        name = names[node.serial] = fresh()
+        lines.append(ON_STORED_BITS[node.op].format(*stored, out=name, infinity=f"{infinity:#x}u",
+                                                    quiet=f"{quiet:#x}u"))
+        if node.kind == FLOAT:  # the choice's bits, and its FP32 value for whatever else reads it
+            stored_twins[node.serial] = (name, data_type)
+            names[node.serial] = fresh()
+            lines.append(f"float {names[node.serial]} = {_form(data_type, 'to_float').format(name)};")
+        return names[node.serial]
+
     def visit(node: Expr) -> str:
         if node.serial in names:
             return names[node.serial]
+        if (computed := on_stored_bits(node)) is not None:
+            return computed
         if node.serial in kept:
-            names[node.serial] = f"v{len(names)}"
+            names[node.serial] = fresh()
             lines.append(f"float {names[node.serial]} = {kept[node.serial]};")
             return names[node.serial]
         if node.op in REDUCTIONS:
@@ -288,7 +335,7 @@ def render_assignments(assignments: list[tuple[str, Expr, str]], inputs: tuple[T
             operands = []
         else:
             operands = [visit(arg) for arg in node.args]
-        name = f"v{len(names)}"
+        name = fresh()
         pattern = table.get(node.op)
         if pattern is None:
             raise UnsupportedError(f"{node.op} has no 64-bit form: the 64-bit kernel computes integers and bits",
@@ -298,6 +345,8 @@ def render_assignments(assignments: list[tuple[str, Expr, str]], inputs: tuple[T
         decoded = _form(types[node.args[0].serial] or stored_type, _DECODED[node.op]).format(*operands) \
             if "{decoded}" in pattern else None
         encoded = _form(node.value or stored_type, "from_float").format(*operands) if node.op == "round" else None
+        if node.op == "round" and stored_twins.get(node.args[0].serial, (None, None))[1] == (node.value or stored_type):
+            encoded = stored_twins[node.args[0].serial][0]
         # The element width of a bits_* operand, or of what `narrow` stores: what it keeps.
         width = data_type_info(types[node.args[0].serial] or stored_type).bits if node.op in _BITS_WIDE else \
             data_type_info(node.value or stored_type).bits if node.op == "narrow" else None
@@ -313,7 +362,9 @@ def render_assignments(assignments: list[tuple[str, Expr, str]], inputs: tuple[T
 
     for target, result, kind in assignments:
         value = visit(result)
-        lines.append(f"{target} = {_assigned(kind, result.kind, value, types.get(result.serial), stored_type)};")
+        twin, twin_type = stored_twins.get(result.serial, (None, None))
+        lines.append(f"{target} = {twin};" if kind == STORED and twin_type == stored_type else
+                     f"{target} = {_assigned(kind, result.kind, value, types.get(result.serial), stored_type)};")
     return lines
 
 
