@@ -300,31 +300,48 @@ def render_assignments(assignments: list[tuple[str, Expr, str]], inputs: tuple[T
             return chosen.pop() if chosen else None
         return None
 
-    def on_stored_bits(node: Expr) -> str | None:
-        """`node` computed on its operands' stored bits (ON_STORED_BITS), where both decode
-        one 16-bit float format; else None."""
+    def on_stored_bits(node: Expr) -> bool:
+        """Compute `node` on its operands' stored bits where both decode one 16-bit float format
+        (ON_STORED_BITS): a condition under `names`, a choice's bits under `stored_twins`."""
         if table is not RENDER or node.op not in ON_STORED_BITS or any(arg.op != "float" for arg in node.args):
-            return None
+            return False
         stored = [visit(arg.args[0]) for arg in node.args]
         formats = {types[arg.args[0].serial] for arg in node.args}
         data_type = formats.pop() if len(formats) == 1 else None
         if data_type not in STORED_FORMS or STORED_FORMS[data_type].ordered_bits is None:
-            return None
+            return False
         infinity, quiet = STORED_FORMS[data_type].ordered_bits
-        name = names[node.serial] = fresh()
+        name = fresh()
         lines.append(ON_STORED_BITS[node.op].format(*stored, out=name, infinity=f"{infinity:#x}u",
                                                     quiet=f"{quiet:#x}u"))
-        if node.kind == FLOAT:  # the choice's bits, and its FP32 value for whatever else reads it
+        if node.kind == FLOAT:
             stored_twins[node.serial] = (name, data_type)
-            names[node.serial] = fresh()
-            lines.append(f"float {names[node.serial]} = {_form(data_type, 'to_float').format(name)};")
-        return names[node.serial]
+        else:
+            names[node.serial] = name
+        return True
+
+    def stored_choice(node: Expr, data_type: T) -> str | None:
+        """The bits of `node` stored as `data_type`, where it is a choice made on bits of that
+        format; else None."""
+        if node.serial not in names and node.serial not in stored_twins:
+            on_stored_bits(node)
+        bits, chosen_type = stored_twins.get(node.serial, (None, None))
+        return bits if chosen_type == data_type else None
 
     def visit(node: Expr) -> str:
         if node.serial in names:
             return names[node.serial]
-        if (computed := on_stored_bits(node)) is not None:
-            return computed
+        if node.serial in stored_twins or on_stored_bits(node):
+            if node.serial in stored_twins:  # a choice's FP32 value, decoded where something reads it
+                bits, data_type = stored_twins[node.serial]
+                names[node.serial] = fresh()
+                lines.append(f"float {names[node.serial]} = {_form(data_type, 'to_float').format(bits)};")
+            return names[node.serial]
+        if node.op == "round" and (bits := stored_choice(node.args[0], node.value or stored_type)) is not None:
+            names[node.serial] = fresh()
+            types[node.serial] = node.value or stored_type
+            lines.append(f"uint {names[node.serial]} = {bits};")
+            return names[node.serial]
         if node.serial in kept:
             names[node.serial] = fresh()
             lines.append(f"float {names[node.serial]} = {kept[node.serial]};")
@@ -345,8 +362,6 @@ def render_assignments(assignments: list[tuple[str, Expr, str]], inputs: tuple[T
         decoded = _form(types[node.args[0].serial] or stored_type, _DECODED[node.op]).format(*operands) \
             if "{decoded}" in pattern else None
         encoded = _form(node.value or stored_type, "from_float").format(*operands) if node.op == "round" else None
-        if node.op == "round" and stored_twins.get(node.args[0].serial, (None, None))[1] == (node.value or stored_type):
-            encoded = stored_twins[node.args[0].serial][0]
         # The element width of a bits_* operand, or of what `narrow` stores: what it keeps.
         width = data_type_info(types[node.args[0].serial] or stored_type).bits if node.op in _BITS_WIDE else \
             data_type_info(node.value or stored_type).bits if node.op == "narrow" else None
@@ -361,10 +376,11 @@ def render_assignments(assignments: list[tuple[str, Expr, str]], inputs: tuple[T
         return name
 
     for target, result, kind in assignments:
-        value = visit(result)
-        twin, twin_type = stored_twins.get(result.serial, (None, None))
-        lines.append(f"{target} = {twin};" if kind == STORED and twin_type == stored_type else
-                     f"{target} = {_assigned(kind, result.kind, value, types.get(result.serial), stored_type)};")
+        if kind == STORED and (bits := stored_choice(result, stored_type)) is not None:
+            lines.append(f"{target} = {bits};")
+        else:
+            value = visit(result)
+            lines.append(f"{target} = {_assigned(kind, result.kind, value, types.get(result.serial), stored_type)};")
     return lines
 
 
