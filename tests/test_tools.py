@@ -263,6 +263,22 @@ def test_bench_quick_runs_and_reports_every_figure(tmp_path):
     assert "expression on four arrays" in result.stdout
 
 
+def test_bench_against_measures_another_revision_beside_this_checkout_in_one_run():
+    """A smoke test: HEAD, checked out into a worktree of its own, against this checkout,
+    interleaved; it asserts no speed."""
+    result = run_tool("tools/bench_against.py", "HEAD", "--cases", "relu_grad float32 packed", "--sizes", "256",
+                      "--rounds", "2")
+    assert result.returncode == 0, result.stderr
+    header, columns, row = result.stdout.splitlines()[:3]
+    assert header.startswith("# before: HEAD (") and "2 interleaved rounds" in header
+    assert columns.split()[:4] == ["case", "elements", "before", "ms"]
+    fields = row.split()
+    assert fields[:4] == ["relu_grad", "float32", "packed", "256"] and all(float(f) > 0 for f in fields[4:7])
+    assert result.stderr.splitlines() == ["bench_against: 1/1 relu_grad float32 packed at 256 elements"]
+    worktrees = subprocess.run(["git", "worktree", "list"], cwd=ROOT, capture_output=True, text=True).stdout
+    assert "dmlpy-before-" not in worktrees  # removed afterwards
+
+
 def test_bench_shows_its_progress_on_stderr_a_line_a_step_off_a_terminal():
     result = run_tool("tools/bench.py", "--sizes", "256,512", "--rounds", "1", "--no-chains", "--cases",
                       "relu_grad float32 packed")
@@ -462,6 +478,11 @@ USAGE_ERRORS = [
     ("tools/bench.py", ["--replot", "docs/bench-lavapipe.json"], "--replot JSON needs --plot FILE.png"),
     ("tools/bench.py", ["--replot", "README.md", "--plot", "/tmp/never.png"], "not a JSON file written by bench.py"),
     ("tools/bench.py", ["--gemm-only", "--no-gemm"], "--gemm-only takes neither --graphs-only nor --no-gemm"),
+    ("tools/bench_against.py", ["no-such-revision", "--cases", "relu_grad float32 packed"],
+     "'no-such-revision' is neither a directory nor a git revision"),
+    ("tools/bench_against.py", ["HEAD", "--cases", "relu_grad float64 packed"], "unknown case"),
+    ("tools/bench_against.py", ["HEAD", "--cases", "relu_grad float32 packed", "--rounds", "0"],
+     "'0' is not a positive integer"),
     ("tools/demo.py", ["--adapter", "7"], "adapter '7' is not an adapter index"),
     ("tools/gen_docs.py", ["--chek"], "unrecognized arguments: --chek"),
     ("tools/fit_gauss_tail.py", ["extra"], "unrecognized arguments: extra"),
