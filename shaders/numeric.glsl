@@ -77,12 +77,20 @@ uint bfloat16_from_float(float value) {
 // branch of an if anyway, and the selects spare it the masked stores of an early return.
 float float16_to_float(uint half_bits) {
     uint magnitude = (half_bits & 0x7FFFu) << 13;  // the exponent and significand where FP32 has them
+#if !defined(DENORMALS_EXACT)
+    // The device keeps FP32 subnormals: those bits are the half's value times 2^-112, normal
+    // or subnormal alike, so one exact multiplication by 2^112 re-biases both.
+    precise float scaled = uintBitsToFloat(magnitude) * 5.192296858534828e+33;
+    uint finite_or_not = magnitude >= 0x0F800000u ? magnitude | 0x7F800000u : floatBitsToUint(scaled);
+    return uintBitsToFloat(((half_bits & 0x8000u) << 16) | finite_or_not);
+#else
     // A normal half: the exponent re-biased (15 to 127); infinity and NaN: 31 to 255.
     uint rebiased = magnitude + (magnitude >= 0x0F800000u ? 0x70000000u : 0x38000000u);
     // Zero or subnormal, M 2^-24: 2^-14 (1 + M/1024) less 2^-14, exact (Sterbenz) and normal.
     precise float small = uintBitsToFloat(magnitude + 0x38800000u) - 6.103515625e-05;
     uint bits = magnitude < 0x00800000u ? floatBitsToUint(small) : rebiased;
     return uintBitsToFloat(((half_bits & 0x8000u) << 16) | bits);
+#endif
 }
 
 uint float16_from_float(float value) {
