@@ -3,12 +3,14 @@
 checkout's, interleaved round by round with the device's copy yardstick.
 
 Each tree runs in a worker process of its own (its own dmlpy and its own tools/bench.py) on
-the same device. Every round asks the other revision's worker for one run of the case, then
-this checkout's, then this checkout's copy shaders (the fastest shape is the round's
-yardstick), so a machine whose speed drifts between rounds (a shared CPU's clock, another
-tenant) moves both sides alike; after/before is taken round by round, and its median and
-spread are reported beside each side's ratio to the copy limit and the copy's GB/s.
-Separate runs alternated by hand measure the drift as much as the change.
+the same device. Every round asks the other revision's worker and this checkout's for one
+run of the case each, which goes first alternating from round to round, then this checkout's
+copy shaders (the fastest shape is the round's yardstick), so a machine whose speed drifts
+between rounds (a shared CPU's clock, another tenant) moves both sides alike; after/before is
+taken round by round, and its median and spread are reported beside each side's ratio to the
+copy limit and the copy's GB/s. Separate runs alternated by hand measure the drift as much as
+the change. Measure an unchanged case beside the changed ones: how far its after/before lies
+from 1 is the run's noise.
 
     python tools/bench_against.py HEAD~1 --cases "maximum float16 packed" --sizes 16777216 --rounds 9
     python tools/bench_against.py ../other-checkout --cases "add float16 packed,less float16 packed"
@@ -137,9 +139,11 @@ def measure(before: Worker, after: Worker, case: str, count: int, rounds: int) -
                          "the trees build it differently")
     repeat = max(setup["repeat"], ours["repeat"])
     samples: dict[str, list[float]] = {"before": [], "after": [], "copy": []}
-    for _ in range(rounds):
-        samples["before"].append(before.ask(run="op", repeat=repeat)["seconds"])
-        samples["after"].append(after.ask(run="op", repeat=repeat)["seconds"])
+    for r in range(rounds):
+        # Which side runs first alternates: the second run of a round may find the machine
+        # warmer (a CPU device ran the case 3-4% faster there, with the same kernel both sides).
+        for side, worker in ((("before", before), ("after", after))[::1 if r % 2 == 0 else -1]):
+            samples[side].append(worker.ask(run="op", repeat=repeat)["seconds"])
         samples["copy"].append(after.ask(run="copy", repeat=repeat)["seconds"])
     moved, copy_bytes = ours["moved"], ours["copy_bytes"]
 
@@ -185,7 +189,7 @@ def main(argv=None) -> int:
             after.close()
         label = describe(tree)
     print(f"# before: {args.revision} ({label}); after: {describe(ROOT)}; {rounds} interleaved rounds, each "
-          "the case before, the case after, then the copy yardstick")
+          "the case before and after (which first alternating), then the copy yardstick")
     print(f"{'case':<36} {'elements':>9} {'before ms':>10} {'after ms':>9} {'after/before':>12} {'spread':>11} "
           f"{'before /copy':>12} {'after /copy':>11} {'copy GB/s':>9}")
     for row in rows:
