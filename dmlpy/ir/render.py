@@ -3,6 +3,7 @@ type's stored bits are read and written. Values are SSA: one statement per node.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 import numpy as np
@@ -279,10 +280,10 @@ def render_assignments(assignments: list[tuple[str, Expr, str]], inputs: tuple[T
     # bits and format, which storing the value in that format takes as they are
     stored_twins: dict[int, tuple[str, T]] = {}
     lines: list[str] = []
-    count = iter(range(1 << 30))
+    serials = itertools.count()
 
     def fresh() -> str:
-        return f"v{next(count)}"
+        return f"v{next(serials)}"
 
     def stored_type_of(node: Expr) -> T | None:
         if node.op == "input":
@@ -331,6 +332,10 @@ def render_assignments(assignments: list[tuple[str, Expr, str]], inputs: tuple[T
     def visit(node: Expr) -> str:
         if node.serial in names:
             return names[node.serial]
+        if node.serial in kept:
+            names[node.serial] = fresh()
+            lines.append(f"float {names[node.serial]} = {kept[node.serial]};")
+            return names[node.serial]
         if node.serial in stored_twins or on_stored_bits(node):
             if node.serial in stored_twins:  # a choice's FP32 value, decoded where something reads it
                 bits, data_type = stored_twins[node.serial]
@@ -341,10 +346,6 @@ def render_assignments(assignments: list[tuple[str, Expr, str]], inputs: tuple[T
             names[node.serial] = fresh()
             types[node.serial] = node.value or stored_type
             lines.append(f"uint {names[node.serial]} = {bits};")
-            return names[node.serial]
-        if node.serial in kept:
-            names[node.serial] = fresh()
-            lines.append(f"float {names[node.serial]} = {kept[node.serial]};")
             return names[node.serial]
         if node.op in REDUCTIONS:
             if node.serial not in totals:
