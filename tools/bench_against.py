@@ -17,7 +17,8 @@ from 1 is the run's noise.
 
 REV is a git revision (checked out into a temporary worktree, removed afterwards) or the path
 of another checkout; a case must exist in both trees' tools/bench.py (--list-cases there).
-Progress goes to standard error. Exit status: 0 done, 2 a usage error.
+Progress goes to standard error. Exit status: 0 done, 1 a worker failed (its error above), 2 a
+usage error.
 """
 
 from __future__ import annotations
@@ -135,7 +136,7 @@ def measure(before: Worker, after: Worker, case: str, count: int, rounds: int) -
     setup = before.ask(case=case, count=count)
     ours = after.ask(case=case, count=count, copies=True)
     if setup["moved"] != ours["moved"]:
-        raise SystemExit(f"bench_against.py: {case} moves {setup['moved']} bytes before and {ours['moved']} after: "
+        raise RuntimeError(f"{case} moves {setup['moved']} bytes before and {ours['moved']} after: "
                          "the trees build it differently")
     repeat = max(setup["repeat"], ours["repeat"])
     samples: dict[str, list[float]] = {"before": [], "after": [], "copy": []}
@@ -184,6 +185,9 @@ def main(argv=None) -> int:
             for k, (case, count) in enumerate((c, n) for c in cases for n in sizes):
                 print(f"bench_against: {k + 1}/{len(cases) * len(sizes)} {case} at {count} elements", file=sys.stderr)
                 rows.append(measure(before, after, case, count, rounds))
+        except RuntimeError as error:
+            print(f"bench_against.py: {error}", file=sys.stderr)
+            return 1
         finally:
             before.close()
             after.close()
