@@ -137,7 +137,7 @@ def measure(before: Worker, after: Worker, case: str, count: int, rounds: int) -
     ours = after.ask(case=case, count=count, copies=True)
     if setup["moved"] != ours["moved"]:
         raise RuntimeError(f"{case} moves {setup['moved']} bytes before and {ours['moved']} after: "
-                         "the trees build it differently")
+                           "the trees build it differently")
     repeat = max(setup["repeat"], ours["repeat"])
     samples: dict[str, list[float]] = {"before": [], "after": [], "copy": []}
     for r in range(rounds):
