@@ -62,9 +62,10 @@ uint stored16_min(uint a, uint b, uint infinity_bits, uint quiet_bit) {
 
 // Numbers from and to stored bits, for operators that compute in FP32. Every conversion is
 // exact and rounds to nearest even on every device: integer arithmetic, and for FP16 one
-// FP32 addition whose operands and result are normal (or whose result is the same where a
-// device flushes its subnormal operand), which Vulkan has every device round correctly. No
-// reliance on how a driver implements packHalf2x16 or treats subnormals.
+// exact FP32 multiplication where the device keeps subnormals, else one FP32 addition whose
+// operands and result are normal (or whose result is the same where a device flushes its
+// subnormal operand), which Vulkan has every device round correctly. No reliance on how a
+// driver implements packHalf2x16.
 float bfloat16_to_float(uint bits) { return uintBitsToFloat(bits << 16); }
 
 uint bfloat16_from_float(float value) {
