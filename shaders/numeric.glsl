@@ -31,33 +31,38 @@ int stored16_order_key(uint bits) {
     return (bits & 0x8000u) != 0u ? -magnitude : magnitude;  // -0 and +0 equal
 }
 
+bool stored16_is_nan(uint bits, uint infinity_bits) {
+    return float_is_nan(bits, 0x7FFFu, infinity_bits);
+}
+
+bool stored16_ordered(uint a, uint b, uint infinity_bits) {  // neither is NaN
+    return !stored16_is_nan(a, infinity_bits) && !stored16_is_nan(b, infinity_bits);
+}
+
 bool stored16_less(uint a, uint b, uint infinity_bits) {
-    return !float_is_nan(a, 0x7FFFu, infinity_bits) && !float_is_nan(b, 0x7FFFu, infinity_bits)
-        && stored16_order_key(a) < stored16_order_key(b);
+    return stored16_ordered(a, b, infinity_bits) && stored16_order_key(a) < stored16_order_key(b);
 }
 
 bool stored16_less_equal(uint a, uint b, uint infinity_bits) {
-    return !float_is_nan(a, 0x7FFFu, infinity_bits) && !float_is_nan(b, 0x7FFFu, infinity_bits)
-        && stored16_order_key(a) <= stored16_order_key(b);
+    return stored16_ordered(a, b, infinity_bits) && stored16_order_key(a) <= stored16_order_key(b);
 }
 
 bool stored16_equal(uint a, uint b, uint infinity_bits) {
-    return !float_is_nan(a, 0x7FFFu, infinity_bits) && !float_is_nan(b, 0x7FFFu, infinity_bits)
-        && (a == b || ((a | b) & 0x7FFFu) == 0u);
+    return stored16_ordered(a, b, infinity_bits) && (a == b || ((a | b) & 0x7FFFu) == 0u);
 }
 
-uint stored16_quiet(uint bits, uint infinity_bits, uint quiet_bit) {
-    return float_is_nan(bits, 0x7FFFu, infinity_bits) ? bits | quiet_bit : bits;
+// `first` if it is NaN or `first_wins` says so, else `second`; a NaN chosen, quieted.
+uint stored16_choice(uint first, uint second, bool first_wins, uint infinity_bits, uint quiet_bit) {
+    uint chosen = stored16_is_nan(first, infinity_bits) || first_wins ? first : second;
+    return stored16_is_nan(chosen, infinity_bits) ? chosen | quiet_bit : chosen;
 }
 
 uint stored16_max(uint a, uint b, uint infinity_bits, uint quiet_bit) {
-    bool first = float_is_nan(a, 0x7FFFu, infinity_bits) || stored16_less(b, a, infinity_bits);
-    return stored16_quiet(first ? a : b, infinity_bits, quiet_bit);
+    return stored16_choice(a, b, stored16_less(b, a, infinity_bits), infinity_bits, quiet_bit);
 }
 
 uint stored16_min(uint a, uint b, uint infinity_bits, uint quiet_bit) {
-    bool first = float_is_nan(a, 0x7FFFu, infinity_bits) || stored16_less(a, b, infinity_bits);
-    return stored16_quiet(first ? a : b, infinity_bits, quiet_bit);
+    return stored16_choice(a, b, stored16_less(a, b, infinity_bits), infinity_bits, quiet_bit);
 }
 
 // Numbers from and to stored bits, for operators that compute in FP32. Every conversion is

@@ -37,7 +37,9 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def serve(tree: Path) -> None:
-    """The worker: this tree's dmlpy and bench.py, answering one JSON request a line."""
+    """The worker: this tree's dmlpy and bench.py, answering one JSON request a line. It sets
+    a case up as bench.py's run_case does, but through what every revision's bench.py has
+    (CASES, build, Device) and dmlpy's public calls, so that it runs under older trees too."""
     sys.path[:0] = [str(tree), str(tree / "tools"), str(tree / "tests")]
     import bench
 

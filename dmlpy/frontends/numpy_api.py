@@ -320,17 +320,13 @@ def _requested_type(dtype) -> T:
     if isinstance(dtype, T):
         return dtype
     try:
-        data_type = data_type_for_numpy(np.dtype(dtype))
+        numpy_dtype = np.dtype(dtype)
+        data_type = data_type_for_numpy(numpy_dtype)
     except (TypeError, ValueError):
-        data_type = None
+        numpy_dtype = data_type = None
     if data_type is None:
-        hint = ""
-        try:
-            if np.dtype(dtype) == np.bool_:
-                hint = (": DirectML has no boolean type; its logical operators write UINT8 0 and 1, so NumPy's "
-                        "astype(bool) is x != 0")
-        except (TypeError, ValueError):
-            pass
+        hint = (": DirectML has no boolean type; its logical operators write UINT8 0 and 1, so NumPy's "
+                "astype(bool) is x != 0") if numpy_dtype == np.bool_ else ""
         raise InvalidArgumentError(f"dtype {dtype!r} is not a NumPy dtype that names a TensorDataType{hint}", "dtype")
     return data_type
 
