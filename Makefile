@@ -19,20 +19,26 @@ test: setup
 	$(PYTEST) --durations=15
 
 # The tests whose paths depend on the device's limits and float controls, under the strictest
-# shipped profiles: lavapipe planned as a phone GPU and as a data-centre GPU that flushes
-# subnormals (tests/test_device_profiles.py also runs every profile in `make test`).
-STRICT_PROFILES := qualcomm-adreno-740 arm-mali-g710 nvidia-h100
+# shipped profiles: lavapipe planned as a phone GPU that flushes subnormals (subgroups of 64,
+# 24 storage buffers, 1 GiB allocations) and as one that keeps them (subgroups of 16,
+# workgroups of 512, offsets aligned to 256). tests/test_device_profiles.py runs every
+# profile in `make test`, the data-centre GPUs included (a flushing one also plans the
+# row-in-private-memory test and trains the MLP).
+STRICT_PROFILES := qualcomm-adreno-740 arm-mali-g710
 GEMM_EXACTNESS_TESTS := $(addprefix tests/test_gemm.py::test_, float32_random_data_matches_the_reference \
 	half_types_convert_exactly_and_round_once adversarial_values_spelled_out alpha_beta_and_c_in_the_subnormal_range \
 	strided_and_broadcast_layouts long_k_and_a_square_128 large_products_on_lanes_sharing_rows \
 	lanes_sharing_rows_keep_the_bits_on_any_subgroup_and_with_exactness) tests/test_gemm_fusion.py
 PROFILE_TESTS := tests/test_relu_grad.py tests/test_layouts.py tests/test_graph.py tests/test_rowwise.py \
 	tests/test_elementwise_math.py $(GEMM_EXACTNESS_TESTS)
-# (The row-in-private-memory test plans its own CPU and GPU profiles whatever the device's.)
+# The row-in-private-memory test plans its own CPU and GPU profiles whatever the device's; the
+# FP32 error sweeps over row lengths hold the documented tree's rounding, which the profile's
+# runs of test_rowwise's reference tests and the suite's bit comparisons already cover.
 test-profiles: setup
 	@for profile in $(STRICT_PROFILES); do \
 		echo "== DMLPY_DEVICE_PROFILE=$$profile"; \
-		DMLPY_DEVICE_PROFILE=$$profile $(PYTEST) -x $(PROFILE_TESTS) -k "not row_read_once_into_private_memory" || exit 1; \
+		DMLPY_DEVICE_PROFILE=$$profile $(PYTEST) -x $(PROFILE_TESTS) \
+			-k "not row_read_once_into_private_memory and not fp32_error_stays_within" || exit 1; \
 	done
 
 # lavapipe with 128-bit vectors (subgroups of 4) as well as its default 256 (subgroups of 8):
@@ -51,8 +57,9 @@ gpu-check:
 fuzz: setup
 	DMLPY_FUZZ_EXAMPLES=2000 $(PY) -m pytest -q tests/test_fuzz.py --hypothesis-show-statistics
 
-# The suite under VK_LAYER_KHRONOS_validation; any message it logs fails the run. One process:
-# the layer of each would open (and truncate) the same log. The
+# The suite under VK_LAYER_KHRONOS_validation, in two workers; any message it logs fails the
+# run. Each worker logs to its own file, $(VALIDATION_LOG).<worker id> (tests/conftest.py):
+# the layer truncates the file it opens. The
 # per-operator sweeps (test_activations, test_transcendentals, the element-wise family's
 # reference sweep, ONNX's node tests) and the 10,000-call memory
 # test are left out: they dispatch the same kernel family, bindings and submissions as the
@@ -63,12 +70,12 @@ fuzz: setup
 # and workgroup sizes on lavapipe through the same API calls the suite makes here.
 validate: setup
 	@DMLPY_WITH_VALIDATION_LAYERS=1 bash tools/setup.sh
-	rm -f $(VALIDATION_LOG)
-	VK_INSTANCE_LAYERS=VK_LAYER_KHRONOS_validation VK_LAYER_SETTINGS_PATH=$(CURDIR)/tools/validation $(PY) -m pytest -q \
+	rm -f $(VALIDATION_LOG)*
+	VK_INSTANCE_LAYERS=VK_LAYER_KHRONOS_validation VK_LAYER_SETTINGS_PATH=$(CURDIR)/tools/validation $(PYTEST) \
 		--ignore=tests/test_activations.py --ignore=tests/test_transcendentals.py --ignore=tests/test_tools.py \
 		--ignore=tests/test_elementwise_math.py --ignore=tests/test_onnx_node_tests.py --ignore=tests/test_device_profiles.py \
 		-k "not ten_thousand and not every_operator_matches_its_reference"
-	@if [ -s $(VALIDATION_LOG) ]; then echo "validation layer messages:"; cat $(VALIDATION_LOG); exit 1; fi
+	@if [ -n "$$(cat $(VALIDATION_LOG)* 2>/dev/null)" ]; then echo "validation layer messages:"; cat $(VALIDATION_LOG)*; exit 1; fi
 	@echo "validate: VK_LAYER_KHRONOS_validation reported nothing"
 
 # Ten minutes of mixed load (not in CI).

@@ -116,6 +116,9 @@ REDUCTION_NAMES = {name for name, schema in dml.OPERATORS.items() if schema.fami
 OWN_LAYOUTS = ELEMENT_WISE_NAMES | REDUCTION_NAMES | set(PRODUCT_LAYOUTS)
 DUMPS = [(n, d, layout) for n in sorted(set(dml.OPERATORS) - OWN_LAYOUTS) for d in supported_dtypes(n)
          for layout in LAYOUTS] + list(_element_wise_dumps()) + list(_reduction_dumps()) + list(_product_dumps())
+# The dumped GLSL compiling by hand to the same SPIR-V depends on the kernel family and the
+# headers a dump inlines, not on the layout or data type: checked on each operator's first dump.
+FIRST_DUMPS = {name: (dtype, layout) for name, dtype, layout in reversed(DUMPS)}
 
 
 @pytest.mark.parametrize("name, dtype, layout", DUMPS, ids=lambda a: " ".join(a) if isinstance(a, list) else a)
@@ -135,7 +138,7 @@ def test_dumped_spirv_passes_spirv_val(tmp_path, name, dtype, layout):
     layout = [arg.replace("--OUTPUT", output) for arg in layout]
     result = dump_in_this_process(name, "--dtype", dtype, *layout, *scalars, *axes, "--out", tmp_path)
     assert result.returncode == 0, result.stderr
-    check_dumped_files(tmp_path, name, result)
+    check_dumped_files(tmp_path, name, result, compile_by_hand=FIRST_DUMPS[name] == (dtype, layout))
 
 
 def test_dumped_prelu_with_a_broadcast_slope(tmp_path):
@@ -147,7 +150,7 @@ def test_dumped_prelu_with_a_broadcast_slope(tmp_path):
     check_dumped_files(tmp_path, "prelu_grad", result)
 
 
-def check_dumped_files(tmp_path, name, result):
+def check_dumped_files(tmp_path, name, result, compile_by_hand=True):
     paths = [Path(line) for line in result.stdout.splitlines() if not line.startswith("//")]
     assert paths and len(paths) % 3 == 0 and all(p.exists() and p.name.startswith(name) for p in paths)
     for comp, spv, spvasm in zip(paths[::3], paths[1::3], paths[2::3]):
@@ -155,6 +158,8 @@ def check_dumped_files(tmp_path, name, result):
         validation = run_shader_tool(find_tool("spirv-val"), [str(spv)], capture_output=True, text=True)
         assert validation.returncode == 0, validation.stdout + validation.stderr
         assert "OpEntryPoint GLCompute" in spvasm.read_text()
+        if not compile_by_hand:
+            continue
         # The dumped GLSL is self-contained: it compiles by hand to the same SPIR-V.
         again = tmp_path / "again.spv"
         run_shader_tool(find_tool("glslangValidator"), ["-V", "--target-env", "vulkan1.1", "-o", str(again), str(comp)],
