@@ -260,14 +260,16 @@ def check_reduction(desc, inputs, outputs, dtype):
 
 
 def check_cumulative(desc, inputs, outputs, dtype):
-    """The running value in NumPy: FP32 (or 32-bit wrapping integers) walked along the axis,
-    each output rounded to the data type; an exclusive scan shifted by one, +0 (or 1) first."""
+    """The running value in NumPy: FP32 (or wrapping integers of 32 bits, 64 for 64-bit types)
+    walked along the axis, each output rounded to the data type; an exclusive scan shifted by
+    one, +0 (or 1) first."""
     product = desc.schema.dml_name == "CUMULATIVE_PRODUCT"
     exclusive = desc.has_exclusive_product if product else desc.has_exclusive_sum
     x = np.moveaxis(inputs[0], desc.axis, -1)
     if desc.axis_direction is dml.AxisDirection.DECREASING:
         x = x[..., ::-1]
-    wide = np.float32 if x.dtype.kind == "f" or x.dtype == ml_dtypes.bfloat16 else np.uint32
+    wide = np.float32 if x.dtype.kind == "f" or x.dtype == ml_dtypes.bfloat16 else \
+        np.uint64 if x.dtype.itemsize == 8 else np.uint32
     running = (np.cumprod if product else np.cumsum)(x.astype(wide), axis=-1, dtype=wide)
     if exclusive:
         first = np.full(running.shape[:-1] + (1,), 1 if product else 0, wide)
@@ -279,14 +281,18 @@ def check_cumulative(desc, inputs, outputs, dtype):
 
 
 def check_top_k(desc, inputs, outputs, dtype):
-    """A stable sort of each row: NaN above every number, -0 equal to +0, ties by index."""
+    """A stable sort of each row: NaN above every number, -0 equal to +0, ties by index;
+    integers compared as themselves (64-bit ones do not all fit a float64)."""
     x = np.moveaxis(inputs[0], desc.axis, -1)
-    values = x.astype(np.float64)
-    nan = np.isnan(values)
-    values = np.where(nan, 0.0, values) + 0.0  # -0 and +0 alike
+    if x.dtype.kind in "iu":
+        values, nan, descending = x, np.zeros(x.shape, bool), np.invert  # ~v reverses the order, no overflow
+    else:
+        values = x.astype(np.float64)
+        nan = np.isnan(values)
+        values, descending = np.where(nan, 0.0, values) + 0.0, np.negative  # -0 and +0 alike
     smallest = getattr(desc, "axis_direction", dml.AxisDirection.DECREASING) is dml.AxisDirection.INCREASING
     index = np.broadcast_to(np.arange(x.shape[-1]), x.shape)
-    rows = [np.lexsort((i, v, n) if smallest else (i, -v, ~n)) for i, v, n in
+    rows = [np.lexsort((i, v, n) if smallest else (i, descending(v), ~n)) for i, v, n in
             zip(index.reshape(-1, x.shape[-1]), values.reshape(-1, x.shape[-1]), nan.reshape(-1, x.shape[-1]))]
     order = np.array(rows, np.int64).reshape(x.shape)[..., :desc.k]
     raw = np.ascontiguousarray(x).view(outputs[0].dtype)
