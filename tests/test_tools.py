@@ -118,6 +118,7 @@ DUMPS = [(n, d, layout) for n in sorted(set(dml.OPERATORS) - OWN_LAYOUTS) for d 
          for layout in LAYOUTS] + list(_element_wise_dumps()) + list(_reduction_dumps()) + list(_product_dumps())
 # The dumped GLSL compiling by hand to the same SPIR-V depends on the kernel family and the
 # headers a dump inlines, not on the layout or data type: checked on each operator's first dump.
+# (Built from the end, so that each operator's first dump is the one written last.)
 FIRST_DUMPS = {name: (dtype, layout) for name, dtype, layout in reversed(DUMPS)}
 
 
