@@ -268,6 +268,28 @@ def test_write_follows_numpy_assignment_and_refuses_what_numpy_refuses(device):
     assert np.array_equal(a.numpy(), np.zeros(4, np.float32))
 
 
+def test_a_write_takes_the_values_when_it_is_made(device):
+    """An array of the device array's own dtype and shape is written without a conversion: the
+    device keeps the values as they were at the write, as after a converting write, and a
+    result computed from the old values is not changed by it."""
+    for values in (np.arange(6, dtype=np.float32).reshape(2, 3), np.arange(6, dtype=np.float64).reshape(2, 3),
+                   np.asfortranarray(np.arange(6, dtype=np.float32).reshape(2, 3))):
+        a = dml.asarray(np.full((2, 3), 5, np.float32), device=device)
+        pending = a * 2.0
+        a.write(values)
+        expected = values.astype(np.float32)
+        values[...] = -1  # the caller's array changes after the write
+        assert np.array_equal(a.numpy(), expected)
+        assert np.array_equal(pending.numpy(), np.full((2, 3), 10, np.float32))
+        assert np.array_equal(dml.asarray(expected, device=device).numpy(), expected)
+    base = dml.asarray(np.zeros((4, 4), np.float32), device=device)
+    view = base[1:3, ::2]
+    view.write(np.ones((2, 2), np.float32))
+    expected = np.zeros((4, 4), np.float32)
+    expected[1:3, ::2] = 1
+    assert np.array_equal(base.numpy(), expected)
+
+
 def test_np_asarray_copy_false_is_refused_as_numpy_2_expects(device):
     a = dml.asarray(np.ones(3, np.float32), device=device)
     with pytest.raises(ValueError, match="copy"):

@@ -466,19 +466,26 @@ class DeviceArray:
     def write(self, values: ArrayLike) -> None:
         """Copy `values` in, as NumPy's `array[...] = values` would: converted to this array's
         dtype and broadcast to its shape (a scalar fills it)."""
-        host = np.empty(self.shape, self.dtype)
         if isinstance(values, DeviceArray):
             values = values.numpy()
-        try:
-            source = np.asarray(values)
-            if source.dtype.hasobject or source.dtype.kind in "US":
-                raise TypeError(f"{source.dtype} values are not numbers")
-            host[...] = source
-        except Exception as error:  # NumPy's ValueError, TypeError, OverflowError for what it cannot assign
-            shown = repr(values) if len(repr(values)) <= 60 else repr(values)[:57] + "..."
-            raise InvalidArgumentError(
-                f"values {shown} cannot be written to a DeviceArray of shape {self.shape} and dtype {self.dtype}: "
-                f"they must convert to that dtype and broadcast to that shape ({error})", "values") from None
+        # A NumPy array already in this dtype and shape, one contiguous run, is written as it
+        # is: converting it would copy it once more for nothing.
+        if (type(values) is np.ndarray and values.dtype == self.dtype and values.shape == self.shape
+                and values.flags.c_contiguous):
+            host = values
+        else:
+            host = np.empty(self.shape, self.dtype)
+            try:
+                source = np.asarray(values)
+                if source.dtype.hasobject or source.dtype.kind in "US":
+                    raise TypeError(f"{source.dtype} values are not numbers")
+                host[...] = source
+            except Exception as error:  # NumPy's ValueError, TypeError, OverflowError for what it cannot assign
+                shown = repr(values) if len(repr(values)) <= 60 else repr(values)[:57] + "..."
+                raise InvalidArgumentError(
+                    f"values {shown} cannot be written to a DeviceArray of shape {self.shape} and dtype "
+                    f"{self.dtype}: they must convert to that dtype and broadcast to that shape ({error})",
+                    "values") from None
         with self.device.array_lock:
             self._settle_readers()
             if self._base is not None:  # the view's elements, written back with those between them
