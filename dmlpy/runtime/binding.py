@@ -254,7 +254,7 @@ class Buffer:
             offset = self._check_range(offset, byte_count, "read")
             raw = np.empty(byte_count, np.uint8)  # only once the range is known to fit the buffer
             for segment, start, position, length in self._pieces(offset, raw.nbytes):
-                raw[position:position + length] = self.device.context.read(segment, start, length)
+                self.device.context.read(segment, start, length, into=raw[position:position + length])
         return raw.view(numpy_dtype)
 
     def _read_tensor(self) -> np.ndarray:

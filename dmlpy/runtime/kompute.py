@@ -243,12 +243,17 @@ class GpuContext:
             staging[byte_offset:byte_offset + data.nbytes] = data.reshape(-1).view(np.uint8)
             self.manager.sequence().eval(kp.OpTensorSyncDevice([words.tensor]))
 
-    def read(self, words: DeviceWords, byte_offset: int, byte_count: int) -> np.ndarray:
-        """A copy of `byte_count` bytes of the device buffer from byte_offset."""
+    def read(self, words: DeviceWords, byte_offset: int, byte_count: int, into: np.ndarray | None = None) -> np.ndarray:
+        """A copy of `byte_count` bytes of the device buffer from byte_offset: into `into` (a
+        uint8 array of that many bytes) where given, else a new array."""
         with self.using():
             self.ready()
             self.manager.sequence().eval(kp.OpTensorSyncLocal([words.tensor]))
-            return words.tensor.data().view(np.uint8)[byte_offset:byte_offset + byte_count].copy()
+            staged = words.tensor.data().view(np.uint8)[byte_offset:byte_offset + byte_count]
+            if into is None:
+                return staged.copy()
+            into[...] = staged
+            return into
 
     def create_algorithms(self, spirv: bytes, launches: list[Launch]) -> list:
         """A kp Algorithm per launch of `spirv` (an Algorithm is tied to the buffers it was
